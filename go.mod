@@ -1,0 +1,3 @@
+module github.com/parosdb/paros
+
+go 1.26
