@@ -190,7 +190,10 @@ func apply(s State, mode WriterMode, c Command, pos Positions) (State, Outcome) 
 		s.term++
 		return s, Outcome{Kind: LeaderSet, View: s.View()}
 	case KindTruncate:
-		if (mode == ModeSingle) != c.Leader.IsSet() {
+		// A mode that is neither single nor multi fits no call, as for Write
+		// and SetLeader; without the first test an unfenced Truncate would
+		// trim a journal of unset mode.
+		if (mode != ModeSingle && mode != ModeMulti) || (mode == ModeSingle) != c.Leader.IsSet() {
 			return s, Outcome{Kind: WrongMode, View: s.View()}
 		}
 		if mode == ModeSingle && c.Leader != s.Leader {

@@ -179,7 +179,9 @@ func NewGrid(members []ID, rows, cols int) (System, error) {
 	if err != nil {
 		return System{}, err
 	}
-	if rows < 1 || cols < 1 || rows*cols != len(m) {
+	// Bound each side by n before multiplying: rows*cols can wrap around to
+	// n (7 × 0x6db6db6db6db6db7 == 1) and a wrapped shape must not reach make.
+	if rows < 1 || cols < 1 || rows > len(m) || cols > len(m) || rows*cols != len(m) {
 		return System{}, fmt.Errorf("%w: %dx%d for %d members", ErrGridShape, rows, cols, len(m))
 	}
 	s := System{kind: KindGrid, members: m, rows: rows, cols: cols, all: fullSet(len(m))}
@@ -275,6 +277,14 @@ func (s System) ColumnOf(slot uint64) int {
 		return 0
 	}
 	return int(slot % uint64(s.cols))
+}
+
+// MemberColumn is the grid column of a member index (0 on non-grid systems).
+func (s System) MemberColumn(index int) int {
+	if s.kind != KindGrid {
+		return 0
+	}
+	return index % s.cols
 }
 
 // RowOf is the grid row of a member index (0 on non-grid systems).

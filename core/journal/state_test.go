@@ -1,0 +1,727 @@
+// This file checks the journal state machine rule by rule (reference design
+// §3.1, the doc comment on Apply). One table holds every rule of Apply in
+// single-writer mode, multi-writer mode and an unset mode: each row names a
+// state, a command and a positions index, and the exact Outcome (kind, seq,
+// count and view) and next state the rule gives. A second pass over the same
+// table checks the cross-cutting rules: refusals, duplicates and Noops move
+// nothing, every refusal names the view it was judged against, and every win
+// names the view it left. The positions index is a small map-based fake, the
+// way a learner keeps it: accepted writes keyed by their start position, and
+// everything below a "held from" floor answered NotHeld. Further tests check
+// Restore's invariant refusals, the transition assertions themselves (fed
+// forged transitions), a scripted writer hand-off, and the String forms.
+package journal
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+var (
+	unset = LeaderUUID{}
+	uA    = LeaderUUID{Hi: 0xa, Lo: 1}
+	uB    = LeaderUUID{Hi: 0xb, Lo: 2}
+	uC    = LeaderUUID{Hi: 0xc, Lo: 3}
+)
+
+// recs builds a record batch; recs() is an empty, non-nil batch.
+func recs(rs ...string) [][]byte {
+	out := make([][]byte, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, []byte(r))
+	}
+	return out
+}
+
+// state restores a sealed state, panicking on a malformed one (a bug in the
+// test's table, not in the code under test).
+func state(leader LeaderUUID, term uint64, next, first Seq) State {
+	s, err := Restore(leader, term, next, first)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// positionsFake is a learner's positions index: the writes accepted so far,
+// keyed by start position, and a floor below which the node no longer holds
+// the log (it jumped to a trim point or re-folds from a sealed base).
+type positionsFake struct {
+	entries  map[Seq]Entry
+	heldFrom Seq
+}
+
+func newPositions(es ...Entry) *positionsFake {
+	p := &positionsFake{entries: map[Seq]Entry{}}
+	for _, e := range es {
+		p.entries[e.Seq] = e
+	}
+	return p
+}
+
+func (p *positionsFake) EntryAt(seq Seq) (Entry, Held) {
+	if seq < p.heldFrom {
+		return Entry{}, NotHeld
+	}
+	if e, ok := p.entries[seq]; ok {
+		return e, Found
+	}
+	return Entry{}, Absent
+}
+
+// judged is a non-winning outcome: it carries only the view of the state it
+// was judged against.
+func judged(k OutcomeKind, s State) Outcome { return Outcome{Kind: k, View: s.View()} }
+
+type applyCase struct {
+	name   string
+	mode   WriterMode
+	before State
+	cmd    Command
+	pos    Positions
+	want   Outcome
+	after  State
+}
+
+// applyCases is the rule table. The single-writer journal S has had two
+// leaders (A, then B, now in force at term 2), holds positions [4, 10) after
+// a truncate to 4, and its index holds:
+//
+//	seq  writer  records      positions
+//	1    A       [x][y][z]    1..3 (below first_seq)
+//	4    A       [ab][c]      4..5
+//	6    A       [d]          6
+//	7    B       [e][f][g]    7..9
+//
+// The multi-writer journal M holds the same positions with no leader.
+func applyCases() []applyCase {
+	e1 := Entry{Leader: uA, Seq: 1, Records: recs("x", "y", "z")}
+	e4 := Entry{Leader: uA, Seq: 4, Records: recs("ab", "c")}
+	e6 := Entry{Leader: uA, Seq: 6, Records: recs("d")}
+	e7 := Entry{Leader: uB, Seq: 7, Records: recs("e", "f", "g")}
+	held := newPositions(e1, e4, e6, e7)
+	unheld := newPositions(e1, e4, e6, e7)
+	unheld.heldFrom = 8
+	S := state(uB, 2, 10, 4)
+	M := state(unset, 0, 10, 4)
+	fresh := Initial()
+	w := func(leader LeaderUUID, seq Seq, rs [][]byte) Command {
+		return Write(Entry{Leader: leader, Seq: seq, Records: rs})
+	}
+	accepted := func(seq Seq, count uint64, after State) Outcome {
+		return Outcome{Kind: Accepted, Seq: seq, Count: count, View: after.View()}
+	}
+	return []applyCase{
+		// Single-writer Write (reference design §3.1).
+		{name: "single write unset uuid is WrongMode", mode: ModeSingle, before: S,
+			cmd: w(unset, 10, recs("x")), pos: held, want: judged(WrongMode, S), after: S},
+		{name: "single write unset uuid below first_seq is WrongMode first", mode: ModeSingle, before: S,
+			cmd: w(unset, 1, recs("x")), pos: held, want: judged(WrongMode, S), after: S},
+		{name: "single write unset uuid on a fresh journal is WrongMode", mode: ModeSingle, before: fresh,
+			cmd: w(unset, 1, recs("x")), pos: newPositions(), want: judged(WrongMode, fresh), after: fresh},
+		{name: "single write just below first_seq is Truncated", mode: ModeSingle, before: S,
+			cmd: w(uB, 3, recs("x")), pos: held, want: judged(Truncated, S), after: S},
+		{name: "single write of a truncated identical entry is Truncated", mode: ModeSingle, before: S,
+			cmd: Write(e1), pos: held, want: judged(Truncated, S), after: S},
+		{name: "single write at seq 0 is Truncated", mode: ModeSingle, before: S,
+			cmd: w(uB, 0, recs("x")), pos: held, want: judged(Truncated, S), after: S},
+		{name: "single retry identical to the entry at 4 is Duplicate", mode: ModeSingle, before: S,
+			cmd: w(uA, 4, recs("ab", "c")), pos: held,
+			want: Outcome{Kind: Duplicate, Seq: 4, Count: 2, View: S.View()}, after: S},
+		{name: "single retry identical to the last entry is Duplicate", mode: ModeSingle, before: S,
+			cmd: w(uB, 7, recs("e", "f", "g")), pos: held,
+			want: Outcome{Kind: Duplicate, Seq: 7, Count: 3, View: S.View()}, after: S},
+		{name: "single retry identical at first_seq exactly is Duplicate", mode: ModeSingle, before: S,
+			cmd: Write(e4), pos: held,
+			want: Outcome{Kind: Duplicate, Seq: 4, Count: 2, View: S.View()}, after: S},
+		{name: "single retry with one record byte changed is Refused", mode: ModeSingle, before: S,
+			cmd: w(uA, 4, recs("ab", "d")), pos: held, want: judged(Refused, S), after: S},
+		{name: "single retry with a byte moved across the record boundary is Refused", mode: ModeSingle, before: S,
+			cmd: w(uA, 4, recs("a", "bc")), pos: held, want: judged(Refused, S), after: S},
+		{name: "single retry under another uuid is Refused", mode: ModeSingle, before: S,
+			cmd: w(uB, 4, recs("ab", "c")), pos: held, want: judged(Refused, S), after: S},
+		{name: "single retry with a record missing is Refused", mode: ModeSingle, before: S,
+			cmd: w(uA, 4, recs("ab")), pos: held, want: judged(Refused, S), after: S},
+		{name: "single retry with an extra empty record is Refused", mode: ModeSingle, before: S,
+			cmd: w(uA, 4, recs("ab", "c", "")), pos: held, want: judged(Refused, S), after: S},
+		{name: "single retry with the records of the entry at 4 at seq 6 is Refused", mode: ModeSingle, before: S,
+			cmd: w(uA, 6, recs("ab", "c")), pos: held, want: judged(Refused, S), after: S},
+		{name: "single write inside an entry (no write starts there) is Refused", mode: ModeSingle, before: S,
+			cmd: w(uA, 5, recs("c")), pos: held, want: judged(Refused, S), after: S},
+		{name: "single write by the leader inside its own entry is Refused", mode: ModeSingle, before: S,
+			cmd: w(uB, 8, recs("f", "g")), pos: held, want: judged(Refused, S), after: S},
+		{name: "single retry with no records is Refused", mode: ModeSingle, before: S,
+			cmd: w(uA, 4, nil), pos: held, want: judged(Refused, S), after: S},
+		{name: "single retry without a positions index is Refused", mode: ModeSingle, before: S,
+			cmd: Write(e7), pos: nil, want: judged(Refused, S), after: S},
+		{name: "single retry where the index says NotHeld is Unheld", mode: ModeSingle, before: S,
+			cmd: Write(e7), pos: unheld, want: judged(Unheld, S), after: S},
+		{name: "single non-identical retry where NotHeld is Unheld too", mode: ModeSingle, before: S,
+			cmd: w(uC, 4, recs("zz")), pos: unheld, want: judged(Unheld, S), after: S},
+		{name: "single retry at the NotHeld floor itself is judged normally", mode: ModeSingle, before: S,
+			cmd: w(uB, 8, recs("f")), pos: unheld, want: judged(Refused, S), after: S},
+		{name: "single write below first_seq is Truncated even when NotHeld", mode: ModeSingle, before: S,
+			cmd: Write(e1), pos: unheld, want: judged(Truncated, S), after: S},
+		{name: "single write at next_seq with an empty batch is Refused", mode: ModeSingle, before: S,
+			cmd: w(uB, 10, recs()), pos: held, want: judged(Refused, S), after: S},
+		{name: "single write at next_seq with nil records is Refused", mode: ModeSingle, before: S,
+			cmd: w(uB, 10, nil), pos: held, want: judged(Refused, S), after: S},
+		{name: "single write with a stale fence is Refused", mode: ModeSingle, before: S,
+			cmd: w(uA, 10, recs("x")), pos: held, want: judged(Refused, S), after: S},
+		{name: "single write from a uuid that never led is Refused", mode: ModeSingle, before: S,
+			cmd: w(uC, 10, recs("x")), pos: held, want: judged(Refused, S), after: S},
+		{name: "single write past next_seq is Refused", mode: ModeSingle, before: S,
+			cmd: w(uB, 11, recs("x")), pos: held, want: judged(Refused, S), after: S},
+		{name: "single write far past next_seq is Refused", mode: ModeSingle, before: S,
+			cmd: w(uB, 1<<40, recs("x")), pos: held, want: judged(Refused, S), after: S},
+		{name: "single write before the first SetLeader is Refused", mode: ModeSingle, before: fresh,
+			cmd: w(uA, 1, recs("x")), pos: newPositions(), want: judged(Refused, fresh), after: fresh},
+		{name: "single write by the leader at next_seq is Accepted", mode: ModeSingle, before: S,
+			cmd: w(uB, 10, recs("x")), pos: held,
+			want: accepted(10, 1, state(uB, 2, 11, 4)), after: state(uB, 2, 11, 4)},
+		{name: "single accept moves next_seq by the record count, empty records included", mode: ModeSingle, before: S,
+			cmd: w(uB, 10, recs("x", "", "yz")), pos: held,
+			want: accepted(10, 3, state(uB, 2, 13, 4)), after: state(uB, 2, 13, 4)},
+		{name: "single accept at next_seq ignores a NotHeld index", mode: ModeSingle, before: S,
+			cmd: w(uB, 10, recs("x")), pos: unheld,
+			want: accepted(10, 1, state(uB, 2, 11, 4)), after: state(uB, 2, 11, 4)},
+		{name: "single accept without a positions index", mode: ModeSingle, before: S,
+			cmd: w(uB, 10, recs("x", "y")), pos: nil,
+			want: accepted(10, 2, state(uB, 2, 12, 4)), after: state(uB, 2, 12, 4)},
+		{name: "single first write after the first SetLeader is Accepted at 1", mode: ModeSingle,
+			before: state(uA, 1, 1, 1), cmd: w(uA, 1, recs("x")), pos: newPositions(),
+			want: accepted(1, 1, state(uA, 1, 2, 1)), after: state(uA, 1, 2, 1)},
+
+		// Single-writer SetLeader: compare-and-set (reference design §3.1, §3.3).
+		{name: "set-leader on a fresh journal with old unset wins", mode: ModeSingle, before: fresh,
+			cmd: SetLeader(uA, unset), want: judged(LeaderSet, state(uA, 1, 1, 1)), after: state(uA, 1, 1, 1)},
+		{name: "set-leader on a fresh journal naming an old leader is refused", mode: ModeSingle, before: fresh,
+			cmd: SetLeader(uA, uB), want: judged(LeaderRefused, fresh), after: fresh},
+		{name: "set-leader to unset on a fresh journal is refused", mode: ModeSingle, before: fresh,
+			cmd: SetLeader(unset, unset), want: judged(LeaderRefused, fresh), after: fresh},
+		{name: "set-leader from the leader in force wins and raises the term", mode: ModeSingle, before: S,
+			cmd: SetLeader(uC, uB), want: judged(LeaderSet, state(uC, 3, 10, 4)), after: state(uC, 3, 10, 4)},
+		{name: "set-leader naming a stale old is refused", mode: ModeSingle, before: S,
+			cmd: SetLeader(uC, uA), want: judged(LeaderRefused, S), after: S},
+		{name: "set-leader naming unset old on a led journal is refused", mode: ModeSingle, before: S,
+			cmd: SetLeader(uC, unset), want: judged(LeaderRefused, S), after: S},
+		{name: "set-leader to unset is refused", mode: ModeSingle, before: S,
+			cmd: SetLeader(unset, uB), want: judged(LeaderRefused, S), after: S},
+		{name: "set-leader to the leader in force is refused", mode: ModeSingle, before: S,
+			cmd: SetLeader(uB, uB), want: judged(LeaderRefused, S), after: S},
+		{name: "set-leader back to a uuid that led before wins", mode: ModeSingle, before: S,
+			cmd: SetLeader(uA, uB), want: judged(LeaderSet, state(uA, 3, 10, 4)), after: state(uA, 3, 10, 4)},
+
+		// Single-writer Truncate: fenced like a write (reference design §3.1, §3.4).
+		{name: "single truncate with unset uuid is WrongMode", mode: ModeSingle, before: S,
+			cmd: Truncate(unset, 8), want: judged(WrongMode, S), after: S},
+		{name: "single truncate with unset uuid on a fresh journal is WrongMode", mode: ModeSingle, before: fresh,
+			cmd: Truncate(unset, 1), want: judged(WrongMode, fresh), after: fresh},
+		{name: "single truncate from a stale leader is refused", mode: ModeSingle, before: S,
+			cmd: Truncate(uA, 8), want: judged(TruncateRefused, S), after: S},
+		{name: "single truncate from a uuid that never led is refused", mode: ModeSingle, before: S,
+			cmd: Truncate(uC, 8), want: judged(TruncateRefused, S), after: S},
+		{name: "single truncate before any leader is refused", mode: ModeSingle, before: fresh,
+			cmd: Truncate(uA, 1), want: judged(TruncateRefused, fresh), after: fresh},
+		{name: "single truncate by the leader moves first_seq", mode: ModeSingle, before: S,
+			cmd: Truncate(uB, 8), want: judged(Trimmed, state(uB, 2, 10, 8)), after: state(uB, 2, 10, 8)},
+		{name: "single truncate up to next_seq empties the journal", mode: ModeSingle, before: S,
+			cmd: Truncate(uB, 10), want: judged(Trimmed, state(uB, 2, 10, 10)), after: state(uB, 2, 10, 10)},
+		{name: "single truncate past next_seq is clamped to next_seq", mode: ModeSingle, before: S,
+			cmd: Truncate(uB, 1<<62), want: judged(Trimmed, state(uB, 2, 10, 10)), after: state(uB, 2, 10, 10)},
+		{name: "single truncate below first_seq never moves it back", mode: ModeSingle, before: S,
+			cmd: Truncate(uB, 2), want: judged(Trimmed, S), after: S},
+		{name: "single truncate to 0 never moves first_seq back", mode: ModeSingle, before: S,
+			cmd: Truncate(uB, 0), want: judged(Trimmed, S), after: S},
+		{name: "single truncate to first_seq is a trimmed no-op", mode: ModeSingle, before: S,
+			cmd: Truncate(uB, 4), want: judged(Trimmed, S), after: S},
+
+		// Noop and invalid commands take a slot and move nothing.
+		{name: "noop on a single-writer journal", mode: ModeSingle, before: S,
+			cmd: Noop(), want: judged(NoopDone, S), after: S},
+		{name: "noop on a multi-writer journal", mode: ModeMulti, before: M,
+			cmd: Noop(), want: judged(NoopDone, M), after: M},
+		{name: "noop on an unset mode", mode: ModeUnset, before: fresh,
+			cmd: Noop(), want: judged(NoopDone, fresh), after: fresh},
+		{name: "noop ignores stray fields", mode: ModeSingle, before: S,
+			cmd:  Command{Kind: KindNoop, Leader: uB, UpTo: 9, New: uC, Old: uB, Entry: e7},
+			want: judged(NoopDone, S), after: S},
+		{name: "the zero command is WrongMode", mode: ModeSingle, before: S,
+			cmd: Command{}, want: judged(WrongMode, S), after: S},
+		{name: "an unknown kind is WrongMode", mode: ModeMulti, before: M,
+			cmd: Command{Kind: Kind(42), Entry: e7}, want: judged(WrongMode, M), after: M},
+
+		// Multi-writer (reference design §3.1, "Multi-writer rules").
+		{name: "multi write is accepted at next_seq whatever seq it names", mode: ModeMulti, before: M,
+			cmd: w(unset, 99, recs("x")), pos: held,
+			want: accepted(10, 1, state(unset, 0, 11, 4)), after: state(unset, 0, 11, 4)},
+		{name: "multi write naming seq 0 is accepted at next_seq", mode: ModeMulti, before: M,
+			cmd: w(unset, 0, recs("x", "y")), pos: held,
+			want: accepted(10, 2, state(unset, 0, 12, 4)), after: state(unset, 0, 12, 4)},
+		{name: "multi write naming a truncated seq is accepted at next_seq", mode: ModeMulti, before: M,
+			cmd: w(unset, 1, recs("x")), pos: held,
+			want: accepted(10, 1, state(unset, 0, 11, 4)), after: state(unset, 0, 11, 4)},
+		{name: "multi write identical to a held entry is accepted again (no dedup)", mode: ModeMulti, before: M,
+			cmd: w(unset, 4, recs("ab", "c")), pos: newPositions(Entry{Seq: 4, Records: recs("ab", "c")}),
+			want: accepted(10, 2, state(unset, 0, 12, 4)), after: state(unset, 0, 12, 4)},
+		{name: "multi write ignores a NotHeld index", mode: ModeMulti, before: M,
+			cmd: w(unset, 7, recs("x")), pos: unheld,
+			want: accepted(10, 1, state(unset, 0, 11, 4)), after: state(unset, 0, 11, 4)},
+		{name: "multi write on a fresh journal is accepted at 1", mode: ModeMulti, before: fresh,
+			cmd: w(unset, 0, recs("x")), pos: nil,
+			want: accepted(1, 1, state(unset, 0, 2, 1)), after: state(unset, 0, 2, 1)},
+		{name: "multi write with no records is Refused", mode: ModeMulti, before: M,
+			cmd: w(unset, 10, nil), pos: held, want: judged(Refused, M), after: M},
+		{name: "multi write with an empty batch is Refused", mode: ModeMulti, before: M,
+			cmd: w(unset, 10, recs()), pos: held, want: judged(Refused, M), after: M},
+		{name: "multi write with a uuid is WrongMode", mode: ModeMulti, before: M,
+			cmd: w(uA, 10, recs("x")), pos: held, want: judged(WrongMode, M), after: M},
+		{name: "multi write with a uuid and no records is WrongMode", mode: ModeMulti, before: M,
+			cmd: w(uA, 10, nil), pos: held, want: judged(WrongMode, M), after: M},
+		{name: "multi set-leader is WrongMode", mode: ModeMulti, before: M,
+			cmd: SetLeader(uA, unset), want: judged(WrongMode, M), after: M},
+		{name: "multi set-leader to unset is WrongMode", mode: ModeMulti, before: M,
+			cmd: SetLeader(unset, unset), want: judged(WrongMode, M), after: M},
+		{name: "multi truncate with a uuid is WrongMode", mode: ModeMulti, before: M,
+			cmd: Truncate(uA, 8), want: judged(WrongMode, M), after: M},
+		{name: "multi truncate with unset uuid is open to anyone", mode: ModeMulti, before: M,
+			cmd: Truncate(unset, 8), want: judged(Trimmed, state(unset, 0, 10, 8)), after: state(unset, 0, 10, 8)},
+		{name: "multi truncate is clamped to next_seq", mode: ModeMulti, before: M,
+			cmd: Truncate(unset, 11), want: judged(Trimmed, state(unset, 0, 10, 10)), after: state(unset, 0, 10, 10)},
+		{name: "multi truncate never moves first_seq back", mode: ModeMulti, before: M,
+			cmd: Truncate(unset, 3), want: judged(Trimmed, M), after: M},
+
+		// A mode that is neither single nor multi fits no call.
+		{name: "unset mode write is WrongMode", mode: ModeUnset, before: fresh,
+			cmd: w(unset, 1, recs("x")), want: judged(WrongMode, fresh), after: fresh},
+		{name: "unset mode fenced write is WrongMode", mode: ModeUnset, before: fresh,
+			cmd: w(uA, 1, recs("x")), want: judged(WrongMode, fresh), after: fresh},
+		{name: "unset mode set-leader is WrongMode", mode: ModeUnset, before: fresh,
+			cmd: SetLeader(uA, unset), want: judged(WrongMode, fresh), after: fresh},
+		{name: "unset mode fenced truncate is WrongMode", mode: ModeUnset, before: M,
+			cmd: Truncate(uA, 8), want: judged(WrongMode, M), after: M},
+		{name: "unset mode unfenced truncate is WrongMode", mode: ModeUnset, before: M,
+			cmd: Truncate(unset, 8), want: judged(WrongMode, M), after: M},
+		{name: "unknown mode unfenced truncate is WrongMode", mode: WriterMode(7), before: M,
+			cmd: Truncate(unset, 8), want: judged(WrongMode, M), after: M},
+		{name: "unknown mode unfenced write is WrongMode", mode: WriterMode(7), before: M,
+			cmd: w(unset, 10, recs("x")), want: judged(WrongMode, M), after: M},
+	}
+}
+
+// TestApplyRules checks each row of the rule table: the exact outcome and the
+// exact next state (reference design §3.1).
+func TestApplyRules(t *testing.T) {
+	for _, tc := range applyCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			// Arrange: the row's state, mode, command and positions.
+
+			// Act.
+			next, out := Apply(tc.before, tc.mode, tc.cmd, tc.pos)
+
+			// Check.
+			if out != tc.want {
+				t.Errorf("outcome = %+v (%s), want %+v (%s)", out, out, tc.want, tc.want)
+			}
+			if next != tc.after {
+				t.Errorf("state = %s, want %s", next, tc.after)
+			}
+		})
+	}
+}
+
+// TestApplyCrossCuttingRules checks, over the whole rule table, the rules
+// every slot obeys (reference design §3.1): refusals, duplicates and Noops
+// move nothing and name the view they were judged against; wins name the
+// view they left; Apply is pure (the same inputs give the same answer and
+// the command is not modified).
+func TestApplyCrossCuttingRules(t *testing.T) {
+	wins := map[OutcomeKind]bool{Accepted: true, LeaderSet: true, Trimmed: true}
+	for _, tc := range applyCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			// Arrange.
+			before := tc.before
+			snapshot := cloneCommand(tc.cmd)
+
+			// Act.
+			next, out := Apply(before, tc.mode, tc.cmd, tc.pos)
+			again, outAgain := Apply(before, tc.mode, tc.cmd, tc.pos)
+
+			// Check.
+			if wins[out.Kind] {
+				if out.View != next.View() {
+					t.Errorf("win %s names view %+v, want the state it left %+v", out.Kind, out.View, next.View())
+				}
+			} else {
+				if next != before {
+					t.Errorf("%s moved the state %s -> %s", out.Kind, before, next)
+				}
+				if out.View != before.View() {
+					t.Errorf("%s names view %+v, want the view it was judged against %+v", out.Kind, out.View, before.View())
+				}
+			}
+			if out.Kind != Accepted && out.Kind != Duplicate && (out.Seq != 0 || out.Count != 0) {
+				t.Errorf("%s carries seq/count %d/%d", out.Kind, out.Seq, out.Count)
+			}
+			if again != next || outAgain != out {
+				t.Errorf("Apply is not pure: %s %+v then %s %+v", next, out, again, outAgain)
+			}
+			if !tc.cmd.Equal(snapshot) {
+				t.Errorf("Apply modified its command")
+			}
+		})
+	}
+}
+
+// TestApplyTableCoversEveryOutcome guards the table itself: every outcome
+// kind Apply can produce appears in at least one row.
+func TestApplyTableCoversEveryOutcome(t *testing.T) {
+	// Arrange.
+	seen := map[OutcomeKind]bool{}
+
+	// Act.
+	for _, tc := range applyCases() {
+		seen[tc.want.Kind] = true
+	}
+
+	// Check.
+	for k := Accepted; k <= Unheld; k++ {
+		if !seen[k] {
+			t.Errorf("no row of the rule table expects %s", k)
+		}
+	}
+}
+
+func cloneCommand(c Command) Command {
+	out := c
+	out.Entry.Records = nil
+	if c.Entry.Records != nil {
+		out.Entry.Records = make([][]byte, len(c.Entry.Records))
+		for i, r := range c.Entry.Records {
+			out.Entry.Records[i] = append([]byte(nil), r...)
+		}
+	}
+	return out
+}
+
+// TestWriterHandoffScript plays a fenced writer hand-off end to end
+// (reference design §3.1 and §3.3): the log is the dedup table, a superseded
+// writer's retries still read Duplicate, its new writes are refused, and a
+// truncate turns old retries into Truncated. The positions index is kept the
+// way a learner keeps it.
+func TestWriterHandoffScript(t *testing.T) {
+	type step struct {
+		cmd         Command
+		want        OutcomeKind
+		next, first Seq
+		leader      LeaderUUID
+	}
+	a1 := Entry{Leader: uA, Seq: 1, Records: recs("a1", "a2")}
+	a3 := Entry{Leader: uA, Seq: 3, Records: recs("a3")}
+	b4 := Entry{Leader: uB, Seq: 4, Records: recs("b4")}
+	script := []step{
+		{Write(a1), Refused, 1, 1, unset},                    // nobody writes before the first SetLeader
+		{SetLeader(uA, unset), LeaderSet, 1, 1, uA},          // A takes the fence
+		{Write(a1), Accepted, 3, 1, uA},                      // [1,3)
+		{Write(a1), Duplicate, 3, 1, uA},                     // A retries: the log dedups
+		{Write(a3), Accepted, 4, 1, uA},                      // [3,4)
+		{SetLeader(uB, uA), LeaderSet, 4, 1, uB},             // B takes over
+		{Write(a3), Duplicate, 4, 1, uB},                     // A's late retry is still a duplicate
+		{Write(Entry{uA, 4, recs("a4")}), Refused, 4, 1, uB}, // A's new write is fenced out
+		{Truncate(uA, 3), TruncateRefused, 4, 1, uB},         // so is A's truncate
+		{Write(b4), Accepted, 5, 1, uB},                      // [4,5)
+		{Noop(), NoopDone, 5, 1, uB},                         // a gap filler takes no position
+		{Truncate(uB, 3), Trimmed, 5, 3, uB},                 // drop [1,3)
+		{Write(a1), Truncated, 5, 3, uB},                     // A's oldest retry is now below first_seq
+		{Write(a3), Duplicate, 5, 3, uB},                     // at first_seq it still dedups
+		{SetLeader(uA, uB), LeaderSet, 5, 3, uA},             // A may lead again
+		{Write(Entry{uA, 5, recs("a5")}), Accepted, 6, 3, uA},
+	}
+	s, pos := Initial(), newPositions()
+
+	for i, st := range script {
+		// Act.
+		next, out := Apply(s, ModeSingle, st.cmd, pos)
+
+		// Check.
+		if out.Kind != st.want || next.NextSeq != st.next || next.FirstSeq != st.first || next.Leader != st.leader {
+			t.Fatalf("step %d %s: got %s -> %s, want %s next %d first %d leader %s",
+				i, st.cmd, out, next, st.want, st.next, st.first, st.leader)
+		}
+
+		// Arrange the next step: the learner records what was accepted.
+		if out.Kind == Accepted {
+			pos.entries[out.Seq] = st.cmd.Entry
+		}
+		s = next
+	}
+	if s.Term() != 3 {
+		t.Fatalf("term = %d after three leader changes, want 3", s.Term())
+	}
+}
+
+// TestRestoreRefusesBrokenInvariants checks Restore refuses every sealed
+// state that breaks a State invariant, with ErrBadState, and returns the zero
+// State (reference design §3.1: first_seq <= next_seq; leader iff term > 0).
+func TestRestoreRefusesBrokenInvariants(t *testing.T) {
+	cases := []struct {
+		name        string
+		leader      LeaderUUID
+		term        uint64
+		next, first Seq
+	}{
+		{"first_seq above next_seq", uA, 1, 4, 5},
+		{"first_seq above next_seq, no leader", unset, 0, 1, 2},
+		{"first_seq 0", unset, 0, 5, 0},
+		{"everything 0", unset, 0, 0, 0},
+		{"leader set with term 0", uA, 0, 5, 1},
+		{"leader set (low half only) with term 0", LeaderUUID{Lo: 1}, 0, 1, 1},
+		{"leader set (high half only) with term 0", LeaderUUID{Hi: 1}, 0, 1, 1},
+		{"term above 0 with unset leader", unset, 3, 5, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			// Arrange: the case's four scalars.
+
+			// Act.
+			s, err := Restore(tc.leader, tc.term, tc.next, tc.first)
+
+			// Check.
+			if !errors.Is(err, ErrBadState) {
+				t.Fatalf("err = %v, want ErrBadState", err)
+			}
+			if !s.IsZero() {
+				t.Fatalf("a refused Restore returned %s", s)
+			}
+		})
+	}
+}
+
+// TestRestoreRoundTrip checks Restore accepts valid sealed states and gives
+// back exactly the scalars it was handed, and that Initial is the fresh state.
+func TestRestoreRoundTrip(t *testing.T) {
+	cases := []struct {
+		leader      LeaderUUID
+		term        uint64
+		next, first Seq
+	}{
+		{unset, 0, 1, 1},
+		{unset, 0, 9, 1},
+		{unset, 0, 9, 9},
+		{uA, 1, 1, 1},
+		{uB, 7, 100, 42},
+	}
+	for _, tc := range cases {
+		// Arrange: the case's four scalars.
+
+		// Act.
+		s, err := Restore(tc.leader, tc.term, tc.next, tc.first)
+
+		// Check.
+		if err != nil {
+			t.Fatalf("Restore(%s,%d,%d,%d) refused: %v", tc.leader, tc.term, tc.next, tc.first, err)
+		}
+		if s.Leader != tc.leader || s.Term() != tc.term || s.NextSeq != tc.next || s.FirstSeq != tc.first {
+			t.Fatalf("Restore gave %s", s)
+		}
+		if want := (View{Leader: tc.leader, NextSeq: tc.next, FirstSeq: tc.first}); s.View() != want {
+			t.Fatalf("View() = %+v, want %+v", s.View(), want)
+		}
+	}
+	fresh := Initial()
+	if fresh != state(unset, 0, FirstSeq, FirstSeq) || fresh.IsZero() || !(State{}).IsZero() {
+		t.Fatalf("Initial() = %s", fresh)
+	}
+}
+
+// TestTransitionAssertionsFire feeds the always-on transition assertions
+// forged transitions that Apply must never produce, and checks each one
+// panics (TIGER_STYLE: assert the negative space).
+func TestTransitionAssertionsFire(t *testing.T) {
+	S := state(uB, 2, 10, 4)
+	moved := func(f func(*State)) State { s := S; f(&s); return s }
+	cases := []struct {
+		name  string
+		after State
+		out   Outcome
+		panic string
+	}{
+		{"after breaks an invariant", moved(func(s *State) { s.FirstSeq = 11 }), judged(Trimmed, S), "breaks an invariant"},
+		{"next_seq moves back", moved(func(s *State) { s.NextSeq = 9 }), judged(Refused, S), "moved back"},
+		{"first_seq moves back", moved(func(s *State) { s.FirstSeq = 3 }), judged(Trimmed, S), "moved back"},
+		{"term moves back", moved(func(s *State) { s.term = 1 }), judged(LeaderSet, S), "moved back"},
+		{"leader changes without term", moved(func(s *State) { s.Leader = uC }), judged(LeaderSet, S), "without term"},
+		{"term changes without leader", moved(func(s *State) { s.term = 3 }), judged(LeaderSet, S), "without term"},
+		{"accepted at the wrong seq", moved(func(s *State) { s.NextSeq = 11 }),
+			Outcome{Kind: Accepted, Seq: 9, Count: 1}, "next positions"},
+		{"accepted with a wrong count", moved(func(s *State) { s.NextSeq = 12 }),
+			Outcome{Kind: Accepted, Seq: 10, Count: 1}, "next positions"},
+		{"accepted nothing", S, Outcome{Kind: Accepted, Seq: 10, Count: 0}, "next positions"},
+		{"leader set raising the term by two", moved(func(s *State) { s.Leader = uC; s.term = 4 }),
+			judged(LeaderSet, S), "raise the term by one"},
+		{"trimmed moving next_seq", moved(func(s *State) { s.NextSeq = 11 }), judged(Trimmed, S), "more than first_seq"},
+		{"trimmed moving the leader", moved(func(s *State) { s.Leader = uC; s.term = 3 }), judged(Trimmed, S), "more than first_seq"},
+		{"refused moving next_seq", moved(func(s *State) { s.NextSeq = 11 }), judged(Refused, S), "moved the state"},
+		{"duplicate moving first_seq", moved(func(s *State) { s.FirstSeq = 5 }),
+			Outcome{Kind: Duplicate, Seq: 4, Count: 2}, "moved the state"},
+		{"noop moving the leader", moved(func(s *State) { s.Leader = uC; s.term = 3 }), judged(NoopDone, S), "moved the state"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			// Arrange.
+			var got any
+
+			// Act.
+			func() {
+				defer func() { got = recover() }()
+				assertTransition(S, tc.after, Noop(), tc.out)
+			}()
+
+			// Check.
+			msg, _ := got.(string)
+			if got == nil || !strings.Contains(msg, tc.panic) {
+				t.Fatalf("assertTransition(%s -> %s, %s) panicked with %v, want a panic mentioning %q",
+					S, tc.after, tc.out.Kind, got, tc.panic)
+			}
+		})
+	}
+}
+
+// TestTransitionAssertionsAcceptLegalMoves checks the assertions stay quiet
+// on the legal transitions of each winning outcome.
+func TestTransitionAssertionsAcceptLegalMoves(t *testing.T) {
+	// Arrange.
+	S := state(uB, 2, 10, 4)
+
+	// Act and check: a panic fails the test.
+	assertTransition(S, state(uB, 2, 12, 4), Noop(), Outcome{Kind: Accepted, Seq: 10, Count: 2})
+	assertTransition(S, state(uC, 3, 10, 4), Noop(), judged(LeaderSet, S))
+	assertTransition(S, state(uB, 2, 10, 9), Noop(), judged(Trimmed, S))
+	assertTransition(S, S, Noop(), judged(Refused, S))
+}
+
+// TestStrings checks the log forms of every enum and value type, including
+// the fallbacks for values no constructor produces.
+func TestStrings(t *testing.T) {
+	// Arrange.
+	cases := []struct{ got, want string }{
+		{unset.String(), "unset"},
+		{LeaderUUID{Hi: 1, Lo: 0xff}.String(), "000000000000000100000000000000ff"},
+		{KindWrite.String(), "write"},
+		{KindTruncate.String(), "truncate"},
+		{KindSetLeader.String(), "set-leader"},
+		{KindNoop.String(), "noop"},
+		{KindInvalid.String(), "kind(0)"},
+		{Kind(200).String(), "kind(200)"},
+		{Write(Entry{Leader: LeaderUUID{Lo: 1}, Seq: 5, Records: recs("x", "y")}).String(),
+			"write(00000000000000000000000000000001@5×2)"},
+		{Truncate(unset, 7).String(), "truncate(unset,<7)"},
+		{SetLeader(LeaderUUID{Lo: 2}, unset).String(), "set-leader(00000000000000000000000000000002←unset)"},
+		{Noop().String(), "noop"},
+		{Command{}.String(), "kind(0)"},
+		{ModeUnset.String(), "unset"},
+		{ModeSingle.String(), "single"},
+		{ModeMulti.String(), "multi"},
+		{WriterMode(9).String(), "unset"},
+		{OutcomeInvalid.String(), "invalid"},
+		{Accepted.String(), "accepted"},
+		{Unheld.String(), "unheld"},
+		{NoopDone.String(), "noop"},
+		{OutcomeKind(99).String(), "outcome(99)"},
+		{Outcome{Kind: Accepted, Seq: 4, Count: 2}.String(), "accepted[4,+2)"},
+		{Outcome{Kind: Duplicate, Seq: 7, Count: 3}.String(), "duplicate[7,+3)"},
+		{Outcome{Kind: TruncateRefused}.String(), "truncate-refused"},
+		{state(LeaderUUID{Lo: 1}, 1, 5, 2).String(), "{leader 00000000000000000000000000000001 term 1 next 5 first 2}"},
+		{ID{Tenant: 1, Journal: 0xab}.String(), "0000000000000001/00000000000000ab"},
+	}
+
+	for _, tc := range cases {
+		// Act: done while building the table.
+
+		// Check.
+		if tc.got != tc.want {
+			t.Errorf("String() = %q, want %q", tc.got, tc.want)
+		}
+	}
+	for k := OutcomeInvalid; k <= Unheld; k++ {
+		if strings.HasPrefix(k.String(), "outcome(") {
+			t.Errorf("outcome kind %d has no name", k)
+		}
+	}
+}
+
+// TestValueHelpers checks the small predicates on the value types:
+// LeaderUUID.IsSet, Entry.Bytes, Command.Valid, ID.IsSet.
+func TestValueHelpers(t *testing.T) {
+	// Arrange, act and check in one table each: these are one-line functions.
+	for _, tc := range []struct {
+		u    LeaderUUID
+		want bool
+	}{{unset, false}, {LeaderUUID{Hi: 1}, true}, {LeaderUUID{Lo: 1}, true}, {uA, true}} {
+		if got := tc.u.IsSet(); got != tc.want {
+			t.Errorf("%+v.IsSet() = %v, want %v", tc.u, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		e    Entry
+		want int
+	}{{Entry{}, 0}, {Entry{Records: recs("", "")}, 0}, {Entry{Records: recs("ab", "c", "")}, 3}} {
+		if got := tc.e.Bytes(); got != tc.want {
+			t.Errorf("Bytes() = %d, want %d", got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		c    Command
+		want bool
+	}{{Command{}, false}, {Write(Entry{}), true}, {Truncate(unset, 0), true},
+		{SetLeader(unset, unset), true}, {Noop(), true}, {Command{Kind: KindNoop + 1}, false}} {
+		if got := tc.c.Valid(); got != tc.want {
+			t.Errorf("%s.Valid() = %v, want %v", tc.c, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		id   ID
+		want bool
+	}{{ID{}, false}, {ID{Tenant: 1}, false}, {ID{Journal: 1}, false}, {ID{Tenant: 1, Journal: 2}, true}} {
+		if got := tc.id.IsSet(); got != tc.want {
+			t.Errorf("%+v.IsSet() = %v, want %v", tc.id, got, tc.want)
+		}
+	}
+}
+
+// TestReplyAmbiguous checks which replies leave the call's effect unknown
+// (reference design §3.2): a verdict is never ambiguous except Unheld;
+// NotLeader, UnknownJournal and TooLarge proposed nothing; Lost and
+// Unavailable may still take effect.
+func TestReplyAmbiguous(t *testing.T) {
+	cases := []struct {
+		name  string
+		reply Reply
+		want  bool
+	}{
+		{"accepted", Reply{Outcome: Outcome{Kind: Accepted, Seq: 1, Count: 1}}, false},
+		{"refused", Reply{Outcome: Outcome{Kind: Refused}}, false},
+		{"duplicate", Reply{Outcome: Outcome{Kind: Duplicate}}, false},
+		{"unheld", Reply{Outcome: Outcome{Kind: Unheld}}, true},
+		{"not leader", Reply{NoVerdict: NotLeader, LeaderHint: 3}, false},
+		{"unknown journal", Reply{NoVerdict: UnknownJournal}, false},
+		{"too large", Reply{NoVerdict: TooLarge}, false},
+		{"lost", Reply{NoVerdict: Lost}, true},
+		{"unavailable", Reply{NoVerdict: Unavailable}, true},
+		{"no outcome and no reason", Reply{}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			// Arrange: the case's reply.
+
+			// Act.
+			got := tc.reply.Ambiguous()
+
+			// Check.
+			if got != tc.want {
+				t.Fatalf("Ambiguous() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,207 @@
+package paxos
+
+import (
+	"fmt"
+
+	"github.com/parosdb/paros/core/journal"
+)
+
+// record is one accepted value. ok=false means no record at the slot.
+type record struct {
+	ballot Ballot
+	cmd    journal.Command
+	ok     bool
+}
+
+// Acceptor is the durable voting role (Paxos Made Simple §2.2): it promises
+// ballots and accepts values, and it emits every op that needs a sync.
+// Persist-before-send is an acceptor property: nothing it decides may be
+// told to anyone before the op that records it is durable.
+type Acceptor struct {
+	// Invariant: promised never decreases (within a boot and across boots).
+	promised Ballot
+	// Invariant: floor >= 1; records below floor are chosen and dropped.
+	floor Slot
+	log   slotLog[record]
+	// Invariant: last == 0 or log.at(last).ok; no record above last.
+	last Slot
+	// voteWatermark is the highest slot this acceptor ever voted in. It is
+	// raised on a vote, never on a learned chosen value, and answers PreRead.
+	voteWatermark Slot
+	// faulty holds records whose value was lost and identity survived.
+	faulty map[Slot]Ballot
+	out    *[]WriteOp
+}
+
+func newAcceptor(st Storage, out *[]WriteOp) *Acceptor {
+	hs := st.InitialState()
+	a := &Acceptor{promised: hs.Promised, floor: max(st.FirstSlot(), 1), out: out}
+	a.log = newSlotLog[record](a.floor)
+	for s := a.floor; s <= st.LastSlot(); s++ {
+		if b, c, ok := st.Accepted(s); ok {
+			*a.log.ensure(s) = record{ballot: b, cmd: c, ok: true}
+			a.last = s
+		}
+	}
+	for _, f := range st.FaultyEntries() {
+		if f.Slot >= a.floor {
+			if a.faulty == nil {
+				a.faulty = make(map[Slot]Ballot)
+			}
+			a.faulty[f.Slot] = f.Ballot
+			a.last = max(a.last, f.Slot)
+		}
+	}
+	// After a restart the watermark is the highest record held: learned
+	// values count too, which only makes reads wait longer (never staler).
+	a.voteWatermark = max(a.last, a.floor-1)
+	return a
+}
+
+// Promised is the highest ballot promised.
+func (a *Acceptor) Promised() Ballot { return a.promised }
+
+// Floor is the first retained slot.
+func (a *Acceptor) Floor() Slot { return a.floor }
+
+// LastSlot is the highest slot holding a record (0 if none).
+func (a *Acceptor) LastSlot() Slot { return a.last }
+
+// VoteWatermark is the highest slot this acceptor voted in.
+func (a *Acceptor) VoteWatermark() Slot { return a.voteWatermark }
+
+// Record returns the record at slot, if held.
+func (a *Acceptor) Record(s Slot) (Ballot, journal.Command, bool) {
+	r := a.log.at(s)
+	if r == nil || !r.ok {
+		return Ballot{}, journal.Command{}, false
+	}
+	return r.ballot, r.cmd, true
+}
+
+// Faulty reports whether the record at s lost its value.
+func (a *Acceptor) Faulty(s Slot) (Ballot, bool) {
+	b, ok := a.faulty[s]
+	return b, ok
+}
+
+func (a *Acceptor) emit(op WriteOp) { *a.out = append(*a.out, op) }
+
+// raisePromise promises b if it is above the promise. It reports whether b
+// is at or above the promise (the admission test for Prepare and Accept).
+func (a *Acceptor) raisePromise(b Ballot) bool {
+	if b.Less(a.promised) {
+		return false
+	}
+	if a.promised.Less(b) {
+		a.promised = b
+		a.emit(WriteOp{Kind: OpSetPromise, Ballot: b})
+	}
+	return true
+}
+
+// promiseResult is an acceptor's answer to a Prepare.
+type promiseResult struct {
+	granted bool
+	// On a grant: one page of records from the requested slot, the faulty
+	// records in that page's range, and the next page's first slot (0 =
+	// terminal).
+	entries []SlotCommand
+	faulty  []SlotBallot
+	next    Slot
+}
+
+// Prepare answers Phase 1 for ballot b over the suffix from `from`. It grants
+// iff b >= promised (an equal ballot re-asks for a page and changes
+// nothing) and from >= floor: a Prepare below the floor is refused (Nack),
+// never answered with an under-reporting Promise, because the dropped slots
+// would read as "nothing accepted".
+func (a *Acceptor) Prepare(b Ballot, from Slot, pageMax int) promiseResult {
+	if b.IsZero() || from < a.floor || !a.raisePromise(b) {
+		return promiseResult{}
+	}
+	res := promiseResult{granted: true}
+	s := max(from, a.floor)
+	for ; s <= a.last; s++ {
+		if len(res.entries)+len(res.faulty) >= pageMax {
+			res.next = s
+			break
+		}
+		if r := a.log.at(s); r != nil && r.ok {
+			res.entries = append(res.entries, SlotCommand{Slot: s, Ballot: r.ballot, Command: r.cmd})
+		} else if fb, ok := a.faulty[s]; ok {
+			res.faulty = append(res.faulty, SlotBallot{Slot: s, Ballot: fb})
+		}
+	}
+	return res
+}
+
+// Admit votes for cmd at (s, b) iff b >= promised and s >= floor; it raises
+// the promise to b and the vote watermark to s. It reports whether it voted.
+func (a *Acceptor) Admit(b Ballot, s Slot, cmd journal.Command) bool {
+	if b.IsZero() || s < a.floor || s == 0 || !a.raisePromise(b) {
+		return false
+	}
+	r := a.log.ensure(s)
+	if r.ok && r.ballot == b {
+		if !r.cmd.Equal(cmd) {
+			panic(fmt.Sprintf("paxos: acceptor asked to accept two values at slot %d ballot %s: %s then %s", s, b, r.cmd, cmd))
+		}
+		// A re-sent Accept: the vote is already on record.
+		a.voteWatermark = max(a.voteWatermark, s)
+		return true
+	}
+	if r.ok && b.Less(r.ballot) {
+		// A chosen value learned at a higher ballot sits here (learning does
+		// not promise). A proposer at b is stale; voting would need a
+		// durable record at b, which would overwrite the chosen one. No vote.
+		return false
+	}
+	*r = record{ballot: b, cmd: cmd, ok: true}
+	delete(a.faulty, s)
+	a.last = max(a.last, s)
+	a.voteWatermark = max(a.voteWatermark, s)
+	a.emit(WriteOp{Kind: OpAccept, Slot: s, Ballot: b, Command: cmd})
+	return true
+}
+
+// Learn records a chosen value learned from a peer (catch-up). It upserts:
+// a stale lower-ballot accept is overwritten so a restart never reports it;
+// a record at or above the chosen ballot must already hold the chosen value
+// (P2b: every proposal above a chosen ballot carries the chosen value). It
+// is not a vote: the watermark does not move.
+func (a *Acceptor) Learn(s Slot, b Ballot, cmd journal.Command) {
+	if s < a.floor {
+		return
+	}
+	r := a.log.ensure(s)
+	if r.ok && !r.ballot.Less(b) {
+		if !r.cmd.Equal(cmd) {
+			panic(fmt.Sprintf("paxos: slot %d chosen as %s at %s but accepted %s at higher ballot %s", s, cmd, b, r.cmd, r.ballot))
+		}
+		return
+	}
+	*r = record{ballot: b, cmd: cmd, ok: true}
+	delete(a.faulty, s)
+	a.last = max(a.last, s)
+	a.emit(WriteOp{Kind: OpAccept, Slot: s, Ballot: b, Command: cmd})
+}
+
+// truncate drops every record below floor. The caller emits the durable
+// OpTruncate (it carries the sealed journal state the acceptor never sees).
+func (a *Acceptor) truncate(floor Slot) {
+	if floor <= a.floor {
+		return
+	}
+	a.floor = floor
+	a.log.dropBelow(floor)
+	for s := range a.faulty {
+		if s < floor {
+			delete(a.faulty, s)
+		}
+	}
+	if a.last < floor {
+		a.last = 0
+	}
+	a.voteWatermark = max(a.voteWatermark, floor-1)
+}

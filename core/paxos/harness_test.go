@@ -1,0 +1,258 @@
+package paxos_test
+
+// This file is the test network shared by the scenario tests and the
+// randomized checker: real nodes over memstore, a message pool the test
+// delivers, drops, duplicates and reorders by hand, and a disk that syncs
+// only when told, so a crash can land before or after a batch is durable.
+// Persist-before-send is enforced here as a host would: a batch's messages
+// (but for EarlyOK ones) leave only once that batch and every earlier one
+// are synced.
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/paxos"
+	"github.com/parosdb/paros/core/quorum"
+	"github.com/parosdb/paros/storage/memstore"
+)
+
+type heldBatch struct {
+	msgs []paxos.Message
+}
+
+type tnode struct {
+	id    paxos.NodeID
+	node  *paxos.Node
+	store *memstore.Store
+	up    bool
+	// held: messages of batches not yet durable, oldest first.
+	held []heldBatch
+	// boot counts restarts; promiseSeen is the highest promise seen in
+	// this boot (the in-memory promise never decreases within a boot).
+	boot        int
+	promiseSeen paxos.Ballot
+	firstSeen   journal.Seq
+	// durablePromise is the highest promise seen on disk.
+	durablePromise paxos.Ballot
+	applied        map[paxos.Slot]paxos.Committed // this boot's folds
+	pendingFolds   []paxos.Committed              // folds of batches not yet durable
+	reads          map[uint64]paxos.ReadState
+}
+
+type network struct {
+	t       testing.TB
+	cfg     quorum.System
+	mode    journal.WriterMode
+	opts    paxos.Options
+	nodes   []*tnode
+	pool    []paxos.Message
+	rng     *rand.Rand
+	trace   bool
+	log     []string
+	oracles *oracles
+}
+
+func newNetwork(t testing.TB, sys quorum.System, mode journal.WriterMode, opts paxos.Options, seed uint64) *network {
+	net := &network{t: t, cfg: sys, mode: mode, opts: opts, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
+	net.oracles = newOracles(net)
+	for _, id := range sys.Members() {
+		tn := &tnode{id: id, store: memstore.New()}
+		net.nodes = append(net.nodes, tn)
+		net.boot(tn)
+	}
+	return net
+}
+
+func majority(n int) quorum.System {
+	ids := make([]quorum.ID, n)
+	for i := range ids {
+		ids[i] = quorum.ID(i + 1)
+	}
+	s, err := quorum.NewMajority(ids)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+func (net *network) node(id paxos.NodeID) *tnode {
+	for _, tn := range net.nodes {
+		if tn.id == id {
+			return tn
+		}
+	}
+	panic(fmt.Sprintf("no node %d", id))
+}
+
+func (net *network) logf(format string, args ...any) {
+	if net.trace {
+		net.log = append(net.log, fmt.Sprintf(format, args...))
+	}
+}
+
+// boot (re)starts a node from its store's durable state.
+func (net *network) boot(tn *tnode) {
+	cfg := paxos.Config{ID: tn.id, Acceptors: net.cfg, Mode: net.mode}
+	n, err := paxos.NewNode(cfg, net.opts, tn.store)
+	if err != nil {
+		net.t.Fatalf("boot node %d: %v", tn.id, err)
+	}
+	tn.node, tn.up, tn.held = n, true, nil
+	tn.boot++
+	tn.promiseSeen = n.Promised()
+	tn.firstSeen = n.State().FirstSeq
+	tn.applied = map[paxos.Slot]paxos.Committed{}
+	tn.reads = map[uint64]paxos.ReadState{}
+	net.logf("boot %d promise=%s floor=%d chosen=%d", tn.id, n.Promised(), n.Floor(), n.ChosenIndex())
+	net.drain(tn)
+}
+
+// drain handles every Ready of a node: persist (unsynced), release
+// EarlyOK messages, hold the rest until sync, record folds and reads.
+func (net *network) drain(tn *tnode) {
+	for tn.up && tn.node.HasReady() {
+		rd := tn.node.Ready()
+		tn.store.Append(rd.Writes)
+		var held []paxos.Message
+		for _, m := range rd.Messages {
+			if m.EarlyOK() {
+				net.pool = append(net.pool, m)
+			} else {
+				held = append(held, m)
+			}
+		}
+		if len(rd.Writes) > 0 || len(tn.held) > 0 {
+			tn.held = append(tn.held, heldBatch{msgs: held})
+		} else {
+			net.pool = append(net.pool, held...)
+		}
+		// A fold counts once its batch is durable: a leader may fold a slot
+		// its own unsynced vote decided, and a crash before the sync
+		// un-decides it. Nothing announces it before then.
+		for _, c := range rd.Committed {
+			tn.applied[c.Slot] = c
+			tn.pendingFolds = append(tn.pendingFolds, c)
+		}
+		if len(rd.Writes) == 0 && len(tn.held) == 0 {
+			net.releaseFolds(tn)
+		}
+		for _, r := range rd.ReadStates {
+			tn.reads[r.Ctx] = r
+			net.oracles.readSettled(tn, r)
+		}
+		tn.node.Advance()
+		if tn.node.WantsElectionTimeout() {
+			tn.node.SetElectionTimeout(net.opts.ElectionTicks + net.rng.IntN(net.opts.ElectionTicks))
+		}
+		net.oracles.afterBatch(tn)
+	}
+}
+
+func (net *network) releaseFolds(tn *tnode) {
+	for _, c := range tn.pendingFolds {
+		net.oracles.folded(tn, c)
+	}
+	tn.pendingFolds = tn.pendingFolds[:0]
+}
+
+// sync makes a node's writes durable and releases its held messages.
+func (net *network) sync(tn *tnode) {
+	if !tn.up {
+		return
+	}
+	tn.store.Sync()
+	net.releaseFolds(tn)
+	for _, b := range tn.held {
+		net.pool = append(net.pool, b.msgs...)
+	}
+	tn.held = nil
+	net.oracles.synced(tn)
+}
+
+// crash stops a node: unsynced writes and held messages are lost.
+func (net *network) crash(tn *tnode) {
+	if !tn.up {
+		return
+	}
+	tn.store.Crash()
+	tn.up, tn.held, tn.node, tn.pendingFolds = false, nil, nil, nil
+	net.logf("crash %d", tn.id)
+}
+
+func (net *network) deliver(i int) {
+	m := net.pool[i]
+	net.pool = slices.Delete(net.pool, i, i+1)
+	tn := net.node(m.To)
+	if !tn.up {
+		return
+	}
+	net.logf("deliver %s", m)
+	tn.node.Step(m)
+	net.drain(tn)
+}
+
+func (net *network) tick(tn *tnode) {
+	if !tn.up {
+		return
+	}
+	tn.node.Tick()
+	net.drain(tn)
+}
+
+// settle runs the network with no faults: sync, deliver everything, tick,
+// until quiet for a while.
+func (net *network) settle(rounds int) {
+	for range rounds {
+		for _, tn := range net.nodes {
+			net.sync(tn)
+		}
+		for len(net.pool) > 0 {
+			net.deliver(0)
+			for _, tn := range net.nodes {
+				net.sync(tn)
+			}
+		}
+		for _, tn := range net.nodes {
+			net.tick(tn)
+		}
+	}
+}
+
+func (net *network) leader() *tnode {
+	var best *tnode
+	for _, tn := range net.nodes {
+		if tn.up && tn.node.IsLeader() && (best == nil || best.node.LeaderBallot().Less(tn.node.LeaderBallot())) {
+			best = tn
+		}
+	}
+	return best
+}
+
+// electLeader ticks one node until it campaigns and the network settles.
+func (net *network) electLeader(tn *tnode) {
+	for range 100 {
+		if tn.node.IsLeader() {
+			return
+		}
+		net.tick(tn)
+		net.sync(tn)
+		for len(net.pool) > 0 {
+			net.deliver(0)
+			for _, x := range net.nodes {
+				net.sync(x)
+			}
+		}
+	}
+	net.t.Fatalf("node %d did not become leader", tn.id)
+}
+
+func (net *network) dumpLog() string {
+	if len(net.log) > 400 {
+		return fmt.Sprint(net.log[len(net.log)-400:])
+	}
+	return fmt.Sprint(net.log)
+}

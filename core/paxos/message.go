@@ -1,0 +1,126 @@
+package paxos
+
+import (
+	"fmt"
+
+	"github.com/parosdb/paros/core/journal"
+)
+
+// MsgType names a message kind. The numbers match the wire's oneof field
+// numbers (reference design §1.3) and are frozen.
+type MsgType uint8
+
+const (
+	MsgInvalid         MsgType = 0
+	MsgPrepare         MsgType = 1
+	MsgPromise         MsgType = 2
+	MsgAccept          MsgType = 3
+	MsgAccepted        MsgType = 4
+	MsgNack            MsgType = 5
+	MsgCommit          MsgType = 6
+	MsgCatchUpRequest  MsgType = 7
+	MsgCatchUpResponse MsgType = 8
+	MsgHeartbeat       MsgType = 11
+	MsgHeartbeatAck    MsgType = 12
+	MsgPreRead         MsgType = 17
+	MsgPreReadAck      MsgType = 18
+	MsgTrimmedTo       MsgType = 19
+)
+
+var msgNames = map[MsgType]string{
+	MsgPrepare: "Prepare", MsgPromise: "Promise", MsgAccept: "Accept", MsgAccepted: "Accepted",
+	MsgNack: "Nack", MsgCommit: "Commit", MsgCatchUpRequest: "CatchUpRequest",
+	MsgCatchUpResponse: "CatchUpResponse", MsgHeartbeat: "Heartbeat", MsgHeartbeatAck: "HeartbeatAck",
+	MsgPreRead: "PreRead", MsgPreReadAck: "PreReadAck", MsgTrimmedTo: "TrimmedTo",
+}
+
+func (t MsgType) String() string {
+	if s, ok := msgNames[t]; ok {
+		return s
+	}
+	return fmt.Sprintf("Msg(%d)", uint8(t))
+}
+
+// Message is one protocol message, a tagged struct like etcd raft's
+// raftpb.Message: Type says which fields mean something.
+//
+//	Type             fields used
+//	---------------  ------------------------------------------------------------
+//	Prepare          Ballot, Slot (from_slot: the candidate's chosen index + 1)
+//	Promise          Ballot, Slot (from_slot), Entries (accepted, one page),
+//	                 Faulty, Next (next_from_slot; 0 = terminal page)
+//	Accept           Ballot, Entries (slots to vote on), Commit (watermark)
+//	Accepted         Ballot, Votes (slot + fingerprint per vote)
+//	Nack             Ballot (the refuser's promise), Refused (the ballot it
+//	                 refused), Slot (its floor)
+//	Commit           Ballot, Commit (every slot <= Commit is chosen)
+//	CatchUpRequest   Slot (first slot wanted)
+//	CatchUpResponse  Entries (chosen values, ascending, contiguous)
+//	Heartbeat        Ballot, Commit (watermark)
+//	HeartbeatAck     Ballot, Commit (the follower's chosen index)
+//	PreRead          Ctx
+//	PreReadAck       Ctx, Watermark (highest slot the acceptor ever voted in)
+//	TrimmedTo        Slot (point: the sender's floor), State (sealed below it)
+//
+// A watermark Commit c from the leader of ballot b tells a follower that
+// every slot <= c is chosen, and that a record it holds at exactly ballot b
+// is the chosen value (one proposer per ballot proposes one value per slot).
+type Message struct {
+	Type      MsgType
+	From, To  NodeID
+	Ballot    Ballot
+	Refused   Ballot
+	Slot      Slot
+	Next      Slot
+	Commit    Slot
+	Watermark Slot
+	Ctx       uint64
+	Entries   []SlotCommand
+	Votes     []SlotVote
+	Faulty    []SlotBallot
+	State     journal.State
+}
+
+// EarlyOK reports whether the message may leave before its batch is
+// durable: it promises nothing and announces no decision (DESIGN §3). Prepare
+// is not on the list even though DESIGN allows it: a candidate's own
+// promise of its new ballot rides in the same batch, and a Prepare sent
+// before that promise is durable lets a crashed candidate reuse the ballot
+// for a different value after reboot. See docs/divergences.md.
+func (m Message) EarlyOK() bool {
+	switch m.Type {
+	case MsgAccept, MsgPreRead, MsgCatchUpRequest:
+		return true
+	}
+	return false
+}
+
+func (m Message) String() string {
+	s := fmt.Sprintf("%s %d→%d b=%s", m.Type, m.From, m.To, m.Ballot)
+	switch m.Type {
+	case MsgPrepare, MsgCatchUpRequest:
+		s += fmt.Sprintf(" from=%d", m.Slot)
+	case MsgPromise:
+		s += fmt.Sprintf(" from=%d n=%d faulty=%d next=%d", m.Slot, len(m.Entries), len(m.Faulty), m.Next)
+	case MsgAccept:
+		s += fmt.Sprintf(" n=%d commit=%d", len(m.Entries), m.Commit)
+		if len(m.Entries) > 0 {
+			s += fmt.Sprintf(" slots=%d..%d", m.Entries[0].Slot, m.Entries[len(m.Entries)-1].Slot)
+		}
+	case MsgAccepted:
+		s += fmt.Sprintf(" votes=%d", len(m.Votes))
+	case MsgNack:
+		s += fmt.Sprintf(" floor=%d", m.Slot)
+	case MsgCommit, MsgHeartbeat, MsgHeartbeatAck:
+		s += fmt.Sprintf(" commit=%d", m.Commit)
+	case MsgCatchUpResponse:
+		s += fmt.Sprintf(" n=%d", len(m.Entries))
+	case MsgPreRead:
+		s += fmt.Sprintf(" ctx=%d", m.Ctx)
+	case MsgPreReadAck:
+		s += fmt.Sprintf(" ctx=%d wm=%d", m.Ctx, m.Watermark)
+	case MsgTrimmedTo:
+		s += fmt.Sprintf(" point=%d state=%s", m.Slot, m.State)
+	}
+	return s
+}

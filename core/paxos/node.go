@@ -1,0 +1,392 @@
+package paxos
+
+import (
+	"fmt"
+
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/quorum"
+)
+
+// Node is one journal's colocated acceptor, proposer and learner. It is only
+// wiring: role transitions, timers, message construction and the
+// persist-before-send batch. The tallies live in election and rounds; the
+// votes in Acceptor; the fold in Replica.
+//
+// Drive it like etcd raft's RawNode:
+//
+//	n.Step(msg) / n.Tick() / n.Propose(entry) / n.QuorumRead(ctx)
+//	if n.HasReady() {
+//		rd := n.Ready()   // a second Ready before Advance panics
+//		// 1. persist rd.Writes (sync if rd.MustSync)
+//		// 2. send rd.Messages once durable (EarlyOK ones may go before)
+//		// 3. answer calls parked on rd.Committed slots
+//		// 4. answer rd.ReadStates
+//		n.Advance()
+//	}
+//
+// The node never reads a clock or a random source: the caller ticks it and
+// hands in the jittered election timeout with SetElectionTimeout.
+type Node struct {
+	cfg  Config
+	opts Options
+	me   int // member index of cfg.ID
+	sys  quorum.System
+
+	acc *Acceptor
+	rep *Replica
+	// sealed is the journal state at rep.floor-1 (what a TrimmedTo names).
+	sealed journal.State
+
+	phase phase
+	// highestSeen is the highest ballot seen anywhere; a campaign picks a
+	// round above it.
+	highestSeen Ballot
+	// leaderHint is the node last heard leading (0 = unknown).
+	leaderHint NodeID
+
+	electionElapsed int
+	electionTimeout int
+	wantTimeout     bool
+
+	// catch-up: one request in flight at a time.
+	catchUpTarget  NodeID
+	catchUpElapsed int
+	catchUpOpen    bool
+
+	reads   []*quorumRead
+	readSeq uint64
+
+	// lastCommitSent is the commit watermark last announced to the peers.
+	// knownCommit is the highest watermark heard from any leader.
+	knownCommit    Slot
+	lastCommitSent Slot
+
+	cur, handed batch
+	readyOut    bool
+
+	counters Counters
+}
+
+// batch is the node's effect buffers (double-buffered with Ready).
+type batch struct {
+	writes    []WriteOp
+	messages  []Message
+	committed []Committed
+	reads     []ReadState
+	accepts   []SlotCommand // Accepts to fan out at the next Ready
+}
+
+func (b *batch) reset() {
+	clear(b.writes)
+	clear(b.messages)
+	clear(b.committed)
+	clear(b.accepts)
+	b.writes, b.messages, b.committed, b.reads, b.accepts = b.writes[:0], b.messages[:0], b.committed[:0], b.reads[:0], b.accepts[:0]
+}
+
+// Counters are observation only: how often each path fired.
+type Counters struct {
+	Campaigns        uint64
+	Elections        uint64
+	StepDowns        uint64
+	CheckQuorumDowns uint64
+	GapFills         uint64
+	Recovered        uint64
+	Decided          uint64
+	CatchUps         uint64
+	TrimJumps        uint64
+	Truncations      uint64
+	ReadsServed      uint64
+	ReadsExpired     uint64
+	CampaignsBlocked uint64
+}
+
+// NewNode boots a node from its store. Boot is restart: the node always
+// starts following (leadership is volatile, so a crash is an abdication).
+func NewNode(cfg Config, opts Options, st Storage) (*Node, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts = opts.withDefaults()
+	sealed := st.SealedState()
+	if _, err := journal.Restore(sealed.Leader, sealed.Term(), sealed.NextSeq, sealed.FirstSeq); err != nil {
+		return nil, fmt.Errorf("%w: sealed state: %v", ErrStorage, err)
+	}
+	idx, _ := cfg.Acceptors.IndexOf(cfg.ID)
+	n := &Node{cfg: cfg, opts: opts, me: idx, sys: cfg.Acceptors, sealed: sealed,
+		phase: following{}, electionTimeout: opts.ElectionTicks, wantTimeout: true}
+	n.acc = newAcceptor(st, &n.cur.writes)
+	// The acceptor emitted nothing at boot; the out pointer follows n.cur.
+	hs := st.InitialState()
+	floor := n.acc.Floor()
+	chosen := max(hs.ChosenIndex, floor-1)
+	n.rep = newReplica(cfg.Mode, floor, floor-1, sealed)
+	// Every slot <= the durable chosen index is chosen with the value on
+	// disk. A missing or faulty record clamps the index (CTRL repairs it).
+	for s := floor; s <= chosen; s++ {
+		_, c, ok := n.acc.Record(s)
+		if !ok {
+			break
+		}
+		n.rep.markChosen(s, c)
+	}
+	n.rep.persistedChosen = max(hs.ChosenIndex, n.rep.chosenIndex)
+	n.highestSeen = n.acc.Promised()
+	n.afterEvent()
+	n.assertInvariants()
+	return n, nil
+}
+
+// ID is this node's id.
+func (n *Node) ID() NodeID { return n.cfg.ID }
+
+// IsLeader reports whether the node leads (Phase 1 won, not deposed).
+func (n *Node) IsLeader() bool { _, ok := n.phase.(*leading); return ok }
+
+// Role names the proposer phase: follower, candidate or leader.
+func (n *Node) Role() string { return n.phase.phaseName() }
+
+// LeaderBallot is the ballot the node leads at (zero when not leading).
+func (n *Node) LeaderBallot() Ballot {
+	if l, ok := n.phase.(*leading); ok {
+		return l.ballot
+	}
+	return Ballot{}
+}
+
+// LeaderHint names the node believed to lead (0 = unknown).
+func (n *Node) LeaderHint() NodeID {
+	if n.IsLeader() {
+		return n.cfg.ID
+	}
+	return n.leaderHint
+}
+
+// Promised is the acceptor's promise.
+func (n *Node) Promised() Ballot { return n.acc.Promised() }
+
+// ChosenIndex is the highest contiguous chosen slot.
+func (n *Node) ChosenIndex() Slot { return n.rep.ChosenIndex() }
+
+// Applied is the highest slot folded.
+func (n *Node) Applied() Slot { return n.rep.Applied() }
+
+// Floor is the first retained slot.
+func (n *Node) Floor() Slot { return n.rep.Floor() }
+
+// State is the journal state the fold reached.
+func (n *Node) State() journal.State { return n.rep.State() }
+
+// Acceptor exposes the acceptor for audits (read only).
+func (n *Node) Acceptor() *Acceptor { return n.acc }
+
+// Replica exposes the learner for audits (read only).
+func (n *Node) Replica() *Replica { return n.rep }
+
+// Counters returns how often each recovery path fired.
+func (n *Node) Counters() Counters { return n.counters }
+
+// ReadLog serves a page from the fold (reference design §3.5). Call it after
+// a ReadState for the read came back OK.
+func (n *Node) ReadLog(from journal.Seq, limit, maxBytes int) LogRead {
+	return n.rep.Read(from, limit, maxBytes)
+}
+
+// SetElectionTimeout hands in the jittered election timeout in ticks (the
+// core draws no randomness). The caller should hand a fresh value whenever
+// WantsElectionTimeout reports true.
+func (n *Node) SetElectionTimeout(ticks int) {
+	if ticks < n.opts.ElectionTicks {
+		ticks = n.opts.ElectionTicks
+	}
+	n.electionTimeout = ticks
+	n.wantTimeout = false
+}
+
+// WantsElectionTimeout reports whether the timer was reset since the last
+// SetElectionTimeout, so a fresh jitter would desynchronise candidates.
+func (n *Node) WantsElectionTimeout() bool { return n.wantTimeout }
+
+func (n *Node) resetElectionTimer() {
+	n.electionElapsed = 0
+	n.wantTimeout = true
+}
+
+// send queues one message.
+func (n *Node) send(m Message) {
+	m.From = n.cfg.ID
+	n.cur.messages = append(n.cur.messages, m)
+}
+
+// HasReady reports whether Ready would carry anything.
+func (n *Node) HasReady() bool {
+	if len(n.cur.writes) > 0 || len(n.cur.messages) > 0 || len(n.cur.committed) > 0 ||
+		len(n.cur.reads) > 0 || len(n.cur.accepts) > 0 {
+		return true
+	}
+	if n.rep.chosenIndex > n.rep.persistedChosen {
+		return true
+	}
+	if l, ok := n.phase.(*leading); ok && n.rep.chosenIndex > n.lastCommitSent && l != nil {
+		return true
+	}
+	return false
+}
+
+// Ready returns the next batch of effects. A second Ready before Advance
+// panics: one batch is in flight at a time.
+func (n *Node) Ready() Ready {
+	if n.readyOut {
+		panic("paxos: Ready called twice without Advance")
+	}
+	n.flushAccepts()
+	n.flushCommit()
+	if op, ok := n.rep.chosenIndexOp(); ok {
+		n.cur.writes = append(n.cur.writes, op)
+	}
+	rd := Ready{Writes: n.cur.writes, Messages: n.cur.messages, Committed: n.cur.committed, ReadStates: n.cur.reads}
+	for _, op := range rd.Writes {
+		if op.NeedsSync() {
+			rd.MustSync = true
+			break
+		}
+	}
+	n.cur, n.handed = n.handed, n.cur
+	n.cur.reset()
+	n.acc.out = &n.cur.writes
+	n.readyOut = true
+	return rd
+}
+
+// Advance releases the batch handed out by Ready. Its buffers are reused.
+func (n *Node) Advance() {
+	if !n.readyOut {
+		panic("paxos: Advance without Ready")
+	}
+	n.readyOut = false
+}
+
+// Tick advances logical time by one tick.
+func (n *Node) Tick() {
+	switch p := n.phase.(type) {
+	case *leading:
+		n.tickLeader(p)
+	default:
+		n.electionElapsed++
+		if n.electionElapsed >= n.electionTimeout {
+			n.campaign()
+		}
+	}
+	if n.catchUpOpen {
+		n.catchUpElapsed++
+		if n.catchUpElapsed >= n.opts.CatchUpRetryTicks {
+			n.catchUpOpen = false
+			if n.catchUpTarget != 0 && n.rep.chosenIndex < n.commitHint() {
+				n.requestCatchUp(n.catchUpTarget)
+			}
+		}
+	}
+	n.tickReads()
+	n.afterEvent()
+	n.assertInvariants()
+}
+
+// Step feeds one message. Messages not addressed to this node, from
+// non-members, or malformed (zero ballot where one is required) are
+// ignored: the sender's resend repairs a lost message, and nothing a peer
+// sends can make the node panic.
+func (n *Node) Step(m Message) {
+	if m.To != n.cfg.ID || m.From == n.cfg.ID {
+		return
+	}
+	from, ok := n.sys.IndexOf(m.From)
+	if !ok {
+		return
+	}
+	if n.highestSeen.Less(m.Ballot) {
+		n.highestSeen = m.Ballot
+	}
+	switch m.Type {
+	case MsgPrepare:
+		n.handlePrepare(m)
+	case MsgPromise:
+		n.handlePromise(m, from)
+	case MsgNack:
+		n.handleNack(m, from)
+	case MsgAccept:
+		n.handleAccept(m)
+	case MsgAccepted:
+		n.handleAccepted(m, from)
+	case MsgCommit:
+		n.handleCommit(m)
+	case MsgHeartbeat:
+		n.handleHeartbeat(m)
+	case MsgHeartbeatAck:
+		n.handleHeartbeatAck(m, from)
+	case MsgCatchUpRequest:
+		n.handleCatchUpRequest(m)
+	case MsgCatchUpResponse:
+		n.handleCatchUpResponse(m)
+	case MsgTrimmedTo:
+		n.handleTrimmedTo(m)
+	case MsgPreRead:
+		n.handlePreRead(m)
+	case MsgPreReadAck:
+		n.handlePreReadAck(m, from)
+	}
+	n.afterEvent()
+	n.assertInvariants()
+}
+
+// afterEvent runs the apply walk and settles reads after every input.
+func (n *Node) afterEvent() {
+	if n.rep.applied < n.rep.chosenIndex {
+		n.rep.walk(&n.cur.committed, n.cut)
+	}
+	if l, ok := n.phase.(*leading); ok {
+		n.releaseDecided(l)
+		n.pump(l)
+	}
+	n.settleReads()
+}
+
+// stepDown abandons any campaign or leadership. Open rounds are forgotten:
+// their slots are decided by whoever leads next, and a caller parked on one
+// learns the verdict (or that another command won it) from Committed.
+func (n *Node) stepDown() {
+	switch n.phase.(type) {
+	case *leading:
+		n.counters.StepDowns++
+	case *campaigning:
+	default:
+		return
+	}
+	n.phase = following{}
+	n.resetElectionTimer()
+}
+
+// StepDown is the driver-policy abdication; always safe.
+func (n *Node) StepDown() { n.stepDown(); n.afterEvent(); n.assertInvariants() }
+
+// assertInvariants checks cross-role invariants at the exit of every public
+// mutating entry point (TigerBeetle style: always on, cheap).
+func (n *Node) assertInvariants() {
+	a, r := n.acc, n.rep
+	if a.floor != r.floor {
+		panic(fmt.Sprintf("paxos: node %d acceptor floor %d != learner floor %d", n.cfg.ID, a.floor, r.floor))
+	}
+	if r.applied+1 < r.floor || r.applied > r.chosenIndex {
+		panic(fmt.Sprintf("paxos: node %d floor %d applied %d chosen %d", n.cfg.ID, r.floor, r.applied, r.chosenIndex))
+	}
+	if l, ok := n.phase.(*leading); ok {
+		if a.promised.Less(l.ballot) {
+			panic(fmt.Sprintf("paxos: node %d leads at %s above its promise %s", n.cfg.ID, l.ballot, a.promised))
+		}
+		if l.unsent > l.nextSlot || l.inflight < 0 {
+			panic(fmt.Sprintf("paxos: node %d window unsent %d next %d inflight %d", n.cfg.ID, l.unsent, l.nextSlot, l.inflight))
+		}
+	}
+}

@@ -1,0 +1,105 @@
+package paxos
+
+import "github.com/parosdb/paros/core/journal"
+
+// requestCatchUp asks `to` for the chosen values above this node's chosen
+// prefix. One request is in flight at a time; Tick re-sends it.
+func (n *Node) requestCatchUp(to NodeID) {
+	if to == 0 || to == n.cfg.ID {
+		return
+	}
+	if n.catchUpOpen && n.catchUpTarget == to {
+		return
+	}
+	n.catchUpOpen = true
+	n.catchUpTarget = to
+	n.catchUpElapsed = 0
+	n.counters.CatchUps++
+	n.send(Message{Type: MsgCatchUpRequest, To: to, Slot: n.rep.chosenIndex + 1})
+}
+
+// handleCatchUpRequest replays chosen values from the requested slot, in
+// bounded pages. Below this node's floor the values are gone: it answers
+// with where its retained log starts instead (seed chapter 000, the
+// trim-point jump), never with a pretend replay.
+func (n *Node) handleCatchUpRequest(m Message) {
+	if m.Slot == 0 {
+		return
+	}
+	if m.Slot < n.rep.floor {
+		n.send(Message{Type: MsgTrimmedTo, To: m.From, Slot: n.rep.floor, State: n.sealed})
+		return
+	}
+	var entries []SlotCommand
+	for s := m.Slot; s <= n.rep.chosenIndex && len(entries) < n.opts.CatchUpBatch; s++ {
+		b, cmd, ok := n.acc.Record(s)
+		if !ok {
+			break // a faulty record: the repair path (CTRL) owns it
+		}
+		entries = append(entries, SlotCommand{Slot: s, Ballot: b, Command: cmd})
+	}
+	n.send(Message{Type: MsgCatchUpResponse, To: m.From, Entries: entries})
+}
+
+// handleCatchUpResponse learns a page of chosen values, in slot order.
+func (n *Node) handleCatchUpResponse(m Message) {
+	if m.From == n.catchUpTarget {
+		n.catchUpOpen = false
+	}
+	for _, e := range m.Entries {
+		if e.Slot <= n.rep.chosenIndex {
+			continue
+		}
+		if e.Slot != n.rep.chosenIndex+1 || e.Ballot.IsZero() || !e.Command.Valid() {
+			break
+		}
+		n.acc.Learn(e.Slot, e.Ballot, e.Command)
+		n.rep.markChosen(e.Slot, e.Command)
+	}
+	if len(m.Entries) >= n.opts.CatchUpBatch && n.rep.chosenIndex < max(n.knownCommit, m.Entries[len(m.Entries)-1].Slot+1) {
+		n.requestCatchUp(m.From)
+	}
+}
+
+// handleTrimmedTo installs a peer's trim point: everything below it is
+// chosen (a trim is decided and only drops chosen slots), so the node
+// persists the jump, drops its prefix, sets floor and chosen index, seals
+// the state it was handed, and asks again from the point. A point at or
+// below what it already folded teaches nothing. The promise is never
+// touched: a trim point says where the log starts, not what anyone swore.
+func (n *Node) handleTrimmedTo(m Message) {
+	point := m.Slot
+	if point <= n.rep.floor || point <= n.rep.applied+1 {
+		return
+	}
+	st := m.State
+	if _, err := journal.Restore(st.Leader, st.Term(), st.NextSeq, st.FirstSeq); err != nil {
+		return // a malformed state: ignore, the peer's resend repairs
+	}
+	if st.NextSeq < n.rep.state.NextSeq || st.FirstSeq < n.rep.state.FirstSeq || st.Term() < n.rep.state.Term() {
+		return // a state behind this node's own fold cannot seal a later point
+	}
+	promised := n.acc.Promised()
+	n.counters.TrimJumps++
+	n.cur.writes = append(n.cur.writes, WriteOp{Kind: OpTrimmedTo, Slot: point, State: st})
+	n.acc.truncate(point)
+	n.rep.trimTo(point, st)
+	n.sealed = st
+	n.knownCommit = max(n.knownCommit, point-1)
+	if n.acc.Promised() != promised {
+		panic("paxos: a trim-point jump touched the promise")
+	}
+	n.catchUpOpen = false
+	n.requestCatchUp(m.From)
+}
+
+// cut persists a decided truncation reached by the apply walk: the floor
+// moves to the slot holding the first retained record, the sealed state
+// is written in the same op, and every role drops the prefix.
+func (n *Node) cut(floor Slot, sealed journal.State) {
+	n.counters.Truncations++
+	n.cur.writes = append(n.cur.writes, WriteOp{Kind: OpTruncate, Slot: floor, State: sealed})
+	n.acc.truncate(floor)
+	n.rep.dropBelow(floor)
+	n.sealed = sealed
+}

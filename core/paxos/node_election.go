@@ -1,0 +1,173 @@
+package paxos
+
+import (
+	"math"
+
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/quorum"
+)
+
+// campaign opens Phase 1 at a ballot above every ballot seen, over the whole
+// suffix from the chosen index (Paxos Made Simple §2.2; Multi-Paxos runs one
+// Phase 1 for every slot above the candidate's chosen prefix).
+func (n *Node) campaign() {
+	n.counters.Campaigns++
+	round := max(n.highestSeen.Round, n.acc.Promised().Round) + 1
+	b := Ballot{Round: round, Node: n.cfg.ID}
+	n.highestSeen = b
+	from := n.rep.chosenIndex + 1
+	el := newElection(b, from)
+	n.phase = &campaigning{el: el}
+	n.leaderHint = 0
+	n.resetElectionTimer()
+	// The candidate promises its own ballot first. The Prepares wait for
+	// that promise to be durable (Message.EarlyOK), so a crashed candidate
+	// can never reuse the ballot after reboot.
+	self := n.acc.Prepare(b, from, math.MaxInt)
+	if !self.granted {
+		panic("paxos: a candidate refused its own fresh ballot")
+	}
+	el.absorb(n.me, self.entries, self.faulty, true)
+	for _, id := range n.sys.PrepareAddressees() {
+		if id != n.cfg.ID {
+			n.send(Message{Type: MsgPrepare, To: id, Ballot: b, Slot: from})
+		}
+	}
+	n.maybeWinElection()
+}
+
+// handlePrepare answers Phase 1: a Promise page, or a Nack naming the
+// promise and the floor.
+func (n *Node) handlePrepare(m Message) {
+	if m.Ballot.IsZero() || m.Ballot.Node != m.From || m.Slot == 0 {
+		return
+	}
+	res := n.acc.Prepare(m.Ballot, m.Slot, n.opts.PromiseBatch)
+	if !res.granted {
+		n.send(Message{Type: MsgNack, To: m.From, Ballot: n.acc.Promised(), Refused: m.Ballot, Slot: n.acc.Floor()})
+		return
+	}
+	if n.ownBallot().Less(m.Ballot) {
+		n.stepDown()
+	}
+	if !n.IsLeader() {
+		n.resetElectionTimer()
+	}
+	n.send(Message{Type: MsgPromise, To: m.From, Ballot: m.Ballot, Slot: m.Slot,
+		Entries: res.entries, Faulty: res.faulty, Next: res.next})
+}
+
+// ownBallot is the ballot the node campaigns or leads at (zero otherwise).
+func (n *Node) ownBallot() Ballot {
+	switch p := n.phase.(type) {
+	case *leading:
+		return p.ballot
+	case *campaigning:
+		return p.el.ballot
+	}
+	return Ballot{}
+}
+
+// handlePromise folds one Promise page; a non-terminal page asks for the
+// next one.
+func (n *Node) handlePromise(m Message, from int) {
+	c, ok := n.phase.(*campaigning)
+	if !ok || m.Ballot != c.el.ballot || m.Slot < c.el.from {
+		return
+	}
+	if c.el.granted.Has(from) {
+		return
+	}
+	if want := c.el.pageFrom(from); m.Slot != want {
+		return // a duplicate or reordered page
+	}
+	terminal := m.Next == 0
+	if !terminal && m.Next <= m.Slot {
+		return // malformed continuation
+	}
+	c.el.absorb(from, m.Entries, m.Faulty, terminal)
+	if !terminal {
+		c.el.setPageFrom(from, m.Next)
+		n.send(Message{Type: MsgPrepare, To: m.From, Ballot: c.el.ballot, Slot: m.Next})
+		return
+	}
+	n.maybeWinElection()
+}
+
+// handleNack: a refusal names the refuser's promise and floor. A higher
+// promise deposes this node's campaign or leadership; a floor above the
+// chosen prefix means this node is behind and must catch up first.
+func (n *Node) handleNack(m Message, from int) {
+	own := n.ownBallot()
+	if !own.IsZero() && own.Less(m.Ballot) {
+		n.stepDown()
+	} else if c, ok := n.phase.(*campaigning); ok && m.Refused == own {
+		c.el.refused = c.el.refused.Add(from)
+		if n.sys.Phase1(c.el.granted, c.el.refused) == quorum.Lost {
+			n.stepDown()
+		}
+	}
+	if m.Slot > n.rep.chosenIndex+1 {
+		n.requestCatchUp(m.From)
+	}
+}
+
+func (n *Node) maybeWinElection() {
+	c, ok := n.phase.(*campaigning)
+	if !ok || n.sys.Phase1(c.el.granted, c.el.refused) != quorum.Won {
+		return
+	}
+	if _, blocked := c.el.unresolvedFaulty(); blocked {
+		// A faulty record may hide a chosen value: neither re-proposing nor
+		// a Noop is safe. Protocol-aware recovery (CTRL) resolves this; the
+		// plain core refuses to lead rather than guess.
+		n.counters.CampaignsBlocked++
+		n.stepDown()
+		return
+	}
+	n.becomeLeader(c.el)
+}
+
+// becomeLeader installs a Phase-1-backed leadership and queues its recovery:
+// every slot from the election's first slot to the highest reported one is
+// re-proposed with the highest-ballot value found (P2c) or filled with a
+// Noop.
+func (n *Node) becomeLeader(el *election) {
+	n.counters.Elections++
+	l := &leading{ballot: el.ballot, rs: newRounds(el.ballot, el.from), recoverEnd: el.maxSlot}
+	l.nextSlot, l.unsent = el.from, el.from
+	n.phase = l
+	n.leaderHint = n.cfg.ID
+	l.live = l.live.Add(n.me)
+	for s := el.from; s <= el.maxSlot; s++ {
+		cmd := journal.Noop()
+		if c, ok := n.rep.Chosen(s); ok {
+			cmd = c
+		} else if sc, ok := el.found[s]; ok {
+			cmd = sc.Command
+			n.counters.Recovered++
+		} else {
+			n.counters.GapFills++
+		}
+		n.openRound(l, cmd)
+	}
+	// Announce the new leadership at once so followers stop campaigning.
+	n.broadcastHeartbeat(l)
+}
+
+// pageFrom is the slot the next Promise page from member idx must start at.
+func (e *election) pageFrom(idx int) Slot {
+	if e.pages != nil {
+		if s, ok := e.pages[idx]; ok {
+			return s
+		}
+	}
+	return e.from
+}
+
+func (e *election) setPageFrom(idx int, s Slot) {
+	if e.pages == nil {
+		e.pages = make(map[int]Slot)
+	}
+	e.pages[idx] = s
+}

@@ -1,0 +1,192 @@
+package paxos
+
+import (
+	"slices"
+
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/quorum"
+)
+
+// Propose asks the leader to decide a client write into the next slot.
+// Nothing is judged here: the verdict is the Outcome the slot folds to,
+// reported in Committed. If the slot is decided for another command (the
+// leader was deposed), the caller must answer the client as ambiguous.
+func (n *Node) Propose(e journal.Entry) ProposeResult {
+	return n.propose(journal.Write(e))
+}
+
+// ProposeControl asks the leader to decide a control command (Truncate,
+// SetLeader or Noop) into the next slot, exactly like a write.
+func (n *Node) ProposeControl(c journal.Command) ProposeResult {
+	if c.Kind == journal.KindWrite || !c.Valid() {
+		panic("paxos: ProposeControl takes a control command")
+	}
+	return n.propose(c)
+}
+
+func (n *Node) propose(cmd journal.Command) ProposeResult {
+	l, ok := n.phase.(*leading)
+	if !ok {
+		return ProposeResult{Status: NotLeader, LeaderHint: n.leaderHint}
+	}
+	if int(l.nextSlot-(n.rep.chosenIndex+1)) >= n.opts.ProposeQueueMax {
+		return ProposeResult{Status: Busy, LeaderHint: n.cfg.ID}
+	}
+	s := n.openRound(l, cmd)
+	n.afterEvent()
+	n.assertInvariants()
+	return ProposeResult{Status: Proposed, Slot: s, LeaderHint: n.cfg.ID}
+}
+
+// openRound allocates the next slot for cmd at the leader's ballot and
+// casts the leader's own vote when it is an addressee of the slot (on a
+// grid, only the slot's column votes). The Accept leaves through pump.
+func (n *Node) openRound(l *leading, cmd journal.Command) Slot {
+	s := l.nextSlot
+	l.nextSlot++
+	r := l.rs.open(s, cmd)
+	if n.inColumn(s) {
+		if n.acc.Admit(l.ballot, s, cmd) {
+			if l.rs.vote(n.sys, s, n.me, r.fp) {
+				n.decide(l, s)
+			}
+		}
+	}
+	return s
+}
+
+// inColumn reports whether this node is an Accept addressee of slot s.
+func (n *Node) inColumn(s Slot) bool {
+	return n.sys.ColumnOf(s) == n.sys.MemberColumn(n.me)
+}
+
+// pump sends held Accepts while the pipeline window has room.
+func (n *Node) pump(l *leading) {
+	for l.unsent < l.nextSlot && l.inflight < n.opts.PipelineWindow {
+		s := l.unsent
+		l.unsent++
+		r := l.rs.at(s)
+		if r == nil {
+			continue // decided before it left (a one-member quorum)
+		}
+		r.sent = true
+		l.inflight++
+		n.cur.accepts = append(n.cur.accepts, SlotCommand{Slot: s, Ballot: l.ballot, Command: r.cmd})
+	}
+}
+
+// flushAccepts turns the Accepts queued in this batch into one message per
+// addressee, many slots per message. On majority and flexible systems every
+// peer gets the same entries (one shared slice); on a grid each peer gets
+// its column's slots.
+func (n *Node) flushAccepts() {
+	l, ok := n.phase.(*leading)
+	if !ok || len(n.cur.accepts) == 0 {
+		n.cur.accepts = n.cur.accepts[:0]
+		return
+	}
+	all := slices.Clone(n.cur.accepts)
+	n.cur.accepts = n.cur.accepts[:0]
+	members := n.sys.Members()
+	for i, id := range members {
+		if id == n.cfg.ID {
+			continue
+		}
+		entries := all
+		if n.sys.Kind() == quorum.KindGrid {
+			entries = nil
+			for _, e := range all {
+				if n.sys.ColumnOf(e.Slot) == n.sys.MemberColumn(i) {
+					entries = append(entries, e)
+				}
+			}
+			if len(entries) == 0 {
+				continue
+			}
+		}
+		n.send(Message{Type: MsgAccept, To: id, Ballot: l.ballot, Entries: entries})
+	}
+}
+
+// handleAccept votes on each entry (Paxos Made Simple §2.2, phase 2b): an
+// acceptor accepts at ballot b unless it promised above b. Votes are
+// answered in one Accepted; a refusal is a Nack naming the promise and the
+// floor.
+func (n *Node) handleAccept(m Message) {
+	if m.Ballot.IsZero() || m.Ballot.Node != m.From {
+		return
+	}
+	if m.Ballot.Less(n.acc.Promised()) {
+		n.send(Message{Type: MsgNack, To: m.From, Ballot: n.acc.Promised(), Refused: m.Ballot, Slot: n.acc.Floor()})
+		return
+	}
+	if n.ownBallot().Less(m.Ballot) {
+		n.stepDown()
+	}
+	n.leaderHint = m.From
+	n.resetElectionTimer()
+	var votes []SlotVote
+	belowFloor := false
+	for _, e := range m.Entries {
+		if e.Ballot != m.Ballot || e.Slot == 0 || !e.Command.Valid() {
+			continue
+		}
+		if e.Slot < n.acc.Floor() {
+			belowFloor = true
+			continue
+		}
+		if n.acc.Admit(m.Ballot, e.Slot, e.Command) {
+			votes = append(votes, SlotVote{Slot: e.Slot, VHash: e.Command.Fingerprint()})
+		}
+	}
+	if len(votes) > 0 {
+		n.send(Message{Type: MsgAccepted, To: m.From, Ballot: m.Ballot, Votes: votes})
+	}
+	if belowFloor {
+		n.send(Message{Type: MsgNack, To: m.From, Ballot: n.acc.Promised(), Refused: m.Ballot, Slot: n.acc.Floor()})
+	}
+}
+
+// handleAccepted folds votes into the Phase-2 tally.
+func (n *Node) handleAccepted(m Message, from int) {
+	l, ok := n.phase.(*leading)
+	if !ok || m.Ballot != l.ballot {
+		return
+	}
+	l.live = l.live.Add(from)
+	for _, v := range m.Votes {
+		if l.rs.vote(n.sys, v.Slot, from, v.VHash) {
+			n.decide(l, v.Slot)
+		}
+	}
+}
+
+// decide records that slot s is chosen with the leader's value: the value is
+// made durable on this node too (a leader outside the slot's grid column
+// holds no vote for it) and handed to the learner.
+func (n *Node) decide(l *leading, s Slot) {
+	r := l.rs.log.at(s)
+	if r.sent {
+		l.inflight--
+	}
+	n.counters.Decided++
+	n.acc.Learn(s, l.ballot, r.cmd)
+	n.rep.markChosen(s, r.cmd)
+}
+
+// releaseDecided closes every round at or below the chosen index (some may
+// have been learned through catch-up rather than tallied) and forgets them.
+func (n *Node) releaseDecided(l *leading) {
+	c := n.rep.chosenIndex
+	for s := l.rs.log.base; s <= c && s < l.rs.log.end(); s++ {
+		if r := l.rs.log.at(s); r.open {
+			r.open = false
+			if r.sent {
+				l.inflight--
+			}
+		}
+	}
+	l.rs.release(c + 1)
+	l.nextSlot = max(l.nextSlot, c+1)
+	l.unsent = max(l.unsent, c+1)
+}

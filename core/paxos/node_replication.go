@@ -1,0 +1,156 @@
+package paxos
+
+import "github.com/parosdb/paros/core/journal"
+
+// tickLeader: the leader beats every HeartbeatTicks (carrying the commit
+// watermark, re-sending pending Accepts, Noop-filling up to reported vote
+// watermarks) and runs CheckQuorum once per election timeout.
+func (n *Node) tickLeader(l *leading) {
+	l.heartbeatElapsed++
+	if l.heartbeatElapsed >= n.opts.HeartbeatTicks {
+		l.heartbeatElapsed = 0
+		n.broadcastHeartbeat(l)
+		n.resendPending(l)
+		n.noopFill(l)
+	}
+	l.checkElapsed++
+	if l.checkElapsed >= n.electionTimeout {
+		// CheckQuorum: a leader that heard from no Phase-2 quorum (on a grid,
+		// of every column) for a whole election timeout cannot commit; it
+		// steps down so a reachable node can lead.
+		if !n.sys.Phase2Everywhere(l.live) {
+			n.counters.CheckQuorumDowns++
+			n.stepDown()
+			return
+		}
+		l.live = 0
+		l.live = l.live.Add(n.me)
+		l.checkElapsed = 0
+	}
+}
+
+// broadcastHeartbeat tells every peer the leader's ballot and commit
+// watermark. A heartbeat waits for its batch to be durable.
+func (n *Node) broadcastHeartbeat(l *leading) {
+	c := n.rep.chosenIndex
+	for _, id := range n.sys.Members() {
+		if id != n.cfg.ID {
+			n.send(Message{Type: MsgHeartbeat, To: id, Ballot: l.ballot, Commit: c})
+		}
+	}
+	n.lastCommitSent = max(n.lastCommitSent, c)
+}
+
+// flushCommit announces a moved commit watermark in a Commit message. It is
+// never piggybacked on an Accept: Accepts may leave before their batch is
+// durable and a decision may not.
+func (n *Node) flushCommit() {
+	l, ok := n.phase.(*leading)
+	c := n.rep.chosenIndex
+	if !ok || c <= n.lastCommitSent {
+		return
+	}
+	for _, id := range n.sys.Members() {
+		if id != n.cfg.ID {
+			n.send(Message{Type: MsgCommit, To: id, Ballot: l.ballot, Commit: c})
+		}
+	}
+	n.lastCommitSent = c
+}
+
+// resendPending re-sends up to ResendBatch open Accepts, from a fair cursor,
+// so a lost Accept or Accepted is repaired without a timer per slot.
+func (n *Node) resendPending(l *leading) {
+	base, end := l.rs.log.base, l.unsent
+	if base >= end {
+		return
+	}
+	if l.resendCursor < base || l.resendCursor >= end {
+		l.resendCursor = base
+	}
+	sent := 0
+	for s := l.resendCursor; s < end && sent < n.opts.ResendBatch; s++ {
+		if r := l.rs.at(s); r != nil && r.sent {
+			n.cur.accepts = append(n.cur.accepts, SlotCommand{Slot: s, Ballot: l.ballot, Command: r.cmd})
+			sent++
+		}
+		l.resendCursor = s + 1
+	}
+}
+
+// noopFill proposes Noops up to the highest vote watermark an acceptor
+// reported, so a slot a previous leadership opened beyond this leader's
+// frontier gets decided and quorum reads waiting on it finish. Only a
+// Phase-1-backed leadership may gap-fill, and every leadership here is.
+func (n *Node) noopFill(l *leading) {
+	for l.nextSlot <= l.fillTo && int(l.nextSlot-(n.rep.chosenIndex+1)) < n.opts.ProposeQueueMax {
+		n.counters.GapFills++
+		n.openRound(l, journal.Noop())
+	}
+}
+
+// handleHeartbeat: a leader at or above the promise is followed; a stale
+// one is told so with a Nack (so it steps down at once).
+func (n *Node) handleHeartbeat(m Message) {
+	if m.Ballot.IsZero() || m.Ballot.Node != m.From {
+		return
+	}
+	if m.Ballot.Less(n.acc.Promised()) {
+		n.send(Message{Type: MsgNack, To: m.From, Ballot: n.acc.Promised(), Refused: m.Ballot, Slot: n.acc.Floor()})
+		return
+	}
+	if n.ownBallot().Less(m.Ballot) {
+		n.stepDown()
+	}
+	n.leaderHint = m.From
+	n.resetElectionTimer()
+	n.learnCommit(m.Ballot, m.Commit, m.From)
+	n.send(Message{Type: MsgHeartbeatAck, To: m.From, Ballot: m.Ballot, Commit: n.rep.chosenIndex,
+		Watermark: n.acc.VoteWatermark()})
+}
+
+func (n *Node) handleHeartbeatAck(m Message, from int) {
+	l, ok := n.phase.(*leading)
+	if !ok || m.Ballot != l.ballot {
+		return
+	}
+	l.live = l.live.Add(from)
+	l.fillTo = max(l.fillTo, m.Watermark)
+}
+
+// handleCommit learns a commit watermark.
+func (n *Node) handleCommit(m Message) {
+	if m.Ballot.IsZero() || m.Ballot.Node != m.From {
+		return
+	}
+	if n.ownBallot().Less(m.Ballot) {
+		n.stepDown()
+	}
+	if !m.Ballot.Less(n.acc.Promised()) {
+		n.leaderHint = m.From
+		n.resetElectionTimer()
+	}
+	n.learnCommit(m.Ballot, m.Commit, m.From)
+}
+
+// learnCommit applies a watermark c from the leader of ballot b: every slot
+// <= c is chosen, and a record held at exactly ballot b is the chosen value
+// (the proposer of b proposed one value per slot, and it announced the
+// slot chosen). A slot held at another ballot, or not held, is fetched by
+// catch-up.
+func (n *Node) learnCommit(b Ballot, c Slot, from NodeID) {
+	n.knownCommit = max(n.knownCommit, c)
+	for s := n.rep.chosenIndex + 1; s <= c; s++ {
+		rb, cmd, ok := n.acc.Record(s)
+		if !ok || rb != b {
+			break
+		}
+		n.rep.markChosen(s, cmd)
+	}
+	if n.rep.chosenIndex < c {
+		n.requestCatchUp(from)
+	}
+}
+
+// commitHint is the highest commit watermark heard.
+func (n *Node) commitHint() Slot { return n.knownCommit }

@@ -1,0 +1,83 @@
+package paxos
+
+import "fmt"
+
+// Options are the core's tunables. The zero value of a field means "use the
+// default"; Validate names the floors.
+type Options struct {
+	// ElectionTicks is the base election timeout. A follower that hears no
+	// leader for its (jittered) timeout campaigns; a leader that hears no
+	// ack quorum for one timeout steps down (CheckQuorum). Floor: 3.
+	ElectionTicks int
+	// HeartbeatTicks is the leader's beat period. Must be < ElectionTicks.
+	HeartbeatTicks int
+	// PipelineWindow bounds the Accepts in flight (open rounds sent).
+	PipelineWindow int
+	// ProposeQueueMax bounds open rounds (sent or held); Propose answers
+	// Busy beyond it.
+	ProposeQueueMax int
+	// PromiseBatch bounds the records of one Promise page (ceiling 64).
+	PromiseBatch int
+	// CatchUpBatch bounds the entries of one CatchUpResponse.
+	CatchUpBatch int
+	// CatchUpRetryTicks is how long a catch-up request may go unanswered
+	// before it is sent again.
+	CatchUpRetryTicks int
+	// ReadTTLTicks is how long a quorum read may wait for its quorum.
+	ReadTTLTicks int
+	// ReadsMax bounds the quorum reads open at once.
+	ReadsMax int
+	// ResendBatch bounds the Accepts re-sent on one beat.
+	ResendBatch int
+}
+
+// Defaults for Options.
+const (
+	defaultElectionTicks     = 10
+	defaultHeartbeatTicks    = 2
+	defaultPipelineWindow    = 1024
+	defaultProposeQueueMax   = 4096
+	promiseBatchCeiling      = 64
+	defaultCatchUpBatch      = 256
+	defaultCatchUpRetryTicks = 4
+	defaultReadTTLTicks      = 10
+	defaultReadsMax          = 4096
+	defaultResendBatch       = 64
+)
+
+func (o Options) withDefaults() Options {
+	set := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	set(&o.ElectionTicks, defaultElectionTicks)
+	set(&o.HeartbeatTicks, defaultHeartbeatTicks)
+	set(&o.PipelineWindow, defaultPipelineWindow)
+	set(&o.ProposeQueueMax, defaultProposeQueueMax)
+	set(&o.PromiseBatch, promiseBatchCeiling)
+	set(&o.CatchUpBatch, defaultCatchUpBatch)
+	set(&o.CatchUpRetryTicks, defaultCatchUpRetryTicks)
+	set(&o.ReadTTLTicks, defaultReadTTLTicks)
+	set(&o.ReadsMax, defaultReadsMax)
+	set(&o.ResendBatch, defaultResendBatch)
+	return o
+}
+
+// Validate refuses tunables below their floors.
+func (o Options) Validate() error {
+	o = o.withDefaults()
+	switch {
+	case o.ElectionTicks < 3:
+		return fmt.Errorf("%w: election ticks %d < 3", ErrConfig, o.ElectionTicks)
+	case o.HeartbeatTicks < 1 || o.HeartbeatTicks >= o.ElectionTicks:
+		return fmt.Errorf("%w: heartbeat ticks %d not in [1, election ticks)", ErrConfig, o.HeartbeatTicks)
+	case o.PipelineWindow < 1 || o.ProposeQueueMax < o.PipelineWindow:
+		return fmt.Errorf("%w: pipeline window %d / queue %d", ErrConfig, o.PipelineWindow, o.ProposeQueueMax)
+	case o.PromiseBatch < 1 || o.PromiseBatch > promiseBatchCeiling:
+		return fmt.Errorf("%w: promise batch %d not in [1, %d]", ErrConfig, o.PromiseBatch, promiseBatchCeiling)
+	case o.CatchUpBatch < 1 || o.CatchUpRetryTicks < 1 || o.ReadTTLTicks < 1 || o.ReadsMax < 1 || o.ResendBatch < 1:
+		return fmt.Errorf("%w: a bound is below 1", ErrConfig)
+	}
+	return nil
+}

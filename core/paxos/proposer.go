@@ -1,0 +1,69 @@
+package paxos
+
+import "github.com/parosdb/paros/core/quorum"
+
+// The proposer's phases are types (STYLE rule 4): each holds only the fields
+// valid in it, and the node's proposer field is exactly one of them.
+type phase interface{ phaseName() string }
+
+// following: no proposal rights; the node tracks a leader hint and its
+// election timer.
+type following struct{}
+
+// campaigning: Phase 1 of ballot el.ballot is running.
+type campaigning struct {
+	el *election
+}
+
+// leading: Phase 1 of ballot was won. The leadership is Phase-1-backed: it
+// may gap-fill with Noops (only such a leadership may). Recovery re-proposes
+// every value Phase 1 found and Noop-fills every hole up to recoverEnd;
+// those slots are proposed first, through the same pipeline window.
+type leading struct {
+	ballot Ballot
+	rs     *rounds
+	// Invariant: every slot in [rs.log.base, nextSlot) has a round or is chosen.
+	nextSlot Slot
+	// unsent is the first slot whose round is open but whose Accept has not
+	// left (held behind the pipeline window); == nextSlot when none.
+	unsent Slot
+	// inflight counts open rounds whose Accept has left.
+	inflight int
+	// recoverEnd is the read fence: the highest slot the winning Phase 1
+	// could have found chosen.
+	recoverEnd Slot
+	// CheckQuorum: members heard from at this ballot in the current window.
+	live             quorum.Set
+	checkElapsed     int
+	heartbeatElapsed int
+	resendCursor     Slot
+	// fillTo: the highest vote watermark reported by an acceptor; the
+	// leader Noop-fills up to it so quorum reads never wait forever on a
+	// slot a previous leadership opened and nobody decided.
+	fillTo Slot
+}
+
+func (following) phaseName() string    { return "follower" }
+func (*campaigning) phaseName() string { return "candidate" }
+func (*leading) phaseName() string     { return "leader" }
+
+// ProposeStatus says what became of a proposal.
+type ProposeStatus uint8
+
+const (
+	// Proposed: the command was given Slot; its verdict arrives as the
+	// Committed entry for that slot — unless the slot is decided for another
+	// command, which the caller must answer as lost (ambiguous).
+	Proposed ProposeStatus = iota + 1
+	// NotLeader: nothing was proposed; LeaderHint may name the leader.
+	NotLeader
+	// Busy: the leader's proposal queue is full; nothing was proposed.
+	Busy
+)
+
+// ProposeResult is the answer of Propose and ProposeControl.
+type ProposeResult struct {
+	Status     ProposeStatus
+	Slot       Slot
+	LeaderHint NodeID
+}

@@ -1,0 +1,269 @@
+package paxos
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/parosdb/paros/core/journal"
+)
+
+// chosenValue is one chosen slot held by the learner.
+type chosenValue struct {
+	cmd journal.Command
+	ok  bool
+}
+
+// position is one applied Write in the positions index: the records
+// [seq, seq+count) live in slot, and before is the journal state the walk
+// held just before applying it (the sealed base if the log is cut there).
+type position struct {
+	seq    journal.Seq
+	count  uint64
+	slot   Slot
+	before journal.State
+}
+
+// Replica is the learner (reference design §2.2): the chosen log, the
+// contiguous apply walk — the only place journal.Apply runs — the
+// positions index, and reads by position. It emits only the relaxed
+// SetChosenIndex.
+type Replica struct {
+	mode journal.WriterMode
+	// Invariant: floor-1 <= applied <= chosenIndex.
+	floor       Slot
+	chosenIndex Slot
+	applied     Slot
+	chosen      slotLog[chosenValue]
+	// state is the fold of every slot <= applied.
+	state journal.State
+	// positions: ascending by seq, contiguous (each starts where the last
+	// ended). heldFrom is the first position this node can produce.
+	positions []position
+	heldFrom  journal.Seq
+	// persistedChosen is the chosen index last emitted as a write.
+	persistedChosen Slot
+}
+
+func newReplica(mode journal.WriterMode, floor, chosenIndex Slot, sealed journal.State) *Replica {
+	r := &Replica{mode: mode, floor: floor, chosenIndex: chosenIndex, applied: floor - 1, state: sealed,
+		heldFrom: sealed.NextSeq, persistedChosen: chosenIndex}
+	r.chosen = newSlotLog[chosenValue](floor)
+	return r
+}
+
+// ChosenIndex is the highest slot s such that every slot <= s is chosen here.
+func (r *Replica) ChosenIndex() Slot { return r.chosenIndex }
+
+// Applied is the highest slot folded.
+func (r *Replica) Applied() Slot { return r.applied }
+
+// State is the journal state the fold has reached.
+func (r *Replica) State() journal.State { return r.state }
+
+// Floor is the first slot the learner holds.
+func (r *Replica) Floor() Slot { return r.floor }
+
+// Covers reports whether the fold includes slot s.
+func (r *Replica) Covers(s Slot) bool { return s <= r.applied }
+
+// Chosen returns the chosen value at s if this node holds it.
+func (r *Replica) Chosen(s Slot) (journal.Command, bool) {
+	v := r.chosen.at(s)
+	if v == nil || !v.ok {
+		return journal.Command{}, false
+	}
+	return v.cmd, true
+}
+
+// markChosen records that s is chosen with cmd and advances the contiguous
+// chosen index. It reports whether the index moved.
+func (r *Replica) markChosen(s Slot, cmd journal.Command) bool {
+	if s < r.floor {
+		return false
+	}
+	v := r.chosen.ensure(s)
+	if v.ok {
+		if !v.cmd.Equal(cmd) {
+			panic(fmt.Sprintf("paxos: slot %d learned as %s after %s", s, cmd, v.cmd))
+		}
+	} else {
+		*v = chosenValue{cmd: cmd, ok: true}
+	}
+	moved := false
+	for {
+		n := r.chosen.at(r.chosenIndex + 1)
+		if n == nil || !n.ok {
+			break
+		}
+		r.chosenIndex++
+		moved = true
+	}
+	return moved
+}
+
+// EntryAt implements journal.Positions over the positions index.
+func (r *Replica) EntryAt(seq journal.Seq) (journal.Entry, journal.Held) {
+	if seq < r.heldFrom {
+		return journal.Entry{}, journal.NotHeld
+	}
+	i := sort.Search(len(r.positions), func(i int) bool { return r.positions[i].seq >= seq })
+	if i == len(r.positions) || r.positions[i].seq != seq {
+		return journal.Entry{}, journal.Absent
+	}
+	c, ok := r.Chosen(r.positions[i].slot)
+	if !ok || c.Kind != journal.KindWrite {
+		panic(fmt.Sprintf("paxos: positions index names slot %d which holds no write", r.positions[i].slot))
+	}
+	return c.Entry, journal.Found
+}
+
+// walk folds every chosen slot above applied, in order, appending one
+// Committed per slot. It returns the new floor a Truncate asks for (0 if
+// none): the caller drops the prefix on every role and persists the cut.
+func (r *Replica) walk(out *[]Committed, cut func(floor Slot, sealed journal.State)) {
+	for r.applied < r.chosenIndex {
+		s := r.applied + 1
+		v := r.chosen.at(s)
+		if v == nil || !v.ok {
+			panic(fmt.Sprintf("paxos: chosen index %d but slot %d missing", r.chosenIndex, s))
+		}
+		before := r.state
+		next, outc := journal.Apply(r.state, r.mode, v.cmd, r)
+		r.state = next
+		r.applied = s
+		if outc.Kind == journal.Accepted && v.cmd.Kind == journal.KindWrite {
+			r.positions = append(r.positions, position{seq: outc.Seq, count: outc.Count, slot: s, before: before})
+		}
+		*out = append(*out, Committed{Slot: s, Command: v.cmd, Outcome: outc, State: next})
+		if outc.Kind == journal.Trimmed && next.FirstSeq > before.FirstSeq {
+			floor, sealed := r.cutPoint()
+			if floor > r.floor {
+				cut(floor, sealed)
+			}
+		}
+	}
+}
+
+// cutPoint is where a truncation to state.FirstSeq cuts the log: the slot
+// holding the first retained record, sealed with the state just before it;
+// or, when no record is retained, everything applied, sealed with the
+// current state (seed chapter 000: "drop every log slot whose records all
+// lie below it").
+func (r *Replica) cutPoint() (Slot, journal.State) {
+	first := r.state.FirstSeq
+	i := sort.Search(len(r.positions), func(i int) bool {
+		return r.positions[i].seq+journal.Seq(r.positions[i].count) > first
+	})
+	if i < len(r.positions) {
+		return r.positions[i].slot, r.positions[i].before
+	}
+	return r.applied + 1, r.state
+}
+
+// dropBelow forgets every slot below floor after a decided truncation. The
+// positions index keeps only entries at or above the floor slot.
+func (r *Replica) dropBelow(floor Slot) {
+	if floor <= r.floor {
+		return
+	}
+	if floor > r.applied+1 {
+		panic(fmt.Sprintf("paxos: cut at %d above the fold %d", floor, r.applied))
+	}
+	r.floor = floor
+	r.chosen.dropBelow(floor)
+	i := sort.Search(len(r.positions), func(i int) bool { return r.positions[i].slot >= floor })
+	if i < len(r.positions) {
+		r.heldFrom = r.positions[i].seq
+	} else {
+		r.heldFrom = r.state.NextSeq
+	}
+	r.positions = append(r.positions[:0:0], r.positions[i:]...)
+}
+
+// trimTo installs a trim point: everything below point is chosen and gone,
+// and state is what it folded to.
+func (r *Replica) trimTo(point Slot, state journal.State) {
+	r.floor = point
+	r.chosen.dropBelow(point)
+	r.chosenIndex = max(r.chosenIndex, point-1)
+	r.applied = point - 1
+	r.state = state
+	r.positions = r.positions[:0]
+	r.heldFrom = state.NextSeq
+	// Slots already learned above the point may now be contiguous.
+	for {
+		n := r.chosen.at(r.chosenIndex + 1)
+		if n == nil || !n.ok {
+			break
+		}
+		r.chosenIndex++
+	}
+}
+
+// LogReadKind names the answer of a read by position.
+type LogReadKind uint8
+
+const (
+	// ReadPage: Records are dense from the requested position (empty at the
+	// tail).
+	ReadPage LogReadKind = iota + 1
+	// ReadTruncated: the position is below FirstSeq; View.FirstSeq is
+	// where to resume.
+	ReadTruncated
+	// ReadNotHeld: the position is readable in the journal but this node no
+	// longer holds it (it jumped to a trim point): answer unserved.
+	ReadNotHeld
+)
+
+// LogRead is the answer of ReadLog.
+type LogRead struct {
+	Kind    LogReadKind
+	Records [][]byte
+	View    journal.View
+}
+
+// Read serves a page from the fold: at most limit records and maxBytes
+// bytes, but always at least one record when one is readable.
+func (r *Replica) Read(from journal.Seq, limit, maxBytes int) LogRead {
+	view := r.state.View()
+	if from < r.state.FirstSeq {
+		return LogRead{Kind: ReadTruncated, View: view}
+	}
+	if from < r.heldFrom {
+		return LogRead{Kind: ReadNotHeld, View: view}
+	}
+	if from >= r.state.NextSeq {
+		return LogRead{Kind: ReadPage, View: view}
+	}
+	i := sort.Search(len(r.positions), func(i int) bool {
+		return r.positions[i].seq+journal.Seq(r.positions[i].count) > from
+	})
+	var recs [][]byte
+	bytes := 0
+	for ; i < len(r.positions); i++ {
+		p := r.positions[i]
+		c, _ := r.Chosen(p.slot)
+		for k, rec := range c.Entry.Records {
+			seq := p.seq + journal.Seq(k)
+			if seq < from {
+				continue
+			}
+			if len(recs) > 0 && (len(recs) >= limit || bytes+len(rec) > maxBytes) {
+				return LogRead{Kind: ReadPage, Records: recs, View: view}
+			}
+			recs = append(recs, rec)
+			bytes += len(rec)
+		}
+	}
+	return LogRead{Kind: ReadPage, Records: recs, View: view}
+}
+
+// chosenIndexOp returns the relaxed chosen-index write when the index moved
+// since the last one.
+func (r *Replica) chosenIndexOp() (WriteOp, bool) {
+	if r.chosenIndex <= r.persistedChosen {
+		return WriteOp{}, false
+	}
+	r.persistedChosen = r.chosenIndex
+	return WriteOp{Kind: OpSetChosenIndex, Slot: r.chosenIndex}, true
+}

@@ -1,0 +1,68 @@
+package paxos
+
+import (
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/quorum"
+)
+
+// round is the Phase-2 tally of one slot at the leader's ballot.
+type round struct {
+	cmd     journal.Command
+	fp      uint64
+	granted quorum.Set
+	refused quorum.Set
+	open    bool // proposed and not yet decided
+	sent    bool // its Accept has left (false: queued behind the window)
+}
+
+// rounds is the leader's Phase-2 bookkeeping: one round per slot from the
+// lowest undecided slot up (Paxos Made Simple §2.2, phase 2; the tally is
+// always asked of quorum.System, so on a grid only the slot's column
+// decides and a vote outside it counts for nothing).
+type rounds struct {
+	ballot Ballot
+	log    slotLog[round]
+}
+
+func newRounds(b Ballot, base Slot) *rounds {
+	return &rounds{ballot: b, log: newSlotLog[round](base)}
+}
+
+func (rs *rounds) open(s Slot, cmd journal.Command) *round {
+	r := rs.log.ensure(s)
+	*r = round{cmd: cmd, fp: cmd.Fingerprint(), open: true}
+	return r
+}
+
+func (rs *rounds) at(s Slot) *round {
+	r := rs.log.at(s)
+	if r == nil || !r.open {
+		return nil
+	}
+	return r
+}
+
+// vote folds one Accepted vote; it reports a decision when the slot's votes
+// now hold a Phase-2 quorum. A vote for another fingerprint is not counted.
+func (rs *rounds) vote(sys quorum.System, s Slot, idx int, fp uint64) (decided bool) {
+	r := rs.at(s)
+	if r == nil || r.fp != fp {
+		return false
+	}
+	r.granted = r.granted.Add(idx)
+	if sys.Phase2(s, r.granted, r.refused) == quorum.Won {
+		r.open = false
+		return true
+	}
+	return false
+}
+
+// refuse records a refusal (Nack) for slot s.
+func (rs *rounds) refuse(s Slot, idx int) {
+	if r := rs.at(s); r != nil {
+		r.refused = r.refused.Add(idx)
+	}
+}
+
+// release forgets rounds below s (decided and applied).
+func (rs *rounds) release(s Slot) { rs.log.dropBelow(s) }

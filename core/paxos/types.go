@@ -1,0 +1,98 @@
+package paxos
+
+import (
+	"fmt"
+
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/quorum"
+)
+
+// NodeID names a process in one journal's deployment. 0 is reserved (unset).
+type NodeID = quorum.ID
+
+// Slot is a position in the Paxos log. Slots start at 1; 0 means "none"
+// (no chosen slot yet, terminal page), so no field needs an Option.
+type Slot = uint64
+
+// Ballot orders proposals: by Round, then by Node. Node makes ballots of
+// different proposers distinct, so one (slot, ballot) names one proposer.
+type Ballot struct {
+	Round uint64
+	Node  NodeID
+}
+
+// IsZero reports whether b is the zero ballot (below every real ballot).
+func (b Ballot) IsZero() bool { return b.Round == 0 && b.Node == 0 }
+
+// Less reports whether b orders before o.
+func (b Ballot) Less(o Ballot) bool {
+	return b.Round < o.Round || (b.Round == o.Round && b.Node < o.Node)
+}
+
+// Compare returns -1, 0 or +1.
+func (b Ballot) Compare(o Ballot) int {
+	switch {
+	case b.Less(o):
+		return -1
+	case o.Less(b):
+		return 1
+	}
+	return 0
+}
+
+func (b Ballot) String() string { return fmt.Sprintf("%d.%d", b.Round, b.Node) }
+
+// SlotCommand is one slot's value with the ballot it was accepted (or chosen)
+// at: a Promise's report, an Accept's entry, a catch-up entry.
+type SlotCommand struct {
+	Slot    Slot
+	Ballot  Ballot
+	Command journal.Command
+}
+
+// SlotVote is one vote in an Accepted: the slot and the fingerprint of the
+// value voted for.
+type SlotVote struct {
+	Slot  Slot
+	VHash uint64
+}
+
+// SlotBallot names a record whose identity survived and whose value did not
+// (CTRL: a faulty entry). It must never count as "nothing accepted".
+type SlotBallot struct {
+	Slot   Slot
+	Ballot Ballot
+}
+
+// HardState is the pair of scalars persisted whole: the promise and the
+// chosen index (0 = nothing chosen).
+type HardState struct {
+	Promised    Ballot
+	ChosenIndex Slot
+}
+
+// Config is static per incarnation and recorded in the store's format marker.
+type Config struct {
+	// ID is this node.
+	ID NodeID
+	// Acceptors is the acceptor set and its quorum system. A plain
+	// Multi-Paxos deployment uses quorum.NewMajority.
+	Acceptors quorum.System
+	// Mode is the journal's writer mode.
+	Mode journal.WriterMode
+}
+
+// Validate refuses a configuration the node cannot run.
+func (c Config) Validate() error {
+	switch {
+	case c.ID == 0:
+		return fmt.Errorf("%w: node id 0", ErrConfig)
+	case c.Acceptors.IsZero():
+		return fmt.Errorf("%w: no acceptors", ErrConfig)
+	case !c.Acceptors.Contains(c.ID):
+		return fmt.Errorf("%w: node %d is not an acceptor (colocated nodes must be)", ErrConfig, c.ID)
+	case c.Mode != journal.ModeSingle && c.Mode != journal.ModeMulti:
+		return fmt.Errorf("%w: writer mode unset", ErrConfig)
+	}
+	return nil
+}

@@ -1,0 +1,184 @@
+// Package memstore is a deterministic in-memory store for one journal. It
+// keeps what was synced apart from what was only written, so a test (and
+// later the simulator) can crash a node at a durability seam and boot it from
+// exactly what a real disk would have kept.
+//
+// Writes land in a pending list; Sync makes every pending batch durable in
+// order; Crash drops the pending list. The paxos.Storage methods read the
+// durable state only, which is what a node boots from.
+package memstore
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/paxos"
+)
+
+type rec struct {
+	ballot paxos.Ballot
+	cmd    journal.Command
+}
+
+type state struct {
+	promise paxos.Ballot
+	chosen  paxos.Slot
+	floor   paxos.Slot
+	sealed  journal.State
+	records map[paxos.Slot]rec
+	faulty  map[paxos.Slot]paxos.Ballot
+}
+
+// Store is one journal's in-memory store.
+type Store struct {
+	durable state
+	pending [][]paxos.WriteOp
+	// Syncs counts Sync calls that made something durable.
+	Syncs int
+}
+
+// New returns an empty store (a fresh journal).
+func New() *Store {
+	return &Store{durable: state{floor: 1, sealed: journal.Initial(), records: map[paxos.Slot]rec{}}}
+}
+
+// Append queues one ordered batch of ops; it is not durable until Sync.
+// The batch slice is copied (a node reuses its Ready buffers).
+func (s *Store) Append(ops []paxos.WriteOp) {
+	if len(ops) == 0 {
+		return
+	}
+	s.pending = append(s.pending, slices.Clone(ops))
+}
+
+// Pending is the number of batches written and not yet synced.
+func (s *Store) Pending() int { return len(s.pending) }
+
+// Sync makes every pending batch durable, in order.
+func (s *Store) Sync() {
+	if len(s.pending) == 0 {
+		return
+	}
+	for _, b := range s.pending {
+		for _, op := range b {
+			s.durable.apply(op)
+		}
+	}
+	s.pending = s.pending[:0]
+	s.Syncs++
+}
+
+// Crash drops everything written since the last Sync.
+func (s *Store) Crash() { s.pending = s.pending[:0] }
+
+// Clone returns an independent copy of the durable state (what a disk image
+// taken now would boot). Pending writes are not copied.
+func (s *Store) Clone() *Store {
+	d := s.durable
+	d.records = maps.Clone(d.records)
+	d.faulty = maps.Clone(d.faulty)
+	return &Store{durable: d}
+}
+
+func (st *state) apply(op paxos.WriteOp) {
+	switch op.Kind {
+	case paxos.OpSetPromise:
+		if op.Ballot.Less(st.promise) {
+			panic(fmt.Sprintf("memstore: promise lowered %s -> %s", st.promise, op.Ballot))
+		}
+		st.promise = op.Ballot
+	case paxos.OpAccept, paxos.OpLearned:
+		if op.Slot >= st.floor {
+			st.records[op.Slot] = rec{ballot: op.Ballot, cmd: op.Command}
+			delete(st.faulty, op.Slot)
+		}
+	case paxos.OpSetChosenIndex:
+		st.chosen = max(st.chosen, op.Slot)
+	case paxos.OpTruncate, paxos.OpTrimmedTo:
+		if op.Slot <= st.floor {
+			return
+		}
+		st.floor = op.Slot
+		st.sealed = op.State
+		st.chosen = max(st.chosen, op.Slot-1)
+		for k := range st.records {
+			if k < st.floor {
+				delete(st.records, k)
+			}
+		}
+		for k := range st.faulty {
+			if k < st.floor {
+				delete(st.faulty, k)
+			}
+		}
+	default:
+		panic(fmt.Sprintf("memstore: unknown op %s", op.Kind))
+	}
+}
+
+// Rot destroys the value of the durable record at slot, keeping its
+// identity: boot then reports it as faulty(slot, ballot).
+func (s *Store) Rot(slot paxos.Slot) bool {
+	r, ok := s.durable.records[slot]
+	if !ok {
+		return false
+	}
+	delete(s.durable.records, slot)
+	if s.durable.faulty == nil {
+		s.durable.faulty = map[paxos.Slot]paxos.Ballot{}
+	}
+	s.durable.faulty[slot] = r.ballot
+	return true
+}
+
+// InitialState implements paxos.Storage.
+func (s *Store) InitialState() paxos.HardState {
+	return paxos.HardState{Promised: s.durable.promise, ChosenIndex: s.durable.chosen}
+}
+
+// FirstSlot implements paxos.Storage.
+func (s *Store) FirstSlot() paxos.Slot { return s.durable.floor }
+
+// LastSlot implements paxos.Storage.
+func (s *Store) LastSlot() paxos.Slot {
+	var last paxos.Slot
+	for k := range s.durable.records {
+		last = max(last, k)
+	}
+	for k := range s.durable.faulty {
+		last = max(last, k)
+	}
+	return last
+}
+
+// Accepted implements paxos.Storage.
+func (s *Store) Accepted(slot paxos.Slot) (paxos.Ballot, journal.Command, bool) {
+	r, ok := s.durable.records[slot]
+	return r.ballot, r.cmd, ok
+}
+
+// SealedState implements paxos.Storage.
+func (s *Store) SealedState() journal.State { return s.durable.sealed }
+
+// FaultyEntries implements paxos.Storage, in slot order.
+func (s *Store) FaultyEntries() []paxos.SlotBallot {
+	out := make([]paxos.SlotBallot, 0, len(s.durable.faulty))
+	for _, k := range slices.Sorted(maps.Keys(s.durable.faulty)) {
+		out = append(out, paxos.SlotBallot{Slot: k, Ballot: s.durable.faulty[k]})
+	}
+	return out
+}
+
+// Records returns the durable records in slot order (for audits).
+func (s *Store) Records() []paxos.SlotCommand {
+	out := make([]paxos.SlotCommand, 0, len(s.durable.records))
+	for _, k := range slices.Sorted(maps.Keys(s.durable.records)) {
+		r := s.durable.records[k]
+		out = append(out, paxos.SlotCommand{Slot: k, Ballot: r.ballot, Command: r.cmd})
+	}
+	return out
+}
+
+var _ paxos.Storage = (*Store)(nil)
