@@ -67,7 +67,7 @@ func systemFor(seed uint64) quorum.System {
 
 type gates struct {
 	paxos.Counters
-	restarts, crashesUnsynced int
+	restarts, crashesUnsynced, partitions int
 }
 
 func (g *gates) add(c paxos.Counters) {
@@ -166,7 +166,25 @@ func runSeed(t testing.TB, seed uint64, steps int, trace bool) gates {
 			}
 		}
 		switch r := rng.IntN(100); {
-		case r < 3:
+		case r < 2 && net.cut == nil:
+			// Partition: isolate the leader (or a random node) with perhaps
+			// one companion, so a deposed leader keeps proposing to a
+			// minority while the majority elects another.
+			net.cut = map[paxos.NodeID]bool{}
+			victim := pick()
+			if l := net.leader(); l != nil && rng.IntN(3) > 0 {
+				victim = l
+			}
+			net.cut[victim.id] = true
+			if len(net.nodes) > 3 && rng.IntN(2) == 0 {
+				net.cut[pick().id] = true
+			}
+			g.partitions++
+			net.logf("partition %v", net.cut)
+		case r < 6 && net.cut != nil:
+			net.cut = nil
+			net.logf("heal")
+		case r < 9:
 			tn := pick()
 			if tn.up {
 				g.add(tn.node.Counters())
@@ -178,7 +196,7 @@ func runSeed(t testing.TB, seed uint64, steps int, trace bool) gates {
 				}
 				net.crash(tn)
 			}
-		case r < 7:
+		case r < 13:
 			tn := pick()
 			if !tn.up {
 				g.restarts++
@@ -190,6 +208,7 @@ func runSeed(t testing.TB, seed uint64, steps int, trace bool) gates {
 		}
 	}
 	// Quiet tail: everyone up, no faults, until convergence.
+	net.cut = nil
 	for _, tn := range net.nodes {
 		if !tn.up {
 			g.restarts++
@@ -269,6 +288,7 @@ func TestCheckerRandomized(t *testing.T) {
 			total.add(g.Counters)
 			total.restarts += g.restarts
 			total.crashesUnsynced += g.crashesUnsynced
+			total.partitions += g.partitions
 		})
 		if !ok {
 			t.Fatalf("seed %d failed; replay with PAXOS_CHECK_SEED=%d", seed, seed)

@@ -44,14 +44,16 @@ type tnode struct {
 }
 
 type network struct {
-	t       testing.TB
-	cfg     quorum.System
-	mode    journal.WriterMode
-	opts    paxos.Options
-	nodes   []*tnode
-	pool    []paxos.Message
-	rng     *rand.Rand
-	trace   bool
+	t     testing.TB
+	cfg   quorum.System
+	mode  journal.WriterMode
+	opts  paxos.Options
+	nodes []*tnode
+	pool  []paxos.Message
+	rng   *rand.Rand
+	trace bool
+	// cut isolates a set of nodes: messages crossing it are lost.
+	cut     map[paxos.NodeID]bool
 	log     []string
 	oracles *oracles
 }
@@ -188,6 +190,10 @@ func (net *network) deliver(i int) {
 	net.pool = slices.Delete(net.pool, i, i+1)
 	tn := net.node(m.To)
 	if !tn.up {
+		return
+	}
+	if net.cut != nil && net.cut[m.From] != net.cut[m.To] {
+		net.logf("partitioned %s", m)
 		return
 	}
 	net.logf("deliver %s", m)
