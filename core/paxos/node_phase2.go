@@ -178,7 +178,7 @@ func (n *Node) decide(l *leading, s Slot) {
 // have been learned through catch-up rather than tallied) and forgets them.
 func (n *Node) releaseDecided(l *leading) {
 	c := n.rep.chosenIndex
-	for s := l.rs.log.base; s <= c && s < l.rs.log.end(); s++ {
+	for s := l.rs.log.base; s <= c && s < l.rs.log.end; s++ {
 		if r := l.rs.log.at(s); r.open {
 			r.open = false
 			if r.sent {

@@ -1,23 +1,36 @@
 package paxos
 
-// slotLog is a dense window of per-slot items starting at base. The zero T
-// means "nothing at this slot".
+// slotLog is a window of per-slot items from base to end, stored in
+// fixed-size chunks: growing never copies what is held (a flat slice's
+// growth memmoves the whole log), and dropping a prefix frees whole chunks.
+// The zero T means "nothing at this slot".
 type slotLog[T any] struct {
-	base  Slot // Invariant: base >= 1.
-	items []T
+	// Invariant: origin <= base <= end; origin is a multiple of
+	// slotChunkItems; chunks cover [origin, origin+len(chunks)*slotChunkItems).
+	origin Slot
+	base   Slot
+	end    Slot
+	chunks []*[slotChunkItems]T
 }
 
-func newSlotLog[T any](base Slot) slotLog[T] { return slotLog[T]{base: base} }
+const (
+	slotChunkBits  = 9
+	slotChunkItems = 1 << slotChunkBits
+	slotChunkMask  = slotChunkItems - 1
+)
 
-// end is one past the highest slot the window covers.
-func (l *slotLog[T]) end() Slot { return l.base + Slot(len(l.items)) }
+func newSlotLog[T any](base Slot) slotLog[T] {
+	o := base &^ slotChunkMask
+	return slotLog[T]{origin: o, base: base, end: base}
+}
 
 // at returns the item at s, or nil when s is outside the window.
 func (l *slotLog[T]) at(s Slot) *T {
-	if s < l.base || s >= l.end() {
+	if s < l.base || s >= l.end {
 		return nil
 	}
-	return &l.items[s-l.base]
+	i := s - l.origin
+	return &l.chunks[i>>slotChunkBits][i&slotChunkMask]
 }
 
 // ensure grows the window to cover s and returns its item. s >= base.
@@ -25,11 +38,14 @@ func (l *slotLog[T]) ensure(s Slot) *T {
 	if s < l.base {
 		panic("paxos: slotLog.ensure below base")
 	}
-	for s >= l.end() {
-		var zero T
-		l.items = append(l.items, zero)
+	i := s - l.origin
+	for int(i>>slotChunkBits) >= len(l.chunks) {
+		l.chunks = append(l.chunks, new([slotChunkItems]T))
 	}
-	return &l.items[s-l.base]
+	if s >= l.end {
+		l.end = s + 1
+	}
+	return &l.chunks[i>>slotChunkBits][i&slotChunkMask]
 }
 
 // dropBelow forgets every slot below s and moves base to s.
@@ -37,20 +53,25 @@ func (l *slotLog[T]) dropBelow(s Slot) {
 	if s <= l.base {
 		return
 	}
-	if s >= l.end() {
-		clear(l.items)
-		l.items = l.items[:0]
-		l.base = s
-		return
-	}
-	k := int(s - l.base)
 	var zero T
-	for i := range k {
-		l.items[i] = zero
-	}
-	l.items = l.items[k:]
-	if cap(l.items) > 64 && len(l.items) < cap(l.items)/4 {
-		l.items = append(make([]T, 0, 2*len(l.items)+8), l.items...)
+	for x := l.base; x < s && x < l.end; x++ {
+		*l.at(x) = zero
 	}
 	l.base = s
+	if l.end < s {
+		l.end = s
+	}
+	k := int((s - l.origin) >> slotChunkBits)
+	if k > len(l.chunks) {
+		k = len(l.chunks)
+	}
+	if k > 0 {
+		clear(l.chunks[:k])
+		l.chunks = l.chunks[k:]
+		l.origin += Slot(k) << slotChunkBits
+	}
+	if len(l.chunks) == 0 {
+		l.chunks = nil
+		l.origin = s &^ slotChunkMask
+	}
 }

@@ -1,0 +1,118 @@
+package paxos_test
+
+// BenchmarkNodeThroughput measures the core alone: three nodes in memory,
+// storage writes dropped (the core's cost, not a disk's), every message
+// delivered at once. The leader proposes single-record entries, one per
+// Ready or 64 per Ready, and the benchmark reports chosen slots per second
+// and allocations per slot for the whole cell (all three nodes' CPU; the
+// leader's share is below it).
+
+import (
+	"testing"
+	"time"
+
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/paxos"
+	"github.com/parosdb/paros/storage/memstore"
+)
+
+type benchCell struct {
+	nodes []*paxos.Node
+	queue []paxos.Message
+	next  []paxos.Message
+	// leaderTime accumulates wall time spent inside the leader's calls
+	// (node 1), so the leader's share of the cell's CPU is reported apart.
+	leaderTime time.Duration
+}
+
+func newBenchCell(b *testing.B) *benchCell {
+	sys := majority(3)
+	c := &benchCell{}
+	for _, id := range sys.Members() {
+		n, err := paxos.NewNode(paxos.Config{ID: id, Acceptors: sys, Mode: journal.ModeSingle},
+			paxos.Options{PipelineWindow: 4096, ProposeQueueMax: 8192}, memstore.New())
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.nodes = append(c.nodes, n)
+	}
+	for !c.nodes[0].IsLeader() {
+		c.nodes[0].Tick()
+		c.pump()
+	}
+	c.pump()
+	return c
+}
+
+// pump drains every node's Ready and delivers messages until quiet.
+func (c *benchCell) pump() {
+	for {
+		for i, n := range c.nodes {
+			var t0 time.Time
+			if i == 0 {
+				t0 = time.Now()
+			}
+			if n.HasReady() {
+				rd := n.Ready()
+				c.queue = append(c.queue, rd.Messages...)
+				n.Advance()
+			}
+			if i == 0 {
+				c.leaderTime += time.Since(t0)
+			}
+		}
+		if len(c.queue) == 0 {
+			return
+		}
+		c.queue, c.next = c.next[:0], c.queue
+		for i := range c.next {
+			m := &c.next[i]
+			if m.To == 1 {
+				t0 := time.Now()
+				c.nodes[0].Step(*m)
+				c.leaderTime += time.Since(t0)
+				continue
+			}
+			c.nodes[m.To-1].Step(*m)
+		}
+		clear(c.next)
+	}
+}
+
+func benchPropose(b *testing.B, perReady int) {
+	c := newBenchCell(b)
+	leader := c.nodes[0]
+	uuid := journal.LeaderUUID{Hi: 1, Lo: 1}
+	leader.ProposeControl(journal.SetLeader(uuid, journal.LeaderUUID{}))
+	c.pump()
+	rec := [][]byte{make([]byte, 64)}
+	next := leader.State().NextSeq
+	start := leader.ChosenIndex()
+	b.ReportAllocs()
+	c.leaderTime = 0
+	b.ResetTimer()
+	for i := 0; i < b.N; i += perReady {
+		for k := 0; k < perReady && i+k < b.N; k++ {
+			t0 := time.Now()
+			res := leader.Propose(journal.Entry{Leader: uuid, Seq: next, Records: rec})
+			c.leaderTime += time.Since(t0)
+			if res.Status != paxos.Proposed {
+				b.Fatalf("propose: %v", res.Status)
+			}
+			next++
+		}
+		c.pump()
+	}
+	b.StopTimer()
+	slots := float64(leader.ChosenIndex() - start)
+	if int(slots) != b.N {
+		b.Fatalf("chose %v slots, want %d", slots, b.N)
+	}
+	b.ReportMetric(slots/b.Elapsed().Seconds(), "slots/s")
+	b.ReportMetric(float64(c.leaderTime.Nanoseconds())/slots, "leader-ns/slot")
+}
+
+func BenchmarkNodeThroughput(b *testing.B) {
+	b.Run("single", func(b *testing.B) { benchPropose(b, 1) })
+	b.Run("batch64", func(b *testing.B) { benchPropose(b, 64) })
+}
