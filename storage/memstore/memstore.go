@@ -15,6 +15,7 @@ import (
 
 	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/core/paxos"
+	"github.com/parosdb/paros/storage"
 )
 
 type rec struct {
@@ -23,6 +24,7 @@ type rec struct {
 }
 
 type state struct {
+	marker  *storage.Marker
 	promise paxos.Ballot
 	chosen  paxos.Slot
 	floor   paxos.Slot
@@ -35,6 +37,10 @@ type state struct {
 type Store struct {
 	durable state
 	pending [][]paxos.WriteOp
+	// failed: an injected write or sync error; the store refuses writes
+	// until Reopen, like a real one after fsyncgate.
+	failed   bool
+	failNext error
 	// Syncs counts Sync calls that made something durable.
 	Syncs int
 }
@@ -79,8 +85,116 @@ func (s *Store) Clone() *Store {
 	d := s.durable
 	d.records = maps.Clone(d.records)
 	d.faulty = maps.Clone(d.faulty)
+	if d.marker != nil {
+		m := *d.marker
+		m.Members = slices.Clone(m.Members)
+		d.marker = &m
+	}
 	return &Store{durable: d}
 }
+
+// Wipe loses the whole disk, format marker included (a replaced or wiped
+// drive). A member booting from it must be refused as amnesia.
+func (s *Store) Wipe() {
+	*s = *New()
+}
+
+// FailNext makes the next Apply fail with err (outcome unknown when it was a
+// sync). The store then refuses writes until Reopen.
+func (s *Store) FailNext(err error) { s.failNext = err }
+
+// Reopen clears a failure, as reopening a real store after a crash does;
+// unsynced writes are dropped.
+func (s *Store) Reopen() {
+	s.Crash()
+	s.failed, s.failNext = false, nil
+}
+
+// Boot implements storage.LogStore: the durable state as the core sees it.
+func (s *Store) Boot() (*storage.BootState, error) {
+	b := &storage.BootState{Hard: s.InitialState(), Floor: s.durable.floor, Sealed: s.durable.sealed,
+		Records: s.Records(), Faulty: s.FaultyEntries()}
+	if s.durable.marker != nil {
+		m := *s.durable.marker
+		m.Members = slices.Clone(m.Members)
+		b.Marker = &m
+	}
+	return b, nil
+}
+
+// Format implements storage.LogStore. The marker is durable at once.
+func (s *Store) Format(m storage.Marker) error {
+	if s.durable.marker != nil {
+		return fmt.Errorf("%w: %s", storage.ErrFormatted, s.durable.marker)
+	}
+	if err := m.Validate(); err != nil {
+		return err
+	}
+	m.Members = slices.Clone(m.Members)
+	s.durable.marker = &m
+	return nil
+}
+
+// Apply implements storage.LogStore: the batch is appended, and synced
+// (with every earlier batch) when sync is set.
+func (s *Store) Apply(ops []paxos.WriteOp, sync bool) error {
+	if s.failed {
+		return storage.ErrFailed
+	}
+	if err := s.failNext; err != nil {
+		s.failNext, s.failed = nil, true
+		outcome := storage.OutcomeLost
+		if sync {
+			outcome = storage.OutcomeUnknown
+		}
+		return &storage.IOError{Op: "sync", Outcome: outcome, Err: err}
+	}
+	s.Append(ops)
+	if sync {
+		s.Sync()
+	}
+	return nil
+}
+
+// Scrub implements storage.LogStore.
+func (s *Store) Scrub(from paxos.Slot, count int) ([]storage.ScrubEntry, error) {
+	var out []storage.ScrubEntry
+	keys := slices.Sorted(maps.Keys(s.durable.records))
+	keys = append(keys, slices.Sorted(maps.Keys(s.durable.faulty))...)
+	slices.Sort(keys)
+	for _, k := range keys {
+		if k < from || len(out) >= count {
+			continue
+		}
+		if r, ok := s.durable.records[k]; ok {
+			out = append(out, storage.ScrubEntry{Slot: k, Ballot: r.ballot, Hash: storage.CRC32C(storage.AppendCommand(nil, r.cmd))})
+		} else {
+			out = append(out, storage.ScrubEntry{Slot: k, Ballot: s.durable.faulty[k], Damaged: true})
+		}
+	}
+	return out, nil
+}
+
+// Rewrite implements storage.LogStore: a damaged or healthy record at slot
+// gets cmd as its value, keeping ballot. Durable at once.
+func (s *Store) Rewrite(slot paxos.Slot, ballot paxos.Ballot, cmd journal.Command) error {
+	if s.failed {
+		return storage.ErrFailed
+	}
+	_, held := s.durable.records[slot]
+	fb, faulty := s.durable.faulty[slot]
+	if !held && !faulty {
+		return fmt.Errorf("paros/memstore: rewrite of slot %d, which holds no record", slot)
+	}
+	if faulty && fb != ballot {
+		return fmt.Errorf("paros/memstore: rewrite of slot %d at ballot %s, record is at %s", slot, ballot, fb)
+	}
+	s.durable.records[slot] = rec{ballot: ballot, cmd: cmd}
+	delete(s.durable.faulty, slot)
+	return nil
+}
+
+var _ storage.LogStore = (*Store)(nil)
 
 func (st *state) apply(op paxos.WriteOp) {
 	switch op.Kind {
