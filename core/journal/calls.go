@@ -78,7 +78,8 @@ type Reply struct {
 
 // Ambiguous reports whether the call may or may not have taken effect.
 func (r Reply) Ambiguous() bool {
-	return r.Outcome.Kind == OutcomeInvalid && r.NoVerdict != NotLeader && r.NoVerdict != UnknownJournal && r.NoVerdict != TooLarge ||
+	return r.Outcome.Kind == OutcomeInvalid && r.NoVerdict != NotLeader && r.NoVerdict != UnknownJournal &&
+		r.NoVerdict != TooLarge && r.NoVerdict != Busy ||
 		r.Outcome.Kind == Unheld
 }
 
@@ -96,8 +97,11 @@ const (
 	// Lost: the proposal's slot was decided for another command or the
 	// leader lost office before it applied; the call may still take effect.
 	Lost
-	// Unavailable: the journal is quarantined or the process is stopping.
+	// Unavailable: the journal is quarantined or the process is stopping;
+	// a call parked before the fault may still take effect (ambiguous).
 	Unavailable
+	// Busy: the leader's proposal queue is full; nothing was proposed.
+	Busy
 )
 
 // ReadReply answers a Read. Served=false means this server could not confirm

@@ -1,0 +1,172 @@
+package host
+
+import (
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/paxos"
+)
+
+// OnCall takes one client call. Write, Truncate and SetLeader are proposed
+// and parked until their slot applies (or redirected when this node does
+// not lead); Read opens a quorum read; Inspect answers at once.
+func (h *Host) OnCall(c Call) {
+	if h.stopped {
+		h.reply(c.ID, unavailable(c))
+		return
+	}
+	j := h.journal(c.Journal())
+	if j == nil || !c.Journal().IsSet() {
+		h.reply(c.ID, unknownJournal(c))
+		return
+	}
+	if c.Kind == CallInspect {
+		h.reply(c.ID, Response{Kind: CallInspect, Inspect: h.inspect(j)})
+		return
+	}
+	if j.status != Live {
+		h.reply(c.ID, unavailable(c))
+		return
+	}
+	switch c.Kind {
+	case CallWrite:
+		w := c.Write
+		bytes := 0
+		for _, r := range w.Records {
+			bytes += len(r)
+		}
+		if len(w.Records) > h.tun.BatchRecordsMax || bytes > h.tun.BatchBytesMax {
+			h.reply(c.ID, Response{Kind: CallWrite, Reply: journal.Reply{NoVerdict: journal.TooLarge}})
+			return
+		}
+		h.propose(j, c, journal.Write(journal.Entry{Leader: w.Leader, Seq: w.Seq, Records: w.Records}))
+	case CallTruncate:
+		h.propose(j, c, journal.Truncate(c.Truncate.Leader, c.Truncate.UpTo))
+	case CallSetLeader:
+		h.propose(j, c, journal.SetLeader(c.SetLeader.New, c.SetLeader.Old))
+	case CallRead:
+		h.openRead(j, &parkedRead{id: c.ID, req: c.Read, waitTill: h.now + h.waitTicks(c.Read.WaitMs)})
+	}
+	h.drain(j)
+	h.flush()
+}
+
+func unavailable(c Call) Response {
+	if c.Kind == CallRead {
+		return Response{Kind: CallRead, Read: journal.ReadReply{FromSeq: c.Read.FromSeq}}
+	}
+	return Response{Kind: c.Kind, Reply: journal.Reply{NoVerdict: journal.Unavailable}}
+}
+
+func unknownJournal(c Call) Response {
+	switch c.Kind {
+	case CallRead:
+		return Response{Kind: CallRead, Read: journal.ReadReply{UnknownJournal: true, FromSeq: c.Read.FromSeq}}
+	case CallInspect:
+		return Response{Kind: CallInspect, Inspect: InspectReply{UnknownJournal: true}}
+	}
+	return Response{Kind: c.Kind, Reply: journal.Reply{NoVerdict: journal.UnknownJournal}}
+}
+
+func (h *Host) waitTicks(ms uint32) uint64 {
+	w := min(int(ms), h.tun.WaitMsMax)
+	return uint64((w + h.tun.TickMs - 1) / h.tun.TickMs)
+}
+
+// propose hands a command to the node and parks the call on its slot.
+func (h *Host) propose(j *journalRT, c Call, cmd journal.Command) {
+	var res paxos.ProposeResult
+	if cmd.Kind == journal.KindWrite {
+		res = j.node.Propose(cmd.Entry)
+	} else {
+		res = j.node.ProposeControl(cmd)
+	}
+	switch res.Status {
+	case paxos.Proposed:
+		if old, ok := j.calls[res.Slot]; ok {
+			// A slot is allocated once per leadership; a second call on it
+			// means an earlier leadership's parked call lost its slot.
+			h.lose(old)
+		}
+		j.calls[res.Slot] = &parkedCall{id: c.ID, kind: c.Kind, cmd: cmd, slot: res.Slot,
+			deadline: h.now + uint64(h.tun.CallTimeoutTicks)}
+	case paxos.NotLeader:
+		h.counters.Redirects++
+		h.reply(c.ID, Response{Kind: c.Kind, Reply: journal.Reply{NoVerdict: journal.NotLeader, LeaderHint: uint64(res.LeaderHint)}})
+	default: // Busy: nothing was proposed
+		h.reply(c.ID, Response{Kind: c.Kind, Reply: journal.Reply{NoVerdict: journal.Busy, LeaderHint: uint64(res.LeaderHint)}})
+	}
+}
+
+// answerCommitted answers the call parked on a released slot with the
+// verdict the slot folded to — or, when the slot was decided for another
+// command, as lost (ambiguous: a redirect, never a false commit).
+func (h *Host) answerCommitted(j *journalRT, c paxos.Committed) {
+	p, ok := j.calls[c.Slot]
+	if !ok {
+		return
+	}
+	delete(j.calls, c.Slot)
+	if !c.Command.Equal(p.cmd) {
+		h.lose(p)
+		return
+	}
+	h.reply(p.id, Response{Kind: p.kind, Reply: journal.Reply{Outcome: c.Outcome, LeaderHint: uint64(j.node.LeaderHint())}})
+}
+
+func (h *Host) lose(p *parkedCall) {
+	h.counters.CallsLost++
+	h.reply(p.id, Response{Kind: p.kind, Reply: journal.Reply{NoVerdict: journal.Lost}})
+}
+
+// abandonJumped answers calls whose slot this node folded past without a
+// verdict (a trim-point jump skips slots): ambiguous.
+func (h *Host) abandonJumped(j *journalRT) {
+	if len(j.calls) == 0 {
+		return
+	}
+	applied := j.node.Applied()
+	for _, s := range sortedSlots(j.calls) {
+		if s > applied {
+			break
+		}
+		if len(j.batches) > 0 {
+			return // verdicts for these may still be in a held batch
+		}
+		h.lose(j.calls[s])
+		delete(j.calls, s)
+	}
+}
+
+// expireCalls answers calls parked longer than CallTimeoutTicks: ambiguous.
+func (h *Host) expireCalls(j *journalRT) {
+	for _, s := range sortedSlots(j.calls) {
+		if p := j.calls[s]; h.now >= p.deadline {
+			h.lose(p)
+			delete(j.calls, s)
+		}
+	}
+	kept := j.reads[:0]
+	for _, r := range j.reads {
+		if r.ctx == 0 && h.now >= r.waitTill {
+			// The long-poll ends with an empty, served page: the read was
+			// confirmed when it parked, and nothing landed since.
+			h.counters.ReadsServed++
+			h.answerRead(r, journal.ReadReply{Served: true, FromSeq: r.req.FromSeq, View: j.node.State().View()})
+			continue
+		}
+		kept = append(kept, r)
+	}
+	clear(j.reads[len(kept):])
+	j.reads = kept
+}
+
+func (h *Host) inspect(j *journalRT) InspectReply {
+	r := InspectReply{Node: h.id, Quarantined: j.status == Quarantined}
+	if j.status != Live {
+		r.Role = j.status.String()
+		return r
+	}
+	n := j.node
+	r.Role, r.Leader, r.Promised = n.Role(), n.LeaderHint(), n.Promised()
+	r.ChosenIndex, r.Applied, r.Floor, r.State = n.ChosenIndex(), n.Applied(), n.Floor(), n.State().View()
+	return r
+}

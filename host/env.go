@@ -1,0 +1,43 @@
+package host
+
+import (
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/paxos"
+	"github.com/parosdb/paros/storage"
+)
+
+// Envelope is one protocol message with the journal it belongs to. The
+// journal id rides every message so the receiving host routes before a core
+// sees a byte.
+type Envelope struct {
+	Journal journal.ID
+	Msg     paxos.Message
+}
+
+// Token names one persisted batch; OnPersisted reports it back.
+type Token uint64
+
+// CallID names one client call; Env.Reply answers it.
+type CallID uint64
+
+// Env is how a host acts on the world. Every method returns at once: the
+// host's loop never blocks.
+type Env interface {
+	// Send hands one Deliver (a batch of envelopes, possibly of several
+	// journals) to the transport for peer to. Delivery is best effort.
+	Send(to paxos.NodeID, batch []Envelope)
+	// Persist applies ops to journal j's store in order after every
+	// earlier Persist of j, synced when sync is set, and reports back with
+	// OnPersisted(t, err). The host does not touch ops afterwards.
+	Persist(t Token, j journal.ID, ops []paxos.WriteOp, sync bool)
+	// Reply answers a client call. Every call is answered exactly once.
+	Reply(id CallID, r Response)
+	// BootStore scans journal j's store (synchronously; boot only).
+	BootStore(j journal.ID) (*storage.BootState, error)
+	// FormatStore writes journal j's format marker (first boot only).
+	FormatStore(j journal.ID, m storage.Marker) error
+	// ReopenStore reopens a store after a fault (quarantine's end).
+	ReopenStore(j journal.ID) error
+	// Rand draws 64 random bits (election jitter, read contexts).
+	Rand() uint64
+}

@@ -1,0 +1,266 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/paxos"
+	"github.com/parosdb/paros/core/quorum"
+	"github.com/parosdb/paros/storage"
+)
+
+// Host is one process: a node id, a table of journals, peer mailboxes.
+type Host struct {
+	id        paxos.NodeID
+	env       Env
+	tun       Tunables
+	journals  []*journalRT // sorted by journal id
+	tokens    map[Token]journal.ID
+	mailboxes map[paxos.NodeID]*mailbox
+	peers     []paxos.NodeID // sorted: every member of every journal but this node
+	now       uint64
+	token     Token
+	lastFault error
+	stopped   bool
+	counters  Counters
+	observer  Observer
+}
+
+// Counters are observation only.
+type Counters struct {
+	Persists, Delivers, Evictions, Dropped     uint64
+	Quarantines, Reopens, BootRefusals         uint64
+	CallsAnswered, CallsLost, Redirects        uint64
+	ReadsServed, ReadsUnserved, ReadsTruncated uint64
+}
+
+// Observer sees what a host decides, for the simulator's audit. It must
+// return nothing and change nothing: deleting every call leaves the host
+// bit-identical.
+type Observer interface {
+	// Committed is a slot folded on this node, released once durable.
+	Committed(node paxos.NodeID, j journal.ID, c paxos.Committed)
+}
+
+// ErrStopped: every journal of the process is down or quarantined, so the
+// process stops (fail-stop), naming the last fault.
+var ErrStopped = errors.New("paros/host: every journal is down")
+
+// New builds a host for node id serving the given journals, and boots each.
+// Boot refusals leave the journal Down; Err reports why.
+func New(id paxos.NodeID, env Env, tun Tunables, specs []JournalSpec) (*Host, error) {
+	if err := tun.Validate(); err != nil {
+		return nil, err
+	}
+	h := &Host{id: id, env: env, tun: tun.withDefaults(), tokens: map[Token]journal.ID{},
+		mailboxes: map[paxos.NodeID]*mailbox{}}
+	seen := map[journal.ID]bool{}
+	for _, s := range specs {
+		if !s.ID.IsSet() {
+			return nil, fmt.Errorf("paros/host: journal id %s is unset", s.ID)
+		}
+		if seen[s.ID] {
+			return nil, fmt.Errorf("paros/host: journal %s listed twice", s.ID)
+		}
+		seen[s.ID] = true
+		sys, err := quorum.New(s.Members, s.Quorum)
+		if err != nil {
+			return nil, fmt.Errorf("paros/host: journal %s: %w", s.ID, err)
+		}
+		cfg := paxos.Config{ID: id, Acceptors: sys, Mode: s.Mode}
+		if err := cfg.Validate(); err != nil {
+			return nil, fmt.Errorf("paros/host: journal %s: %w", s.ID, err)
+		}
+		j := &journalRT{spec: s, cfg: cfg, marker: s.marker(id)}
+		h.journals = append(h.journals, j)
+		for _, m := range sys.Members() {
+			if m != id && !slices.Contains(h.peers, m) {
+				h.peers = append(h.peers, m)
+			}
+		}
+	}
+	slices.SortFunc(h.journals, func(a, b *journalRT) int { return idLess(a.spec.ID, b.spec.ID) })
+	slices.Sort(h.peers)
+	for _, j := range h.journals {
+		h.boot(j, j.spec.Claim)
+	}
+	h.checkStopped()
+	h.flush()
+	return h, nil
+}
+
+// SetObserver installs the audit observer (simulator only).
+func (h *Host) SetObserver(o Observer) { h.observer = o }
+
+// ID is this process's node id.
+func (h *Host) ID() paxos.NodeID { return h.id }
+
+// Now is the host's tick count.
+func (h *Host) Now() uint64 { return h.now }
+
+// Counters returns the host's counters.
+func (h *Host) Counters() Counters { return h.counters }
+
+// Stopped reports whether the process stopped, and the last fault.
+func (h *Host) Stopped() (bool, error) { return h.stopped, h.lastFault }
+
+// Journals lists the journal ids served, sorted.
+func (h *Host) Journals() []journal.ID {
+	out := make([]journal.ID, len(h.journals))
+	for i, j := range h.journals {
+		out[i] = j.spec.ID
+	}
+	return out
+}
+
+// Status reports a journal's status and its last fault.
+func (h *Host) Status(id journal.ID) (JournalStatus, error) {
+	if j := h.journal(id); j != nil {
+		return j.status, j.fault
+	}
+	return 0, nil
+}
+
+// Node exposes a live journal's core node for audits (read only).
+func (h *Host) Node(id journal.ID) *paxos.Node {
+	if j := h.journal(id); j != nil && j.status == Live {
+		return j.node
+	}
+	return nil
+}
+
+func (h *Host) journal(id journal.ID) *journalRT {
+	i, ok := slices.BinarySearchFunc(h.journals, id, func(j *journalRT, id journal.ID) int { return idLess(j.spec.ID, id) })
+	if !ok {
+		return nil
+	}
+	return h.journals[i]
+}
+
+func (h *Host) nextToken() Token {
+	h.token++
+	return h.token
+}
+
+// OnDeliver routes every envelope of a Deliver to its journal's node. An
+// unknown, quarantined or down journal drops the message: the sender's
+// resend repairs.
+func (h *Host) OnDeliver(from paxos.NodeID, batch []Envelope) {
+	if h.stopped {
+		return
+	}
+	h.counters.Delivers++
+	for _, e := range batch {
+		j := h.journal(e.Journal)
+		if j == nil || j.status != Live || e.Msg.From != from || e.Msg.To != h.id {
+			h.counters.Dropped++
+			continue
+		}
+		j.node.Step(e.Msg)
+		h.drain(j)
+	}
+	h.flush()
+}
+
+// OnTick advances logical time: every live node ticks, parked calls and
+// long-polls time out, quarantined journals come back when due.
+func (h *Host) OnTick() {
+	if h.stopped {
+		return
+	}
+	h.now++
+	for _, j := range h.journals {
+		switch j.status {
+		case Live:
+			j.node.Tick()
+			h.expireCalls(j)
+			h.drain(j)
+		case Quarantined:
+			if h.now >= j.reopenAt {
+				h.counters.Reopens++
+				if err := h.env.ReopenStore(j.spec.ID); err != nil {
+					h.down(j, fmt.Errorf("reopen journal %s: %w", j.spec.ID, err))
+					continue
+				}
+				h.boot(j, storage.ClaimExistingMember)
+			}
+		}
+	}
+	h.checkStopped()
+	h.flush()
+}
+
+// OnPersisted reports that the batch named t is durable (err nil) or that
+// its journal's store failed (the journal is quarantined).
+func (h *Host) OnPersisted(t Token, err error) {
+	if h.stopped {
+		return
+	}
+	jid, ok := h.tokens[t]
+	if !ok {
+		return // a batch of an incarnation that was quarantined meanwhile
+	}
+	if j := h.journal(jid); j != nil && j.status == Live {
+		h.onPersisted(j, t, err)
+	}
+	h.checkStopped()
+	h.flush()
+}
+
+func (h *Host) checkStopped() {
+	if h.stopped || len(h.journals) == 0 {
+		return
+	}
+	for _, j := range h.journals {
+		if j.status == Live {
+			return
+		}
+	}
+	h.stopped = true
+	if h.lastFault == nil {
+		h.lastFault = ErrStopped
+	}
+	h.lastFault = fmt.Errorf("%w: %w", ErrStopped, h.lastFault)
+}
+
+// enqueue queues a message on its peer's mailbox.
+func (h *Host) enqueue(j *journalRT, m paxos.Message) {
+	mb := h.mailboxes[m.To]
+	if mb == nil {
+		mb = &mailbox{}
+		h.mailboxes[m.To] = mb
+	}
+	if mb.push(j.spec.ID, m, h.tun.LaneMessagesMax) {
+		h.counters.Evictions++
+	}
+}
+
+// flush sends up to FlushDeliversMax Delivers to each peer, in peer order.
+func (h *Host) flush() {
+	for _, p := range h.peers {
+		mb := h.mailboxes[p]
+		if mb == nil {
+			continue
+		}
+		for range h.tun.FlushDeliversMax {
+			batch := mb.take(h.tun.DeliveryBatch)
+			if len(batch) == 0 {
+				break
+			}
+			h.env.Send(p, batch)
+		}
+	}
+}
+
+func (h *Host) reply(id CallID, r Response) {
+	h.counters.CallsAnswered++
+	h.env.Reply(id, r)
+}
+
+func (h *Host) observeCommitted(j *journalRT, c paxos.Committed) {
+	if h.observer != nil {
+		h.observer.Committed(h.id, j.spec.ID, c)
+	}
+}

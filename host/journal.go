@@ -1,0 +1,264 @@
+package host
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/paxos"
+	"github.com/parosdb/paros/core/quorum"
+	"github.com/parosdb/paros/storage"
+)
+
+// JournalSpec is how a process serves one journal: its identity, its
+// configuration (recorded in the store's format marker) and the operator's
+// claim about the store.
+type JournalSpec struct {
+	ID      journal.ID
+	Members []paxos.NodeID
+	Quorum  quorum.Spec
+	Mode    journal.WriterMode
+	Claim   storage.Claim
+}
+
+// JournalStatus is where a journal's incarnation stands.
+type JournalStatus uint8
+
+const (
+	// Live: the journal's node runs.
+	Live JournalStatus = iota + 1
+	// Quarantined: a storage fault ended the incarnation; the journal is
+	// reopened from its store after QuarantineTicks.
+	Quarantined
+	// Down: the store refused to boot (amnesia, configuration mismatch,
+	// corruption): down for good, it never sends again.
+	Down
+)
+
+func (s JournalStatus) String() string {
+	switch s {
+	case Live:
+		return "live"
+	case Quarantined:
+		return "quarantined"
+	case Down:
+		return "down"
+	}
+	return "status(?)"
+}
+
+// pending is one Ready's effects waiting for its writes to be durable.
+type pending struct {
+	token     Token
+	durable   bool
+	msgs      []paxos.Message
+	committed []paxos.Committed
+	reads     []paxos.ReadState
+}
+
+// parkedCall is a Write, Truncate or SetLeader waiting for its slot.
+type parkedCall struct {
+	id       CallID
+	kind     CallKind
+	cmd      journal.Command
+	slot     paxos.Slot
+	deadline uint64
+}
+
+// parkedRead is a Read: confirming (a quorum read is open under ctx) or
+// waiting at the tail for records to land (ctx 0).
+type parkedRead struct {
+	id       CallID
+	req      journal.ReadRequest
+	ctx      uint64
+	waitTill uint64 // tick when the long-poll ends
+	answered bool
+}
+
+// journalRT is one journal's incarnation on this process.
+type journalRT struct {
+	spec      JournalSpec
+	cfg       paxos.Config
+	marker    storage.Marker
+	status    JournalStatus
+	fault     error
+	node      *paxos.Node
+	batches   []*pending // oldest first
+	calls     map[paxos.Slot]*parkedCall
+	reads     []*parkedRead // arrival order
+	reopenAt  uint64
+	draining  bool
+	incarnate int
+}
+
+func (s JournalSpec) marker(node paxos.NodeID) storage.Marker {
+	members := slices.Clone(s.Members)
+	slices.Sort(members)
+	return storage.Marker{Journal: s.ID, Node: node, Members: members, Quorum: s.Quorum, Mode: s.Mode}
+}
+
+// boot opens the journal's store, checks the operator's claim against the
+// format marker (storage.CheckBoot), and starts a node. A refusal leaves
+// the journal Down with the reason.
+func (h *Host) boot(j *journalRT, claim storage.Claim) {
+	j.incarnate++
+	bs, err := h.env.BootStore(j.spec.ID)
+	if err != nil {
+		h.down(j, fmt.Errorf("boot journal %s: %w", j.spec.ID, err))
+		return
+	}
+	decision, err := storage.CheckBoot(claim, bs.Marker, j.marker)
+	if err != nil {
+		h.down(j, fmt.Errorf("boot journal %s: %w", j.spec.ID, err))
+		return
+	}
+	if decision == storage.DecideFormat {
+		if err := h.env.FormatStore(j.spec.ID, j.marker); err != nil {
+			h.down(j, fmt.Errorf("format journal %s: %w", j.spec.ID, err))
+			return
+		}
+		if bs, err = h.env.BootStore(j.spec.ID); err != nil {
+			h.down(j, fmt.Errorf("boot journal %s after format: %w", j.spec.ID, err))
+			return
+		}
+	}
+	n, err := paxos.NewNode(j.cfg, h.tun.coreOptions(), bs)
+	if err != nil {
+		h.down(j, fmt.Errorf("start journal %s: %w", j.spec.ID, err))
+		return
+	}
+	j.node, j.status, j.fault = n, Live, nil
+	j.calls = map[paxos.Slot]*parkedCall{}
+	h.drain(j)
+}
+
+func (h *Host) down(j *journalRT, err error) {
+	j.status, j.fault, j.node = Down, err, nil
+	h.lastFault = err
+	h.counters.BootRefusals++
+}
+
+// quarantine ends a journal's incarnation after a storage fault: the node is
+// dropped (it sends nothing more), parked calls are answered ambiguously,
+// its queued messages are dropped, and it reopens after QuarantineTicks.
+func (h *Host) quarantine(j *journalRT, err error) {
+	h.counters.Quarantines++
+	h.lastFault = err
+	j.status, j.fault, j.node = Quarantined, err, nil
+	j.reopenAt = h.now + uint64(h.tun.QuarantineTicks)
+	for _, tok := range j.tokens() {
+		delete(h.tokens, tok)
+	}
+	j.batches = nil
+	for _, s := range sortedSlots(j.calls) {
+		c := j.calls[s]
+		h.reply(c.id, Response{Kind: c.kind, Reply: journal.Reply{NoVerdict: journal.Unavailable}})
+	}
+	j.calls = map[paxos.Slot]*parkedCall{}
+	for _, r := range j.reads {
+		h.answerRead(r, journal.ReadReply{FromSeq: r.req.FromSeq})
+	}
+	j.reads = nil
+	for _, mb := range h.mailboxes {
+		mb.drop(j.spec.ID)
+	}
+}
+
+func (j *journalRT) tokens() []Token {
+	out := make([]Token, 0, len(j.batches))
+	for _, b := range j.batches {
+		out = append(out, b.token)
+	}
+	return out
+}
+
+func sortedSlots(m map[paxos.Slot]*parkedCall) []paxos.Slot {
+	out := make([]paxos.Slot, 0, len(m))
+	for s := range m {
+		out = append(out, s)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// drain takes every Ready of the journal's node: copies the buckets,
+// advances, persists the writes, sends EarlyOK messages at once and holds
+// the rest, then releases whatever is durable.
+func (h *Host) drain(j *journalRT) {
+	if j.draining {
+		return
+	}
+	j.draining = true
+	defer func() { j.draining = false }()
+	for j.status == Live && j.node.HasReady() {
+		rd := j.node.Ready()
+		b := &pending{token: h.nextToken(), durable: len(rd.Writes) == 0}
+		for _, m := range rd.Messages {
+			if m.EarlyOK() {
+				h.enqueue(j, m)
+			} else {
+				b.msgs = append(b.msgs, m)
+			}
+		}
+		b.committed = slices.Clone(rd.Committed)
+		b.reads = slices.Clone(rd.ReadStates)
+		var ops []paxos.WriteOp
+		if len(rd.Writes) > 0 {
+			ops = slices.Clone(rd.Writes)
+		}
+		sync := rd.MustSync
+		j.node.Advance()
+		if j.node.WantsElectionTimeout() {
+			base := h.tun.ElectionTicks
+			j.node.SetElectionTimeout(base + int(h.env.Rand()%uint64(base)))
+		}
+		j.batches = append(j.batches, b)
+		if ops != nil {
+			h.tokens[b.token] = j.spec.ID
+			h.counters.Persists++
+			h.env.Persist(b.token, j.spec.ID, ops, sync)
+		}
+		h.release(j)
+	}
+}
+
+// release hands out the effects of every batch at the head of the queue
+// that is durable, in batch order: messages, then verdicts, then reads.
+func (h *Host) release(j *journalRT) {
+	for j.status == Live && len(j.batches) > 0 && j.batches[0].durable {
+		b := j.batches[0]
+		j.batches[0] = nil
+		j.batches = j.batches[1:]
+		for _, m := range b.msgs {
+			h.enqueue(j, m)
+		}
+		for _, c := range b.committed {
+			h.observeCommitted(j, c)
+			h.answerCommitted(j, c)
+		}
+		for _, r := range b.reads {
+			h.settleRead(j, r)
+		}
+	}
+	if j.status == Live {
+		h.abandonJumped(j)
+		h.wakeWaitingReads(j)
+	}
+}
+
+// onPersisted marks a batch durable, or quarantines its journal.
+func (h *Host) onPersisted(j *journalRT, t Token, err error) {
+	delete(h.tokens, t)
+	if err != nil {
+		h.quarantine(j, fmt.Errorf("journal %s: persist: %w", j.spec.ID, err))
+		return
+	}
+	for _, b := range j.batches {
+		if b.token == t {
+			b.durable = true
+			break
+		}
+	}
+	h.release(j)
+	h.drain(j)
+}

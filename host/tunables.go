@@ -1,0 +1,116 @@
+package host
+
+import (
+	"fmt"
+
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/paxos"
+)
+
+// Tunables are every knob of a process, with documented floors. The zero
+// value of a field means the production default.
+type Tunables struct {
+	// TickMs is the wall time of one tick (floor 1; production 100).
+	TickMs int
+	// ElectionTicks is the base election timeout; each follower draws its
+	// timeout in [base, 2·base) (floor 3; production 10).
+	ElectionTicks int
+	// HeartbeatTicks is the leader's beat period (floor 1, below ElectionTicks).
+	HeartbeatTicks int
+	// BatchRecordsMax and BatchBytesMax bound one Write (refused TooLarge,
+	// in no slot). Floors 1.
+	BatchRecordsMax int
+	BatchBytesMax   int
+	// ReadRecordsMax and ReadBytesMax bound one read page (a page carries at
+	// least one record when one is readable). Floors 1.
+	ReadRecordsMax int
+	ReadBytesMax   int
+	// WaitMsMax clamps a read's long-poll (floor 0).
+	WaitMsMax int
+	// LaneMessagesMax bounds one journal's lane in one peer mailbox; a full
+	// lane evicts its own oldest message of the same kind, else its own
+	// oldest (floor 16).
+	LaneMessagesMax int
+	// DeliveryBatch bounds the messages in one Deliver (floor 8).
+	DeliveryBatch int
+	// FlushDeliversMax bounds the Delivers sent to one peer per event
+	// (floor 1); the rest wait in the mailbox.
+	FlushDeliversMax int
+	// QuarantineTicks is how long a faulted journal stays down before it is
+	// reopened from its store (floor 1; production 80).
+	QuarantineTicks int
+	// ReadRetryTicks is how long a quorum read may wait for its quorum
+	// before the client is answered unserved (floor 1; production 20).
+	ReadRetryTicks int
+	// CallTimeoutTicks is how long a parked Write/Truncate/SetLeader waits
+	// for its slot before it is answered ambiguous (floor 2).
+	CallTimeoutTicks int
+	// PipelineWindow, ProposeQueueMax, PromiseBatch and CatchUpBatch pass
+	// to the core (paxos.Options).
+	PipelineWindow  int
+	ProposeQueueMax int
+	PromiseBatch    int
+	CatchUpBatch    int
+}
+
+// Production is the production profile ("reasoned, not measured").
+func Production() Tunables { return Tunables{}.withDefaults() }
+
+func (t Tunables) withDefaults() Tunables {
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&t.TickMs, 100)
+	def(&t.ElectionTicks, 10)
+	def(&t.HeartbeatTicks, 2)
+	def(&t.BatchRecordsMax, journal.WriteRecordsMax)
+	def(&t.BatchBytesMax, journal.WriteBytesMax)
+	def(&t.ReadRecordsMax, journal.ReadRecordsMax)
+	def(&t.ReadBytesMax, journal.ReadBytesMax)
+	def(&t.WaitMsMax, journal.WaitMsMax)
+	def(&t.LaneMessagesMax, 4096)
+	def(&t.DeliveryBatch, 64)
+	def(&t.FlushDeliversMax, 8)
+	def(&t.QuarantineTicks, 80)
+	def(&t.ReadRetryTicks, 20)
+	def(&t.CallTimeoutTicks, 100)
+	def(&t.PipelineWindow, 1024)
+	def(&t.ProposeQueueMax, 4096)
+	def(&t.PromiseBatch, 64)
+	def(&t.CatchUpBatch, 256)
+	return t
+}
+
+// Validate refuses a knob below its floor.
+func (t Tunables) Validate() error {
+	t = t.withDefaults()
+	floors := []struct {
+		name     string
+		v, floor int
+	}{
+		{"tick_ms", t.TickMs, 1}, {"election_ticks", t.ElectionTicks, 3}, {"heartbeat_ticks", t.HeartbeatTicks, 1},
+		{"batch_records_max", t.BatchRecordsMax, 1}, {"batch_bytes_max", t.BatchBytesMax, 1},
+		{"read_records_max", t.ReadRecordsMax, 1}, {"read_bytes_max", t.ReadBytesMax, 1},
+		{"wait_ms_max", t.WaitMsMax, 0}, {"lane_messages_max", t.LaneMessagesMax, 16},
+		{"delivery_batch", t.DeliveryBatch, 8}, {"flush_delivers_max", t.FlushDeliversMax, 1},
+		{"quarantine_ticks", t.QuarantineTicks, 1}, {"read_retry_ticks", t.ReadRetryTicks, 1},
+		{"call_timeout_ticks", t.CallTimeoutTicks, 2},
+	}
+	for _, f := range floors {
+		if f.v < f.floor {
+			return fmt.Errorf("paros/host: tunable %s = %d is below its floor %d", f.name, f.v, f.floor)
+		}
+	}
+	if t.HeartbeatTicks >= t.ElectionTicks {
+		return fmt.Errorf("paros/host: heartbeat_ticks %d must be below election_ticks %d", t.HeartbeatTicks, t.ElectionTicks)
+	}
+	return t.coreOptions().Validate()
+}
+
+func (t Tunables) coreOptions() paxos.Options {
+	return paxos.Options{ElectionTicks: t.ElectionTicks, HeartbeatTicks: t.HeartbeatTicks,
+		PipelineWindow: t.PipelineWindow, ProposeQueueMax: t.ProposeQueueMax,
+		PromiseBatch: t.PromiseBatch, CatchUpBatch: t.CatchUpBatch, ReadTTLTicks: t.ReadRetryTicks}
+}

@@ -1,0 +1,228 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/paxos"
+	"github.com/parosdb/paros/core/quorum"
+	"github.com/parosdb/paros/host"
+	"github.com/parosdb/paros/sim/lincheck"
+	"github.com/parosdb/paros/storage"
+)
+
+// audit holds the oracles. Each is named by a stable claim string (reused
+// from reference design §5.5 where one exists). It observes through
+// host.Observer and by reading stores and nodes; it changes nothing.
+type audit struct {
+	w          *World
+	violations []string
+	gates      map[string]int
+	// per journal and slot: the command and verdict the first node folded.
+	chosen  map[jslot]journal.Command
+	verdict map[jslot]journal.Outcome
+	// durable promise per (node, journal): never decreases.
+	promise map[njournal]paxos.Ballot
+	// record bytes per position, and the folding chain per position.
+	records map[jpos]uint64
+	chains  map[jpos]uint64
+	// quarantined[node] counts journals held on a node right now.
+	quarantined map[paxos.NodeID]int
+}
+
+type jslot struct {
+	j journal.ID
+	s paxos.Slot
+}
+type njournal struct {
+	n paxos.NodeID
+	j journal.ID
+}
+type jpos struct {
+	j journal.ID
+	s journal.Seq
+}
+
+func newAudit(w *World) *audit {
+	return &audit{w: w, gates: map[string]int{}, chosen: map[jslot]journal.Command{}, verdict: map[jslot]journal.Outcome{},
+		promise: map[njournal]paxos.Ballot{}, records: map[jpos]uint64{}, chains: map[jpos]uint64{},
+		quarantined: map[paxos.NodeID]int{}}
+}
+
+func (a *audit) violation(claim, format string, args ...any) {
+	msg := fmt.Sprintf("%s: %s (at %.3fms)", claim, fmt.Sprintf(format, args...), float64(a.w.sched.now)/float64(ms))
+	a.violations = append(a.violations, msg)
+	a.w.sched.note("VIOLATION %s", msg)
+}
+
+func (a *audit) gate(name string) { a.gates[name]++ }
+
+// Committed implements host.Observer: a slot folded on a node, released
+// once its batch was durable.
+func (a *audit) Committed(node paxos.NodeID, j journal.ID, c paxos.Committed) {
+	k := jslot{j, c.Slot}
+	if prev, ok := a.chosen[k]; ok {
+		if !prev.Equal(c.Command) {
+			a.violation("at most one value is ever chosen for a slot", "journal %s slot %d: %s on n%d, %s before", short(j), c.Slot, c.Command, node, prev)
+		}
+		want := a.verdict[k]
+		got := c.Outcome
+		switch {
+		case got.Kind == journal.Unheld || want.Kind == journal.Unheld:
+			if other := max(got.Kind, want.Kind); other != journal.Unheld && other != journal.Duplicate && other != journal.Refused {
+				a.violation("journal: every node judges a slot to the same outcome", "journal %s slot %d: %s on n%d, %s before", short(j), c.Slot, got, node, want)
+			}
+		case got.Kind != want.Kind || got.Seq != want.Seq || got.Count != want.Count || got.View != want.View:
+			a.violation("journal: every node judges a slot to the same outcome", "journal %s slot %d: %s %+v on n%d, %s %+v before", short(j), c.Slot, got, got.View, node, want, want.View)
+		}
+	} else {
+		a.chosen[k] = c.Command
+		a.verdict[k] = c.Outcome
+	}
+	if c.Outcome.Kind == journal.Accepted && c.Command.Kind == journal.KindWrite && c.Command.Entry.Leader.IsSet() &&
+		c.Command.Entry.Leader != c.State.Leader {
+		a.violation("journal: a write is accepted only from the writer in force", "slot %d", c.Slot)
+	}
+	if a.quarantined[node] > 0 {
+		if st, _ := a.w.proc(node).h.Status(j); st == host.Live {
+			a.gate("journal: a journal keeps committing while a sibling on its nodes is held")
+		}
+	}
+}
+
+// synced checks the durable promise after every completed sync.
+func (a *audit) synced(p *proc, j journal.ID) {
+	k := njournal{p.id, j}
+	got := p.stores[j].InitialState().Promised
+	if got.Less(a.promise[k]) {
+		a.violation("a node's promised ballot never decreases", "n%d %s: %s after %s", p.id, short(j), got, a.promise[k])
+	}
+	a.promise[k] = got
+}
+
+// booted checks the boot refusals a start must give.
+func (a *audit) booted(p *proc, edited bool) {
+	for _, js := range a.w.shape.Journals {
+		st, err := p.h.Status(js.ID)
+		switch {
+		case p.wiped:
+			if st != host.Down || !errors.Is(err, storage.ErrAmnesia) {
+				a.violation("a wiped node is refused as amnesia", "n%d %s: %v %v", p.id, short(js.ID), st, err)
+			} else {
+				a.gate("a wiped node's boot is refused as amnesia")
+			}
+		case edited:
+			if st != host.Down || !errors.Is(err, storage.ErrConfigMismatch) {
+				a.violation("a restart under an edited configuration is refused", "n%d %s: %v %v", p.id, short(js.ID), st, err)
+			} else {
+				a.gate("a restart under an edited configuration is refused")
+			}
+		default:
+			if st != host.Live {
+				a.violation("a member boots from its own store", "n%d %s: %v %v", p.id, short(js.ID), st, err)
+			}
+		}
+	}
+}
+
+func (a *audit) stopped(p *proc, err error) {
+	var ioe *storage.IOError
+	if !p.wiped && !errors.As(err, &ioe) {
+		a.violation("a process stops only when every journal is down", "n%d: %v", p.id, err)
+	}
+}
+
+// record checks that every client reads the same bytes at a position.
+func (a *audit) record(j journal.ID, s journal.Seq, rec []byte) {
+	k := jpos{j, s}
+	fp := lincheck.RecordPrint(rec)
+	if prev, ok := a.records[k]; ok && prev != fp {
+		a.violation("journal read: every client reads the same record at a position", "%s@%d", short(j), s)
+	}
+	a.records[k] = fp
+}
+
+func (a *audit) chainAt(c *client, s journal.Seq, h uint64) {
+	k := jpos{c.j.ID, s}
+	if prev, ok := a.chains[k]; ok && prev != h {
+		a.violation("chain: every client folds the same record to the same state", "c%d %s@%d", c.idx, short(c.j.ID), s)
+	}
+	a.chains[k] = h
+}
+
+// converged checks the end of the tail: every live node of a journal
+// reached the same chosen prefix and state.
+func (a *audit) converged() bool {
+	ok := true
+	for _, js := range a.w.shape.Journals {
+		var top paxos.Slot
+		var nodes []*paxos.Node
+		for _, p := range a.w.procs {
+			if !p.up || p.h == nil {
+				continue
+			}
+			if n := p.h.Node(js.ID); n != nil {
+				nodes = append(nodes, n)
+				top = max(top, n.Applied())
+			}
+		}
+		for _, n := range nodes {
+			if n.Applied() != top || n.State().View() != nodes[0].State().View() {
+				ok = false
+				a.violation("every node converges to the cluster's chosen prefix at the end of the settle tail",
+					"%s: n%d applied %d (%s), top %d", short(js.ID), n.ID(), n.Applied(), n.Role(), top)
+			}
+		}
+	}
+	if ok {
+		a.gate("every node converges at the end of the tail")
+	}
+	return ok
+}
+
+// durableQuorums: across every disk, one command per (slot, ballot), and a
+// Phase-2 quorum of durable accepts decides only the folded value.
+func (a *audit) durableQuorums() {
+	for _, js := range a.w.shape.Journals {
+		type key struct {
+			s paxos.Slot
+			b paxos.Ballot
+		}
+		vals := map[key]journal.Command{}
+		votes := map[key][]paxos.NodeID{}
+		for _, p := range a.w.procs {
+			if p.wiped {
+				continue
+			}
+			for _, r := range p.stores[js.ID].Records() {
+				k := key{r.Slot, r.Ballot}
+				if v, ok := vals[k]; ok && !v.Equal(r.Command) {
+					a.violation("at most one command is ever accepted for one (slot, ballot)", "%s slot %d ballot %s", short(js.ID), r.Slot, r.Ballot)
+				}
+				vals[k] = r.Command
+				votes[k] = append(votes[k], p.id)
+			}
+		}
+		sys := a.w.system()
+		keys := make([]key, 0, len(votes))
+		for k := range votes {
+			keys = append(keys, k)
+		}
+		slices.SortFunc(keys, func(x, y key) int {
+			if x.s != y.s {
+				return int(x.s) - int(y.s)
+			}
+			return x.b.Compare(y.b)
+		})
+		for _, k := range keys {
+			if sys.Phase2(k.s, sys.SetOf(votes[k]...), 0) != quorum.Won {
+				continue
+			}
+			if c, ok := a.chosen[jslot{js.ID, k.s}]; ok && !c.Equal(vals[k]) {
+				a.violation("a durable accept quorum never decides two values for a slot", "%s slot %d", short(js.ID), k.s)
+			}
+		}
+	}
+}

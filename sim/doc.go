@@ -1,0 +1,13 @@
+// Package sim is paros's deterministic simulator: the production host/ and
+// core/ code run under simulated time, network and disks, driven by one
+// seeded PRNG on one goroutine, so a seed replays bit-for-bit.
+//
+// A world is drawn per seed (swarm testing): 3–6 acceptors, a quorum system,
+// 1–3 journals, tunables above their floors, a fault mix. Chain clients drive
+// the journals through the same request and reply types the server uses,
+// folding every record into a hash chain. Oracles run as events happen, and
+// every journal's client history is checked for linearizability
+// (sim/lincheck). After a chaos window comes a quiet tail in which every
+// live node must converge. Gates record which recovery paths fired, so a
+// sweep can require that each one did somewhere.
+package sim

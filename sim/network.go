@@ -1,0 +1,72 @@
+package sim
+
+import (
+	"fmt"
+
+	"github.com/parosdb/paros/core/paxos"
+	"github.com/parosdb/paros/host"
+)
+
+// network carries Delivers between processes with drawn latency (so
+// reordering), drops, duplicates and partitions.
+type network struct {
+	w *World
+	// blocked[from][to]: a partition cuts that direction.
+	blocked map[[2]paxos.NodeID]bool
+}
+
+func (n *network) cut(from, to paxos.NodeID) bool { return n.blocked[[2]paxos.NodeID{from, to}] }
+
+func (n *network) send(from, to paxos.NodeID, batch []host.Envelope) {
+	w := n.w
+	w.counts.Messages += uint64(len(batch))
+	if n.cut(from, to) {
+		w.counts.Partitioned++
+		return
+	}
+	if w.g.pct(w.shape.DropPct) {
+		w.counts.Dropped++
+		return
+	}
+	copies := 1
+	if w.g.pct(w.shape.DupPct) {
+		copies = 2
+		w.counts.Duplicated++
+	}
+	for range copies {
+		d := w.g.between(w.shape.LatencyMin, w.shape.LatencyMax)
+		w.sched.after(d, fmt.Sprintf("deliver n%d→n%d ×%d", from, to, len(batch)), func() { n.deliver(from, to, batch) })
+	}
+}
+
+func (n *network) deliver(from, to paxos.NodeID, batch []host.Envelope) {
+	w := n.w
+	p := w.proc(to)
+	if !p.up {
+		return
+	}
+	if w.sched.now < p.pausedUntil {
+		w.sched.at(p.pausedUntil, fmt.Sprintf("deliver n%d→n%d ×%d (after pause)", from, to, len(batch)), func() { n.deliver(from, to, batch) })
+		return
+	}
+	p.h.OnDeliver(from, batch)
+	p.after()
+}
+
+// partition cuts the links between side and the rest; one-way cuts only
+// from side outward when asym.
+func (n *network) partition(side map[paxos.NodeID]bool, asym bool) {
+	n.blocked = map[[2]paxos.NodeID]bool{}
+	for _, a := range n.w.shape.Nodes {
+		for _, b := range n.w.shape.Nodes {
+			if side[a] && !side[b] {
+				n.blocked[[2]paxos.NodeID{a, b}] = true
+				if !asym {
+					n.blocked[[2]paxos.NodeID{b, a}] = true
+				}
+			}
+		}
+	}
+}
+
+func (n *network) heal() { n.blocked = nil }

@@ -1,0 +1,214 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/paxos"
+	"github.com/parosdb/paros/host"
+	"github.com/parosdb/paros/storage"
+	"github.com/parosdb/paros/storage/memstore"
+)
+
+// proc is one simulated paros process: the shipped host over simulated
+// disks (one memstore per journal) and the simulated network.
+type proc struct {
+	w      *World
+	id     paxos.NodeID
+	h      *host.Host
+	up     bool
+	inc    int // incarnation: events of an older one are dropped
+	boots  int
+	stores map[journal.ID]*memstore.Store
+	// diskFree is when the disk finishes its queued writes (FIFO).
+	diskFree int64
+	// crashAfterSync arms the "after sync, before send" seam: the next
+	// persist completion syncs, then the process dies before it hears.
+	crashAfterSync bool
+	// failNextPersist injects a storage fault into journal j's next persist.
+	failNext    map[journal.ID]bool
+	pausedUntil int64
+	wiped       bool
+	downForGood bool
+}
+
+// env implements host.Env for one incarnation of a process.
+type env struct {
+	p   *proc
+	inc int
+}
+
+var errInjected = errors.New("sim: injected disk fault")
+
+func (e env) live() bool { return e.p.up && e.p.inc == e.inc }
+
+func (e env) Send(to paxos.NodeID, batch []host.Envelope) {
+	if e.live() {
+		e.p.w.net.send(e.p.id, to, batch)
+	}
+}
+
+func (e env) Persist(t host.Token, j journal.ID, ops []paxos.WriteOp, sync bool) {
+	p := e.p
+	st := p.stores[j]
+	fail := p.failNext[j]
+	delete(p.failNext, j)
+	if !fail {
+		st.Append(ops)
+	}
+	w := p.w
+	start := max(w.sched.now, p.diskFree)
+	done := start + w.g.between(w.shape.DiskMin, w.shape.DiskMax)
+	p.diskFree = done
+	inc := e.inc
+	w.sched.at(done, fmt.Sprintf("disk n%d %s token %d", p.id, short(j), t), func() {
+		if !p.up || p.inc != inc {
+			return
+		}
+		if fail {
+			// A failed sync: what reached the disk is unknown. The store is
+			// reopened at quarantine's end (dropping unsynced writes).
+			w.counts.DiskFaults++
+			p.h.OnPersisted(t, &storage.IOError{Op: "sync", Outcome: storage.OutcomeUnknown, Err: errInjected})
+			p.after()
+			return
+		}
+		st.Sync()
+		w.audit.synced(p, j)
+		if p.crashAfterSync {
+			p.crashAfterSync = false
+			w.counts.CrashesAfterSync++
+			w.crash(p, "after sync, before send")
+			return
+		}
+		p.h.OnPersisted(t, nil)
+		p.after()
+	})
+}
+
+func (e env) Reply(id host.CallID, r host.Response) {
+	if e.live() {
+		e.p.w.clients.reply(e.p, id, r)
+	}
+}
+
+func (e env) BootStore(j journal.ID) (*storage.BootState, error) { return e.p.stores[j].Boot() }
+
+func (e env) FormatStore(j journal.ID, m storage.Marker) error { return e.p.stores[j].Format(m) }
+
+func (e env) ReopenStore(j journal.ID) error {
+	e.p.stores[j].Reopen()
+	return nil
+}
+
+func (e env) Rand() uint64 { return e.p.w.g.u64() }
+
+func short(j journal.ID) string { return fmt.Sprintf("j%x", j.Journal&0xfff) }
+
+// specs is the configuration the operator starts the process with.
+func (w *World) specs(p *proc, claim storage.Claim, edited bool) []host.JournalSpec {
+	var out []host.JournalSpec
+	for _, js := range w.shape.Journals {
+		s := host.JournalSpec{ID: js.ID, Members: w.shape.Nodes, Quorum: w.shape.Quorum, Mode: js.Mode, Claim: claim}
+		if edited {
+			// The operator edited the configuration: another writer mode.
+			if s.Mode == journal.ModeSingle {
+				s.Mode = journal.ModeMulti
+			} else {
+				s.Mode = journal.ModeSingle
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// start boots a process incarnation.
+func (w *World) start(p *proc, edited bool) {
+	claim := storage.ClaimExistingMember
+	if p.boots == 0 {
+		claim = storage.ClaimFirstBoot
+	}
+	p.boots++
+	p.inc++
+	p.up = true
+	p.diskFree = w.sched.now
+	h, err := host.New(p.id, env{p: p, inc: p.inc}, w.shape.Tun, w.specs(p, claim, edited))
+	if err != nil {
+		w.audit.violation("sim: a process starts under a valid configuration", "node %d: %v", p.id, err)
+		return
+	}
+	h.SetObserver(w.audit)
+	p.h = h
+	w.sched.note("start n%d boot=%d edited=%v", p.id, p.boots, edited)
+	w.audit.booted(p, edited)
+	if stopped, _ := h.Stopped(); stopped {
+		p.up = false
+		p.inc++
+		p.downForGood = p.wiped
+		return
+	}
+	w.tick(p, p.inc)
+}
+
+func (w *World) tick(p *proc, inc int) {
+	tickUs := int64(w.shape.Tun.TickMs) * ms
+	w.sched.after(tickUs, fmt.Sprintf("tick n%d", p.id), func() {
+		if !p.up || p.inc != inc {
+			return
+		}
+		if w.sched.now < p.pausedUntil {
+			w.tick(p, inc)
+			return
+		}
+		p.h.OnTick()
+		p.after()
+		if p.up && p.inc == inc {
+			w.tick(p, inc)
+		}
+	})
+}
+
+// after runs after every event a process handles. A process whose every
+// journal is down or quarantined stops (fail-stop); its supervisor restarts
+// it from its disk, unless its disk was wiped (the boot is refused for good).
+func (p *proc) after() {
+	if p.h == nil {
+		return
+	}
+	if stopped, err := p.h.Stopped(); stopped && p.up {
+		w := p.w
+		w.sched.note("n%d stops: %v", p.id, err)
+		w.audit.stopped(p, err)
+		w.collect(p)
+		w.crash(p, "fail-stop")
+		w.counts.FailStops++
+		if !p.wiped {
+			w.restartLater(p, w.g.between(50*ms, 500*ms))
+		}
+	}
+}
+
+// crash kills a process: unsynced writes are lost, in-flight events of the
+// incarnation are dropped.
+func (w *World) crash(p *proc, seam string) {
+	if !p.up {
+		return
+	}
+	unsynced := false
+	for _, j := range w.shape.Journals {
+		if p.stores[j.ID].Pending() > 0 {
+			unsynced = true
+		}
+		p.stores[j.ID].Crash()
+	}
+	if unsynced {
+		w.counts.CrashesUnsynced++
+	}
+	w.counts.Crashes++
+	p.up = false
+	p.inc++
+	p.h = nil
+	w.sched.note("crash n%d (%s, unsynced=%v)", p.id, seam, unsynced)
+}

@@ -1,0 +1,241 @@
+package sim
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/paxos"
+	"github.com/parosdb/paros/core/quorum"
+	"github.com/parosdb/paros/sim/lincheck"
+	"github.com/parosdb/paros/storage/memstore"
+)
+
+// Options shape a run.
+type Options struct {
+	ChaosMs int64 // chaos window (default 4000)
+	TailMs  int64 // quiet tail (default 6000)
+	Nodes   int   // force the node count of majority seeds (0: drawn)
+	Trace   bool
+	// LincheckTimeout bounds porcupine per journal (default 5s).
+	LincheckTimeout time.Duration
+}
+
+func (o Options) withDefaults() Options {
+	if o.ChaosMs == 0 {
+		o.ChaosMs = 4000
+	}
+	if o.TailMs == 0 {
+		o.TailMs = 6000
+	}
+	if o.LincheckTimeout == 0 {
+		o.LincheckTimeout = 5 * time.Second
+	}
+	return o
+}
+
+// Counts are what happened in a run.
+type Counts struct {
+	Events, Calls, Messages, Dropped, Duplicated, Partitioned      uint64
+	Crashes, CrashesUnsynced, CrashesAfterSync, LongOutages        uint64
+	Partitions, Pauses, DiskFaults, Rots, Wipes, EditedRestarts    uint64
+	Elections, GapFills, TrimJumps, Truncations, CatchUps, Blocked uint64
+	CheckQuorum, Quarantines, HistoryOps, FailStops                uint64
+}
+
+// Result is the outcome of one seed.
+type Result struct {
+	Seed       uint64
+	Shape      Shape
+	Violations []string
+	Gates      map[string]int
+	Counts     Counts
+	Lincheck   map[string]int // porcupine results: ok, illegal, unknown
+	SimMs      int64
+	TraceHash  uint64
+	Trace      string
+}
+
+// OK reports whether the seed passed.
+func (r Result) OK() bool { return len(r.Violations) == 0 }
+
+// World is one simulated cell.
+type World struct {
+	seed      uint64
+	opts      Options
+	sched     scheduler
+	g         rng
+	shape     Shape
+	procs     []*proc
+	net       *network
+	clients   *clients
+	audit     *audit
+	counts    Counts
+	chaosEnd  int64
+	rotBudget int
+	wipedOnce bool
+}
+
+func (w *World) proc(id paxos.NodeID) *proc { return w.procs[id-1] }
+
+func (w *World) system() quorum.System {
+	s, err := quorum.New(w.shape.Nodes, w.shape.Quorum)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// Run simulates one seed.
+func Run(seed uint64, o Options) Result {
+	o = o.withDefaults()
+	w := &World{seed: seed, opts: o, g: newRNG(seed), rotBudget: 1}
+	w.sched.trace = o.Trace
+	w.shape = drawShape(w.g, o)
+	w.net = &network{w: w}
+	w.audit = newAudit(w)
+	w.clients = newClients(w)
+	for _, id := range w.shape.Nodes {
+		p := &proc{w: w, id: id, stores: map[journal.ID]*memstore.Store{}, failNext: map[journal.ID]bool{}}
+		for _, j := range w.shape.Journals {
+			p.stores[j.ID] = memstore.New()
+		}
+		w.procs = append(w.procs, p)
+	}
+	w.sched.note("seed %d shape %s", seed, w.shape)
+	for _, p := range w.procs {
+		w.start(p, false)
+	}
+	w.chaosEnd = o.ChaosMs * ms
+	w.clients.start()
+	w.chaos()
+	w.sched.runUntil(w.chaosEnd)
+
+	// Recovery: no new faults, partitions healed, pauses over, every node
+	// that can come back comes back; persistent damage stays.
+	w.net.heal()
+	for _, p := range w.procs {
+		p.pausedUntil = 0
+		p.crashAfterSync = false
+		clear(p.failNext)
+		if !p.up && !p.downForGood {
+			w.collect(p)
+			w.start(p, false)
+		}
+	}
+	w.sched.note("chaos over")
+	quietFrom := w.chaosEnd + o.TailMs*ms*6/10
+	w.sched.at(quietFrom, "clients stop", func() { w.clients.stopped = true })
+	w.sched.runUntil(w.chaosEnd + o.TailMs*ms)
+
+	w.audit.converged()
+	w.audit.durableQuorums()
+	for _, p := range w.procs {
+		w.collect(p)
+	}
+	res := Result{Seed: seed, Shape: w.shape, Gates: w.audit.gates, SimMs: w.sched.now / ms, Lincheck: map[string]int{}}
+	w.lincheck(&res)
+	w.counts.Events = w.sched.events
+	res.Counts = w.counts
+	res.Violations = w.audit.violations
+	res.TraceHash = w.sched.hash
+	if o.Trace {
+		res.Trace = w.Trace()
+	}
+	w.gateCounts(&res)
+	return res
+}
+
+// collect adds a live node's core counters to the run's counts before the
+// node goes away (crash) or at the end.
+func (w *World) collect(p *proc) {
+	if p.h == nil || !p.up {
+		return
+	}
+	for _, j := range w.shape.Journals {
+		if n := p.h.Node(j.ID); n != nil {
+			c := n.Counters()
+			w.counts.Elections += c.Elections
+			w.counts.GapFills += c.GapFills
+			w.counts.TrimJumps += c.TrimJumps
+			w.counts.Truncations += c.Truncations
+			w.counts.CatchUps += c.CatchUps
+			w.counts.Blocked += c.CampaignsBlocked
+			w.counts.CheckQuorum += c.CheckQuorumDowns
+		}
+	}
+	w.counts.Quarantines += p.h.Counters().Quarantines
+}
+
+func (w *World) gateCounts(r *Result) {
+	c := r.Counts
+	set := func(name string, v uint64) {
+		if v > 0 {
+			r.Gates[name] += int(v)
+		}
+	}
+	set("a leader is elected", c.Elections)
+	if c.Elections >= 2 && r.Gates["every node converges at the end of the tail"] > 0 {
+		r.Gates["leadership turns over and the cluster recovers"]++
+	}
+	set("a new leader gap-fills a hole", c.GapFills)
+	set("a below-floor node recovers by jumping to a peer's trim point", c.TrimJumps)
+	set("a decided truncation drops a prefix", c.Truncations)
+	set("a lagging node catches up", c.CatchUps)
+	set("a crash loses unsynced writes", c.CrashesUnsynced)
+	set("a process dies after sync, before send", c.CrashesAfterSync)
+	set("a storage fault quarantines a journal", c.Quarantines)
+	set("a leader without an ack quorum steps down (CheckQuorum)", c.CheckQuorum)
+}
+
+// lincheck checks every journal's client history with porcupine.
+func (w *World) lincheck(r *Result) {
+	for _, js := range w.shape.Journals {
+		ops := w.clients.hist[js.ID]
+		w.counts.HistoryOps += uint64(len(ops))
+		res := lincheck.Check(js.Mode, ops, w.opts.LincheckTimeout)
+		r.Lincheck[string(res)]++
+		switch res {
+		case "Ok":
+		case "Illegal":
+			w.audit.violation("journal: every client history is linearizable", "%s: porcupine found no linearization of %d operations", short(js.ID), len(ops))
+		default:
+			w.audit.violation("journal: every client history is linearizable", "%s: porcupine timed out (%d operations): investigate", short(js.ID), len(ops))
+		}
+	}
+}
+
+// Describe renders one result on a line.
+func (r Result) Describe() string {
+	status := "ok"
+	if !r.OK() {
+		status = "FAIL " + r.Violations[0]
+	}
+	return fmt.Sprintf("seed %d [%s] %s", r.Seed, r.Shape, status)
+}
+
+// GateNames lists the gates a sweep requires, in a stable order.
+func GateNames() []string {
+	g := []string{
+		"a leader is elected",
+		"leadership turns over and the cluster recovers",
+		"a new leader gap-fills a hole",
+		"a retried write is acked from the log",
+		"a superseded writer's write is refused",
+		"a below-floor node recovers by jumping to a peer's trim point",
+		"journal read: a read below the trim point is refused",
+		"journal: a journal keeps committing while a sibling on its nodes is held",
+		"every node converges at the end of the tail",
+		"a SetLeader wins",
+		"a write is accepted",
+		"a decided truncation drops a prefix",
+		"a crash loses unsynced writes",
+		"a process dies after sync, before send",
+		"a storage fault quarantines a journal",
+		"a restart under an edited configuration is refused",
+		"a wiped node's boot is refused as amnesia",
+	}
+	slices.Sort(g)
+	return g
+}

@@ -1,0 +1,126 @@
+package sim
+
+import (
+	"fmt"
+
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/paxos"
+	"github.com/parosdb/paros/core/quorum"
+	"github.com/parosdb/paros/host"
+)
+
+// Shape is one seed's world, drawn before anything runs (swarm testing).
+type Shape struct {
+	Nodes    []paxos.NodeID
+	Quorum   quorum.Spec
+	Journals []JournalShape
+	Tun      host.Tunables
+	// Network: latency range, drop and duplicate percent.
+	LatencyMin, LatencyMax int64
+	DropPct, DupPct        int
+	// Disk latency range.
+	DiskMin, DiskMax int64
+	// Faults enabled for this seed.
+	Crashes, Partitions, Pauses, Rot, Wipe, EditConfig, DiskFaults, LongOutage bool
+	ChaosMs, TailMs                                                            int64
+}
+
+// JournalShape is one journal and its clients.
+type JournalShape struct {
+	ID      journal.ID
+	Mode    journal.WriterMode
+	Readers int
+}
+
+// DrawShape draws the world of a seed from the world's PRNG.
+func drawShape(g rng, o Options) Shape {
+	var s Shape
+	switch k := g.intn(10); {
+	case k < 5:
+		n := 3 + g.intn(3)
+		if o.Nodes > 0 {
+			n = o.Nodes
+		}
+		s.Nodes = nodeIDs(n)
+		s.Quorum = quorum.Spec{Kind: quorum.KindMajority}
+	case k < 7:
+		n := 4 + g.intn(2)
+		q2 := 2 + g.intn(n-2) // q1 = n - q2 + 1 keeps q1 + q2 > n
+		s.Nodes = nodeIDs(n)
+		s.Quorum = quorum.Spec{Kind: quorum.KindFlexible, Q1: n - q2 + 1, Q2: q2}
+	default:
+		dims := [][2]int{{2, 2}, {2, 3}, {3, 2}}[g.intn(3)]
+		s.Nodes = nodeIDs(dims[0] * dims[1])
+		s.Quorum = quorum.Spec{Kind: quorum.KindGrid, Rows: dims[0], Cols: dims[1]}
+	}
+	if o.Nodes > 0 && s.Quorum.Kind == quorum.KindMajority {
+		s.Nodes = nodeIDs(o.Nodes)
+	}
+	nj := 1 + g.intn(3)
+	for i := range nj {
+		mode := journal.ModeSingle
+		if i > 0 && g.pct(50) {
+			mode = journal.ModeMulti
+		}
+		s.Journals = append(s.Journals, JournalShape{
+			ID: journal.ID{Tenant: 0x7e0 + uint64(i%2), Journal: 0x100 + uint64(i)}, Mode: mode, Readers: 1 + g.intn(2)})
+	}
+	election := 5 + g.intn(10)
+	s.Tun = host.Tunables{
+		TickMs:           10,
+		ElectionTicks:    election,
+		HeartbeatTicks:   1 + g.intn(max(1, election/3)),
+		LaneMessagesMax:  16 + g.intn(512),
+		DeliveryBatch:    8 + g.intn(64),
+		FlushDeliversMax: 1 + g.intn(4),
+		QuarantineTicks:  1 + g.intn(40),
+		ReadRetryTicks:   5 + g.intn(20),
+		CallTimeoutTicks: 20 + g.intn(80),
+		PipelineWindow:   1 + g.intn(64),
+		ProposeQueueMax:  64 + g.intn(512),
+		PromiseBatch:     1 + g.intn(8),
+		CatchUpBatch:     1 + g.intn(32),
+		ReadRecordsMax:   1 + g.intn(16),
+		WaitMsMax:        g.intn(300),
+	}
+	s.LatencyMin = int64(200+g.intn(800)) * us
+	s.LatencyMax = s.LatencyMin + int64(g.intn(5000))*us
+	s.DropPct = g.intn(4)
+	s.DupPct = g.intn(3)
+	s.DiskMin = int64(100+g.intn(500)) * us
+	s.DiskMax = s.DiskMin + int64(g.intn(3000))*us
+	s.Crashes = g.pct(80)
+	s.Partitions = g.pct(60)
+	s.Pauses = g.pct(30)
+	s.Rot = g.pct(25)
+	s.Wipe = g.pct(10) && s.Quorum.Kind == quorum.KindMajority && len(s.Nodes) >= 4
+	s.EditConfig = g.pct(15)
+	s.DiskFaults = g.pct(25)
+	s.LongOutage = g.pct(40)
+	s.ChaosMs = o.ChaosMs
+	s.TailMs = o.TailMs
+	return s
+}
+
+func nodeIDs(n int) []paxos.NodeID {
+	out := make([]paxos.NodeID, n)
+	for i := range out {
+		out[i] = paxos.NodeID(i + 1)
+	}
+	return out
+}
+
+func (s Shape) String() string {
+	q := s.Quorum.Kind.String()
+	switch s.Quorum.Kind {
+	case quorum.KindFlexible:
+		q = fmt.Sprintf("flexible(%d,%d)", s.Quorum.Q1, s.Quorum.Q2)
+	case quorum.KindGrid:
+		q = fmt.Sprintf("grid(%dx%d)", s.Quorum.Rows, s.Quorum.Cols)
+	}
+	modes := ""
+	for _, j := range s.Journals {
+		modes += j.Mode.String()[:1]
+	}
+	return fmt.Sprintf("n=%d %s journals=%s election=%d drop=%d%% dup=%d%%", len(s.Nodes), q, modes, s.Tun.ElectionTicks, s.DropPct, s.DupPct)
+}

@@ -1,0 +1,469 @@
+package sim
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
+
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/paxos"
+	"github.com/parosdb/paros/host"
+	"github.com/parosdb/paros/sim/lincheck"
+)
+
+// The chain workload (reference design §5.4): per journal one owner that
+// claims the journal and writes, and readers that fold every record into a
+// hash chain. Every call goes through the same host.Call and reply types the
+// server uses. Timeouts are ambiguous, never assumed aborted; a retry keeps
+// identical bytes at the same position. Truncations are clamped below the
+// cursor of every reader still folding (the trim fence).
+
+type op uint8
+
+// The op alphabet (ids are stable).
+const (
+	opWrite op = iota
+	opWriteToNonLeader
+	opTruncate
+	opRead
+	opPause
+	opDupWrite
+	opSetLeader
+	opLaggingRead
+	opWrongMode
+)
+
+var opNames = [...]string{"write", "write-to-non-leader", "truncate", "read", "pause", "dup-write", "set-leader", "lagging-read", "wrong-mode"}
+
+type role uint8
+
+const (
+	owner role = iota + 1
+	reader
+)
+
+type client struct {
+	idx  int
+	j    JournalShape
+	role role
+	busy bool
+	hint paxos.NodeID
+	// owner state
+	uuid     journal.LeaderUUID // the fence this owner holds (unset: none)
+	believed journal.LeaderUUID // the leader in force as last seen
+	next     journal.Seq
+	retry    *host.Call // an ambiguous write/claim to retry identically
+	acked    *journal.Entry
+	used     []journal.LeaderUUID
+	writes   int
+	// reader state
+	cursor  journal.Seq
+	folding bool // never skipped a gap: part of the trim fence
+	chain   uint64
+	lagging journal.Seq
+}
+
+type inflight struct {
+	c      *client
+	call   host.Call
+	op     op
+	sentAt int64
+	to     paxos.NodeID
+	done   bool
+}
+
+type clients struct {
+	w       *World
+	all     []*client
+	calls   map[host.CallID]*inflight
+	nextID  host.CallID
+	stopped bool
+	hist    map[journal.ID][]lincheck.Op
+}
+
+func newClients(w *World) *clients {
+	cs := &clients{w: w, calls: map[host.CallID]*inflight{}, hist: map[journal.ID][]lincheck.Op{}}
+	for _, j := range w.shape.Journals {
+		cs.all = append(cs.all, &client{idx: len(cs.all), j: j, role: owner, next: 1})
+		for range j.Readers {
+			cs.all = append(cs.all, &client{idx: len(cs.all), j: j, role: reader, cursor: 1, folding: true, lagging: 1})
+		}
+	}
+	return cs
+}
+
+func (cs *clients) start() {
+	for _, c := range cs.all {
+		cs.schedule(c, cs.w.g.between(0, 20*ms))
+	}
+}
+
+func (cs *clients) schedule(c *client, d int64) {
+	cs.w.sched.after(d, fmt.Sprintf("client c%d", c.idx), func() {
+		if !cs.stopped && !c.busy {
+			cs.step(c)
+		}
+	})
+}
+
+// server picks the node a call goes to: the hint, else any node.
+func (cs *clients) server(c *client) paxos.NodeID {
+	if c.hint != 0 && !cs.w.g.pct(10) {
+		return c.hint
+	}
+	nodes := cs.w.shape.Nodes
+	return nodes[cs.w.g.intn(len(nodes))]
+}
+
+func (cs *clients) freshUUID() journal.LeaderUUID {
+	return journal.LeaderUUID{Hi: cs.w.g.u64() | 1, Lo: cs.w.g.u64()}
+}
+
+func (cs *clients) records(c *client) [][]byte {
+	n := 1 + cs.w.g.intn(3)
+	out := make([][]byte, n)
+	for i := range out {
+		b := make([]byte, 8+cs.w.g.intn(24))
+		binary.LittleEndian.PutUint64(b, cs.w.g.u64())
+		out[i] = b
+	}
+	c.writes++
+	return out
+}
+
+// step chooses and sends the client's next call.
+func (cs *clients) step(c *client) {
+	g := cs.w.g
+	if c.role == reader {
+		if g.pct(15) {
+			cs.send(c, opLaggingRead, host.Call{Kind: host.CallRead, Read: journal.ReadRequest{Journal: c.j.ID,
+				FromSeq: c.lagging, Limit: uint32(g.intn(8)), WaitMs: 0}}, cs.server(c))
+			return
+		}
+		cs.send(c, opRead, host.Call{Kind: host.CallRead, Read: journal.ReadRequest{Journal: c.j.ID,
+			FromSeq: c.cursor, Limit: uint32(g.intn(8)), WaitMs: uint32(g.intn(150))}}, cs.server(c))
+		return
+	}
+	if c.retry != nil {
+		cs.send(c, opWrite, *c.retry, cs.server(c))
+		return
+	}
+	single := c.j.Mode == journal.ModeSingle
+	if single && !c.uuid.IsSet() {
+		cs.claim(c)
+		return
+	}
+	switch r := g.intn(100); {
+	case r < 60:
+		e := journal.Entry{Leader: c.uuid, Seq: c.next, Records: cs.records(c)}
+		if !single {
+			e = journal.Entry{Records: cs.records(c)}
+		}
+		call := host.Call{Kind: host.CallWrite, Write: journal.WriteRequest{Journal: c.j.ID, Leader: e.Leader, Seq: e.Seq, Records: e.Records}}
+		cs.send(c, opWrite, call, cs.server(c))
+	case r < 68:
+		e := journal.Entry{Leader: c.uuid, Seq: c.next, Records: cs.records(c)}
+		call := host.Call{Kind: host.CallWrite, Write: journal.WriteRequest{Journal: c.j.ID, Leader: e.Leader, Seq: e.Seq, Records: e.Records}}
+		to := cs.server(c)
+		for _, n := range cs.w.shape.Nodes {
+			if n != c.hint {
+				to = n
+				break
+			}
+		}
+		cs.send(c, opWriteToNonLeader, call, to)
+	case r < 76 && c.acked != nil && single:
+		e := *c.acked
+		call := host.Call{Kind: host.CallWrite, Write: journal.WriteRequest{Journal: c.j.ID, Leader: e.Leader, Seq: e.Seq, Records: e.Records}}
+		cs.send(c, opDupWrite, call, cs.server(c))
+	case r < 86:
+		up := cs.fence(c)
+		call := host.Call{Kind: host.CallTruncate, Truncate: journal.TruncateRequest{Journal: c.j.ID, Leader: c.uuid, UpTo: up}}
+		cs.send(c, opTruncate, call, cs.server(c))
+	case r < 92 && single:
+		cs.claim(c)
+	case r < 95 && !single:
+		call := host.Call{Kind: host.CallSetLeader, SetLeader: journal.SetLeaderRequest{Journal: c.j.ID, New: cs.freshUUID()}}
+		cs.send(c, opWrongMode, call, cs.server(c))
+	default:
+		cs.schedule(c, g.between(10*ms, 100*ms)) // pause
+	}
+}
+
+// claim asks for the fence: a fresh uuid, or now and then one that led
+// before (the journal keeps no uuid history; the guarantees must hold).
+func (cs *clients) claim(c *client) {
+	nu := cs.freshUUID()
+	if len(c.used) > 0 && cs.w.g.pct(10) {
+		nu = c.used[cs.w.g.intn(len(c.used))]
+	}
+	c.used = append(c.used, nu)
+	call := host.Call{Kind: host.CallSetLeader, SetLeader: journal.SetLeaderRequest{Journal: c.j.ID, New: nu, Old: c.believed}}
+	cs.send(c, opSetLeader, call, cs.server(c))
+}
+
+// fence is the highest position a truncation may name: below the cursor of
+// every reader still folding.
+func (cs *clients) fence(c *client) journal.Seq {
+	up := c.next
+	for _, r := range cs.all {
+		if r.role == reader && r.j.ID == c.j.ID && r.folding {
+			up = min(up, r.cursor)
+		}
+	}
+	if up > 1 {
+		up = 1 + journal.Seq(cs.w.g.intn(int(up)))
+	}
+	return up
+}
+
+func (cs *clients) send(c *client, o op, call host.Call, to paxos.NodeID) {
+	w := cs.w
+	cs.nextID++
+	call.ID = cs.nextID
+	f := &inflight{c: c, call: call, op: o, sentAt: w.sched.now, to: to}
+	cs.calls[call.ID] = f
+	c.busy = true
+	w.counts.Calls++
+	d := w.g.between(w.shape.LatencyMin, w.shape.LatencyMax)
+	w.sched.after(d, fmt.Sprintf("call c%d %s → n%d", c.idx, opNames[o], to), func() {
+		p := w.proc(to)
+		if !p.up {
+			return
+		}
+		if w.sched.now < p.pausedUntil {
+			return // a paused server loses the call; the client times out
+		}
+		p.h.OnCall(call)
+		p.after()
+	})
+	timeout := int64(200+w.g.intn(600)) * ms
+	w.sched.after(timeout, fmt.Sprintf("timeout c%d call %d", c.idx, call.ID), func() {
+		if !f.done {
+			cs.finish(f, host.Response{}, true)
+		}
+	})
+}
+
+// reply routes a server's answer back to its client after network latency.
+func (cs *clients) reply(from *proc, id host.CallID, r host.Response) {
+	w := cs.w
+	w.sched.after(w.g.between(w.shape.LatencyMin, w.shape.LatencyMax), fmt.Sprintf("reply n%d call %d", from.id, id), func() {
+		if f, ok := cs.calls[id]; ok && !f.done {
+			cs.finish(f, r, false)
+		}
+	})
+}
+
+// finish records the call in the history and folds its verdict into the
+// client's state.
+func (cs *clients) finish(f *inflight, r host.Response, timedOut bool) {
+	w := cs.w
+	f.done = true
+	delete(cs.calls, f.call.ID)
+	c := f.c
+	c.busy = false
+	cs.record(f, r, timedOut)
+	if r.Reply.LeaderHint != 0 {
+		c.hint = paxos.NodeID(r.Reply.LeaderHint)
+	}
+	think := w.g.between(0, 15*ms)
+	switch f.call.Kind {
+	case host.CallRead:
+		cs.finishRead(f, r, timedOut)
+	case host.CallWrite:
+		cs.finishWrite(f, r, timedOut)
+	case host.CallSetLeader:
+		cs.finishSetLeader(f, r, timedOut)
+	case host.CallTruncate:
+		if !timedOut && r.Reply.Outcome.Kind == journal.TruncateRefused && r.Reply.Outcome.View.Leader != c.uuid {
+			c.uuid = journal.LeaderUUID{}
+			c.believed = r.Reply.Outcome.View.Leader
+		}
+		if !timedOut && r.Reply.Outcome.Kind == journal.Trimmed {
+			w.audit.gate("a truncation is decided")
+		}
+	}
+	cs.schedule(c, think)
+}
+
+func (cs *clients) finishWrite(f *inflight, r host.Response, timedOut bool) {
+	c, w := f.c, cs.w
+	rep := r.Reply
+	out := rep.Outcome
+	ambiguous := timedOut || rep.Ambiguous()
+	e := journal.Entry{Leader: f.call.Write.Leader, Seq: f.call.Write.Seq, Records: f.call.Write.Records}
+	if f.op == opDupWrite {
+		switch {
+		case ambiguous:
+		case out.Kind == journal.Duplicate:
+			w.audit.gate("a retried write is acked from the log")
+		case out.Kind == journal.Accepted || out.Kind == journal.Refused:
+			w.audit.violation("journal: a retry is acked only with the bytes accepted there",
+				"c%d retried the write acked at %d and got %s", c.idx, e.Seq, out)
+		}
+		return
+	}
+	if ambiguous {
+		if rep.NoVerdict != journal.NotLeader {
+			call := f.call
+			c.retry = &call // retry identical bytes at the same position
+		}
+		return
+	}
+	if rep.NoVerdict == journal.NotLeader || rep.NoVerdict == journal.Busy || rep.NoVerdict == journal.TooLarge {
+		return // nothing was proposed; a fresh write goes to the hint
+	}
+	c.retry = nil
+	switch out.Kind {
+	case journal.Accepted, journal.Duplicate:
+		w.audit.gate("a write is accepted")
+		if out.Kind == journal.Duplicate {
+			w.audit.gate("a retried write is acked from the log")
+		}
+		if c.j.Mode == journal.ModeSingle {
+			c.next = max(c.next, out.Seq+journal.Seq(out.Count))
+			ack := e
+			c.acked = &ack
+		}
+	case journal.Refused:
+		if out.View.Leader != c.uuid {
+			w.audit.gate("a superseded writer's write is refused")
+			c.uuid = journal.LeaderUUID{}
+			c.believed = out.View.Leader
+		} else {
+			c.next = out.View.NextSeq
+		}
+	case journal.Truncated:
+		c.next = max(c.next, out.View.NextSeq)
+	case journal.WrongMode:
+		w.audit.violation("journal: a multi-writer write is accepted unfenced", "c%d got wrong-mode for %s", c.idx, journal.Write(e))
+	}
+}
+
+func (cs *clients) finishSetLeader(f *inflight, r host.Response, timedOut bool) {
+	c, w := f.c, cs.w
+	out := r.Reply.Outcome
+	if f.op == opWrongMode {
+		if !timedOut && !r.Reply.Ambiguous() && r.Reply.NoVerdict == journal.VerdictGiven && out.Kind != journal.WrongMode {
+			w.audit.violation("journal: a multi-writer journal refuses every uuid-bearing call", "c%d SetLeader on a multi-writer journal got %s", c.idx, out)
+		}
+		return
+	}
+	if timedOut || r.Reply.Ambiguous() {
+		call := f.call
+		c.retry = &call // the claim may have won: retrying it tells
+		return
+	}
+	if r.Reply.NoVerdict != journal.VerdictGiven {
+		return
+	}
+	c.retry = nil
+	sl := f.call.SetLeader
+	switch out.Kind {
+	case journal.LeaderSet:
+		w.audit.gate("a SetLeader wins")
+		c.uuid, c.believed, c.next = sl.New, sl.New, out.View.NextSeq
+	case journal.LeaderRefused:
+		c.believed = out.View.Leader
+		if out.View.Leader == sl.New {
+			// An earlier ambiguous attempt of this very claim won.
+			c.uuid, c.next = sl.New, out.View.NextSeq
+		} else {
+			c.uuid = journal.LeaderUUID{}
+		}
+	}
+}
+
+func (cs *clients) finishRead(f *inflight, r host.Response, timedOut bool) {
+	c, w := f.c, cs.w
+	rr := r.Read
+	if timedOut || !rr.Served {
+		return
+	}
+	from := f.call.Read.FromSeq
+	if rr.Truncated {
+		w.audit.gate("journal read: a read below the trim point is refused")
+		if f.op == opLaggingRead {
+			c.lagging = max(c.lagging, rr.View.FirstSeq)
+			return
+		}
+		if c.folding {
+			w.audit.violation("chain: a client's fold is never trimmed out from under it",
+				"c%d folding at %d met first_seq %d", c.idx, from, rr.View.FirstSeq)
+		}
+		// A gap: reported, never silent; the reader stops folding.
+		c.folding = false
+		c.cursor = max(c.cursor, rr.View.FirstSeq)
+		return
+	}
+	for i, rec := range rr.Records {
+		w.audit.record(c.j.ID, from+journal.Seq(i), rec)
+	}
+	if f.op == opLaggingRead {
+		c.lagging = from + journal.Seq(len(rr.Records))
+		return
+	}
+	if from != c.cursor {
+		return // a stale reply: the cursor moved since
+	}
+	for i, rec := range rr.Records {
+		h := fnv.New64a()
+		var b [16]byte
+		binary.LittleEndian.PutUint64(b[:], c.chain)
+		binary.LittleEndian.PutUint64(b[8:], uint64(from)+uint64(i))
+		h.Write(b[:])
+		h.Write(rec)
+		c.chain = h.Sum64()
+		if c.folding {
+			w.audit.chainAt(c, from+journal.Seq(i), c.chain)
+		}
+	}
+	next := from + journal.Seq(len(rr.Records))
+	if next < c.cursor {
+		w.audit.violation("chain: a client's journal-read cursor never moves backwards", "c%d %d -> %d", c.idx, c.cursor, next)
+	}
+	c.cursor = next
+	c.lagging = max(c.lagging, 1)
+}
+
+// record adds a finished call to its journal's history for lincheck.
+func (cs *clients) record(f *inflight, r host.Response, timedOut bool) {
+	w := cs.w
+	jid := f.call.Journal()
+	o := lincheck.Op{Client: f.c.idx, Call: f.sentAt, Return: w.sched.now}
+	switch f.call.Kind {
+	case host.CallRead:
+		rr := r.Read
+		o.In = lincheck.Input{Kind: lincheck.OpRead, From: f.call.Read.FromSeq}
+		o.Out = lincheck.Output{Served: rr.Served && !timedOut, Truncated: rr.Truncated, View: rr.View}
+		for _, rec := range rr.Records {
+			o.Out.Records = append(o.Out.Records, lincheck.RecordPrint(rec))
+		}
+	default:
+		var cmd journal.Command
+		kind := lincheck.OpWrite
+		switch f.call.Kind {
+		case host.CallWrite:
+			wr := f.call.Write
+			cmd = journal.Write(journal.Entry{Leader: wr.Leader, Seq: wr.Seq, Records: wr.Records})
+		case host.CallTruncate:
+			kind = lincheck.OpTruncate
+			cmd = journal.Truncate(f.call.Truncate.Leader, f.call.Truncate.UpTo)
+		case host.CallSetLeader:
+			kind = lincheck.OpSetLeader
+			cmd = journal.SetLeader(f.call.SetLeader.New, f.call.SetLeader.Old)
+		}
+		o.In = lincheck.Input{Kind: kind, Cmd: cmd}
+		rep := r.Reply
+		switch {
+		case timedOut || rep.Ambiguous():
+			o.Out = lincheck.Output{Ambiguous: true}
+		case rep.Outcome.Kind == journal.OutcomeInvalid:
+			o.Out = lincheck.Output{NoEffect: true}
+		default:
+			o.Out = lincheck.Output{Outcome: rep.Outcome}
+		}
+	}
+	cs.hist[jid] = append(cs.hist[jid], o)
+}
