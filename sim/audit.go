@@ -28,8 +28,6 @@ type audit struct {
 	// record bytes per position, and the folding chain per position.
 	records map[jpos]uint64
 	chains  map[jpos]uint64
-	// quarantined[node] counts journals held on a node right now.
-	quarantined map[paxos.NodeID]int
 }
 
 type jslot struct {
@@ -47,8 +45,7 @@ type jpos struct {
 
 func newAudit(w *World) *audit {
 	return &audit{w: w, gates: map[string]int{}, chosen: map[jslot]journal.Command{}, verdict: map[jslot]journal.Outcome{},
-		promise: map[njournal]paxos.Ballot{}, records: map[jpos]uint64{}, chains: map[jpos]uint64{},
-		quarantined: map[paxos.NodeID]int{}}
+		promise: map[njournal]paxos.Ballot{}, records: map[jpos]uint64{}, chains: map[jpos]uint64{}}
 }
 
 func (a *audit) violation(claim, format string, args ...any) {
@@ -85,9 +82,12 @@ func (a *audit) Committed(node paxos.NodeID, j journal.ID, c paxos.Committed) {
 		c.Command.Entry.Leader != c.State.Leader {
 		a.violation("journal: a write is accepted only from the writer in force", "slot %d", c.Slot)
 	}
-	if a.quarantined[node] > 0 {
-		if st, _ := a.w.proc(node).h.Status(j); st == host.Live {
-			a.gate("journal: a journal keeps committing while a sibling on its nodes is held")
+	if h := a.w.proc(node).h; h != nil {
+		for _, sib := range h.Journals() {
+			if st, _ := h.Status(sib); sib != j && st == host.Quarantined {
+				a.gate("journal: a journal keeps committing while a sibling on its nodes is held")
+				break
+			}
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"fmt"
 	"slices"
 
 	"github.com/parosdb/paros/core/journal"
@@ -22,13 +21,16 @@ func (w *World) chaos() {
 	if w.sched.now >= w.chaosEnd {
 		return
 	}
-	w.sched.after(w.g.between(20*ms, 250*ms), "chaos", func() {
+	w.sched.after(w.g.between(20*ms, 250*ms), lbl("chaos"), func() {
 		w.fault()
 		w.chaos()
 	})
 }
 
 func (w *World) fault() {
+	if w.sched.now >= w.chaosEnd {
+		return
+	}
 	s := w.shape
 	g := w.g
 	switch k := g.intn(9); {
@@ -63,7 +65,7 @@ func (w *World) fault() {
 		w.net.partition(side, asym)
 		w.counts.Partitions++
 		w.sched.note("partition %v asym=%v", keys(side), asym)
-		w.sched.after(g.between(100*ms, 1500*ms), "heal", func() { w.net.heal() })
+		w.sched.after(g.between(100*ms, 1500*ms), lbl("heal"), func() { w.net.heal() })
 	case k == 3 && s.Pauses:
 		p := w.pickUp()
 		if p != nil {
@@ -98,7 +100,7 @@ func (w *World) fault() {
 			return
 		}
 		w.crash(p, "operator restart")
-		w.sched.after(g.between(20*ms, 200*ms), fmt.Sprintf("edited restart n%d", p.id), func() {
+		w.sched.after(g.between(20*ms, 200*ms), lbl("edited restart n%d", uint64(p.id)), func() {
 			if p.up || p.wiped {
 				return
 			}
@@ -134,8 +136,8 @@ func (w *World) rot() {
 }
 
 func (w *World) restartLater(p *proc, d int64) {
-	w.sched.after(d, fmt.Sprintf("restart n%d", p.id), func() {
-		if !p.up && !p.downForGood && w.sched.now < w.chaosEnd {
+	w.sched.after(d, lbl("restart n%d", uint64(p.id)), func() {
+		if !p.up && !p.downForGood {
 			w.start(p, false)
 		}
 	})

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"fmt"
 
 	"github.com/parosdb/paros/core/paxos"
 	"github.com/parosdb/paros/host"
@@ -35,7 +34,7 @@ func (n *network) send(from, to paxos.NodeID, batch []host.Envelope) {
 	}
 	for range copies {
 		d := w.g.between(w.shape.LatencyMin, w.shape.LatencyMax)
-		w.sched.after(d, fmt.Sprintf("deliver n%d→n%d ×%d", from, to, len(batch)), func() { n.deliver(from, to, batch) })
+		w.sched.after(d, lbl("deliver n%d→n%d ×%d", uint64(from), uint64(to), uint64(len(batch))), func() { n.deliver(from, to, batch) })
 	}
 }
 
@@ -46,7 +45,7 @@ func (n *network) deliver(from, to paxos.NodeID, batch []host.Envelope) {
 		return
 	}
 	if w.sched.now < p.pausedUntil {
-		w.sched.at(p.pausedUntil, fmt.Sprintf("deliver n%d→n%d ×%d (after pause)", from, to, len(batch)), func() { n.deliver(from, to, batch) })
+		w.sched.at(p.pausedUntil, lbl("deliver n%d→n%d ×%d (after pause)", uint64(from), uint64(to), uint64(len(batch))), func() { n.deliver(from, to, batch) })
 		return
 	}
 	p.h.OnDeliver(from, batch)

@@ -62,7 +62,7 @@ func (e env) Persist(t host.Token, j journal.ID, ops []paxos.WriteOp, sync bool)
 	done := start + w.g.between(w.shape.DiskMin, w.shape.DiskMax)
 	p.diskFree = done
 	inc := e.inc
-	w.sched.at(done, fmt.Sprintf("disk n%d %s token %d", p.id, short(j), t), func() {
+	w.sched.at(done, lbl("disk n%d %x token %d", uint64(p.id), j.Journal, uint64(t)), func() {
 		if !p.up || p.inc != inc {
 			return
 		}
@@ -154,7 +154,7 @@ func (w *World) start(p *proc, edited bool) {
 
 func (w *World) tick(p *proc, inc int) {
 	tickUs := int64(w.shape.Tun.TickMs) * ms
-	w.sched.after(tickUs, fmt.Sprintf("tick n%d", p.id), func() {
+	w.sched.after(tickUs, lbl("tick n%d", uint64(p.id)), func() {
 		if !p.up || p.inc != inc {
 			return
 		}

@@ -126,7 +126,7 @@ func Run(seed uint64, o Options) Result {
 	}
 	w.sched.note("chaos over")
 	quietFrom := w.chaosEnd + o.TailMs*ms*6/10
-	w.sched.at(quietFrom, "clients stop", func() { w.clients.stopped = true })
+	w.sched.at(quietFrom, lbl("clients stop"), func() { w.clients.stopped = true })
 	w.sched.runUntil(w.chaosEnd + o.TailMs*ms)
 
 	w.audit.converged()

@@ -30,6 +30,8 @@ type JournalShape struct {
 	ID      journal.ID
 	Mode    journal.WriterMode
 	Readers int
+	// Rival: a second owner contends for a single-writer journal's fence.
+	Rival bool
 }
 
 // DrawShape draws the world of a seed from the world's PRNG.
@@ -63,7 +65,8 @@ func drawShape(g rng, o Options) Shape {
 			mode = journal.ModeMulti
 		}
 		s.Journals = append(s.Journals, JournalShape{
-			ID: journal.ID{Tenant: 0x7e0 + uint64(i%2), Journal: 0x100 + uint64(i)}, Mode: mode, Readers: 1 + g.intn(2)})
+			ID: journal.ID{Tenant: 0x7e0 + uint64(i%2), Journal: 0x100 + uint64(i)}, Mode: mode, Readers: 1 + g.intn(2),
+			Rival: mode == journal.ModeSingle && g.pct(40)})
 	}
 	election := 5 + g.intn(10)
 	s.Tun = host.Tunables{

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"encoding/binary"
-	"fmt"
 	"hash/fnv"
 
 	"github.com/parosdb/paros/core/journal"
@@ -85,6 +84,10 @@ func newClients(w *World) *clients {
 	cs := &clients{w: w, calls: map[host.CallID]*inflight{}, hist: map[journal.ID][]lincheck.Op{}}
 	for _, j := range w.shape.Journals {
 		cs.all = append(cs.all, &client{idx: len(cs.all), j: j, role: owner, next: 1})
+		if j.Rival {
+			// A second owner contends for the fence: each supersedes the other.
+			cs.all = append(cs.all, &client{idx: len(cs.all), j: j, role: owner, next: 1})
+		}
 		for range j.Readers {
 			cs.all = append(cs.all, &client{idx: len(cs.all), j: j, role: reader, cursor: 1, folding: true, lagging: 1})
 		}
@@ -99,7 +102,7 @@ func (cs *clients) start() {
 }
 
 func (cs *clients) schedule(c *client, d int64) {
-	cs.w.sched.after(d, fmt.Sprintf("client c%d", c.idx), func() {
+	cs.w.sched.after(d, lbl("client c%d", uint64(c.idx)), func() {
 		if !cs.stopped && !c.busy {
 			cs.step(c)
 		}
@@ -226,7 +229,7 @@ func (cs *clients) send(c *client, o op, call host.Call, to paxos.NodeID) {
 	c.busy = true
 	w.counts.Calls++
 	d := w.g.between(w.shape.LatencyMin, w.shape.LatencyMax)
-	w.sched.after(d, fmt.Sprintf("call c%d %s → n%d", c.idx, opNames[o], to), func() {
+	w.sched.after(d, lbl("call c%d %d → n%d", uint64(c.idx), uint64(o), uint64(to)), func() {
 		p := w.proc(to)
 		if !p.up {
 			return
@@ -238,7 +241,7 @@ func (cs *clients) send(c *client, o op, call host.Call, to paxos.NodeID) {
 		p.after()
 	})
 	timeout := int64(200+w.g.intn(600)) * ms
-	w.sched.after(timeout, fmt.Sprintf("timeout c%d call %d", c.idx, call.ID), func() {
+	w.sched.after(timeout, lbl("timeout c%d call %d", uint64(c.idx), uint64(call.ID)), func() {
 		if !f.done {
 			cs.finish(f, host.Response{}, true)
 		}
@@ -248,7 +251,7 @@ func (cs *clients) send(c *client, o op, call host.Call, to paxos.NodeID) {
 // reply routes a server's answer back to its client after network latency.
 func (cs *clients) reply(from *proc, id host.CallID, r host.Response) {
 	w := cs.w
-	w.sched.after(w.g.between(w.shape.LatencyMin, w.shape.LatencyMax), fmt.Sprintf("reply n%d call %d", from.id, id), func() {
+	w.sched.after(w.g.between(w.shape.LatencyMin, w.shape.LatencyMax), lbl("reply n%d call %d", uint64(from.id), uint64(id)), func() {
 		if f, ok := cs.calls[id]; ok && !f.done {
 			cs.finish(f, r, false)
 		}

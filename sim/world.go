@@ -13,8 +13,36 @@ import (
 type event struct {
 	at   int64 // simulated time, microseconds
 	seq  uint64
-	what string
+	what label
 	fn   func()
+}
+
+// label names an event cheaply: a constant format and up to three numbers.
+// It is formatted only when a trace is kept, and hashed without fmt.
+type label struct {
+	format  string
+	a, b, c uint64
+}
+
+func lbl(format string, args ...uint64) label {
+	l := label{format: format}
+	switch len(args) {
+	case 3:
+		l.c = args[2]
+		fallthrough
+	case 2:
+		l.b = args[1]
+		fallthrough
+	case 1:
+		l.a = args[0]
+	}
+	return l
+}
+
+func (l label) String() string {
+	n := strings.Count(l.format, "%")
+	args := []any{l.a, l.b, l.c}[:n]
+	return fmt.Sprintf(l.format, args...)
 }
 
 type eventQueue []*event
@@ -52,7 +80,7 @@ const (
 	ms = 1000 * us
 )
 
-func (s *scheduler) at(t int64, what string, fn func()) {
+func (s *scheduler) at(t int64, what label, fn func()) {
 	if t < s.now {
 		t = s.now
 	}
@@ -60,7 +88,7 @@ func (s *scheduler) at(t int64, what string, fn func()) {
 	heap.Push(&s.q, &event{at: t, seq: s.seq, what: what, fn: fn})
 }
 
-func (s *scheduler) after(d int64, what string, fn func()) { s.at(s.now+d, what, fn) }
+func (s *scheduler) after(d int64, what label, fn func()) { s.at(s.now+d, what, fn) }
 
 // runUntil fires events until the queue is empty or time passes end.
 func (s *scheduler) runUntil(end int64) {
@@ -68,7 +96,7 @@ func (s *scheduler) runUntil(end int64) {
 		e := heap.Pop(&s.q).(*event)
 		s.now = e.at
 		s.events++
-		s.mix(e.at, e.what)
+		s.mixLabel(e.at, e.what)
 		if s.trace {
 			s.lines = append(s.lines, fmt.Sprintf("%9.3fms %s", float64(e.at)/float64(ms), e.what))
 		}
@@ -77,6 +105,24 @@ func (s *scheduler) runUntil(end int64) {
 	if s.now < end {
 		s.now = end
 	}
+}
+
+// mixLabel folds an event into the trace hash: FNV-1a over the time, the
+// label's format and its numbers.
+func (s *scheduler) mixLabel(t int64, l label) {
+	h := s.hash ^ 0xcbf29ce484222325
+	for _, v := range [4]uint64{uint64(t), l.a, l.b, l.c} {
+		for i := 0; i < 8; i++ {
+			h ^= v & 0xff
+			h *= 1099511628211
+			v >>= 8
+		}
+	}
+	for i := 0; i < len(l.format); i++ {
+		h ^= uint64(l.format[i])
+		h *= 1099511628211
+	}
+	s.hash = h
 }
 
 func (s *scheduler) mix(t int64, what string) {
