@@ -77,6 +77,7 @@ func (a *audit) Committed(node paxos.NodeID, j journal.ID, c paxos.Committed) {
 	} else {
 		a.chosen[k] = c.Command
 		a.verdict[k] = c.Outcome
+		a.backed(node, j, c)
 	}
 	if c.Outcome.Kind == journal.Accepted && c.Command.Kind == journal.KindWrite && c.Command.Entry.Leader.IsSet() &&
 		c.Command.Entry.Leader != c.State.Leader {
@@ -89,6 +90,32 @@ func (a *audit) Committed(node paxos.NodeID, j journal.ID, c paxos.Committed) {
 				break
 			}
 		}
+	}
+}
+
+// backed checks, when a slot is first folded anywhere, that a Phase-2
+// quorum of disks durably holds its value: nothing announces a decision
+// before the votes behind it are on disk. A disk that already dropped the
+// slot below its floor, a rotted record (its identity survived) and a
+// wiped disk (its history is unknown) count as holding it.
+func (a *audit) backed(node paxos.NodeID, j journal.ID, c paxos.Committed) {
+	var holders []paxos.NodeID
+	for _, p := range a.w.procs {
+		st := p.stores[j]
+		if p.wiped || st.FirstSlot() > c.Slot {
+			holders = append(holders, p.id)
+			continue
+		}
+		if _, cmd, ok := st.Accepted(c.Slot); ok && cmd.Equal(c.Command) {
+			holders = append(holders, p.id)
+		} else if _, ok := st.FaultyAt(c.Slot); ok {
+			holders = append(holders, p.id)
+		}
+	}
+	sys := a.w.system()
+	if sys.Phase2(c.Slot, sys.SetOf(holders...), 0) != quorum.Won {
+		a.violation("a decision is announced only once a Phase-2 quorum holds it on disk",
+			"%s slot %d folded on n%d, durable on %v only", short(j), c.Slot, node, holders)
 	}
 }
 

@@ -1,7 +1,6 @@
 package sim
 
 import (
-
 	"github.com/parosdb/paros/core/paxos"
 	"github.com/parosdb/paros/host"
 )
@@ -34,6 +33,10 @@ func (n *network) send(from, to paxos.NodeID, batch []host.Envelope) {
 	}
 	for range copies {
 		d := w.g.between(w.shape.LatencyMin, w.shape.LatencyMax)
+		if w.g.pct(w.shape.SlowPct) {
+			d += w.g.between(20*ms, 400*ms)
+			w.counts.Delayed++
+		}
 		w.sched.after(d, lbl("deliver n%d→n%d ×%d", uint64(from), uint64(to), uint64(len(batch))), func() { n.deliver(from, to, batch) })
 	}
 }

@@ -37,11 +37,11 @@ func (o Options) withDefaults() Options {
 
 // Counts are what happened in a run.
 type Counts struct {
-	Events, Calls, Messages, Dropped, Duplicated, Partitioned      uint64
-	Crashes, CrashesUnsynced, CrashesAfterSync, LongOutages        uint64
-	Partitions, Pauses, DiskFaults, Rots, Wipes, EditedRestarts    uint64
-	Elections, GapFills, TrimJumps, Truncations, CatchUps, Blocked uint64
-	CheckQuorum, Quarantines, HistoryOps, FailStops                uint64
+	Events, Calls, Messages, Dropped, Duplicated, Partitioned, Delayed uint64
+	Crashes, CrashesUnsynced, CrashesAfterSync, LongOutages            uint64
+	Partitions, Pauses, DiskFaults, Rots, Wipes, EditedRestarts        uint64
+	Elections, GapFills, TrimJumps, Truncations, CatchUps, Blocked     uint64
+	CheckQuorum, Quarantines, HistoryOps, FailStops                    uint64
 }
 
 // Result is the outcome of one seed.
@@ -235,6 +235,7 @@ func GateNames() []string {
 		"a storage fault quarantines a journal",
 		"a restart under an edited configuration is refused",
 		"a wiped node's boot is refused as amnesia",
+		"a write of other bytes at a taken position is refused",
 	}
 	slices.Sort(g)
 	return g

@@ -18,6 +18,9 @@ type Shape struct {
 	// Network: latency range, drop and duplicate percent.
 	LatencyMin, LatencyMax int64
 	DropPct, DupPct        int
+	// SlowPct of Delivers are held back 20–400 ms: a deposed leader's
+	// Accepts and old Promises arrive long after the world moved on.
+	SlowPct int
 	// Disk latency range.
 	DiskMin, DiskMax int64
 	// Faults enabled for this seed.
@@ -90,6 +93,9 @@ func drawShape(g rng, o Options) Shape {
 	s.LatencyMax = s.LatencyMin + int64(g.intn(5000))*us
 	s.DropPct = g.intn(4)
 	s.DupPct = g.intn(3)
+	if g.pct(50) {
+		s.SlowPct = 1 + g.intn(5)
+	}
 	s.DiskMin = int64(100+g.intn(500)) * us
 	s.DiskMax = s.DiskMin + int64(g.intn(3000))*us
 	s.Crashes = g.pct(80)

@@ -81,6 +81,7 @@ func (c *Counts) add(o Counts) {
 	c.Dropped += o.Dropped
 	c.Duplicated += o.Duplicated
 	c.Partitioned += o.Partitioned
+	c.Delayed += o.Delayed
 	c.Crashes += o.Crashes
 	c.CrashesUnsynced += o.CrashesUnsynced
 	c.CrashesAfterSync += o.CrashesAfterSync
@@ -130,7 +131,7 @@ func (s Summary) WriteTable(out io.Writer) {
 		{"partitions", c.Partitions}, {"pauses", c.Pauses}, {"failed syncs (quarantine)", c.DiskFaults},
 		{"fail-stops", c.FailStops}, {"rotted records", c.Rots}, {"wiped disks", c.Wipes},
 		{"restarts under an edited configuration", c.EditedRestarts},
-		{"messages", c.Messages}, {"  dropped", c.Dropped}, {"  duplicated", c.Duplicated}, {"  cut by a partition", c.Partitioned},
+		{"messages", c.Messages}, {"  dropped", c.Dropped}, {"  duplicated", c.Duplicated}, {"  held back 20-400 ms", c.Delayed}, {"  cut by a partition", c.Partitioned},
 	}
 	for _, r := range rows {
 		fmt.Fprintf(out, "  %-44s %d\n", r[0], r[1])

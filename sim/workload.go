@@ -30,9 +30,10 @@ const (
 	opSetLeader
 	opLaggingRead
 	opWrongMode
+	opForgedRetry
 )
 
-var opNames = [...]string{"write", "write-to-non-leader", "truncate", "read", "pause", "dup-write", "set-leader", "lagging-read", "wrong-mode"}
+var opNames = [...]string{"write", "write-to-non-leader", "truncate", "read", "pause", "dup-write", "set-leader", "lagging-read", "wrong-mode", "forged-retry"}
 
 type role uint8
 
@@ -179,6 +180,11 @@ func (cs *clients) step(c *client) {
 		e := *c.acked
 		call := host.Call{Kind: host.CallWrite, Write: journal.WriteRequest{Journal: c.j.ID, Leader: e.Leader, Seq: e.Seq, Records: e.Records}}
 		cs.send(c, opDupWrite, call, cs.server(c))
+	case r < 79 && c.acked != nil && single:
+		// Same uuid, same position, other bytes: never a Duplicate.
+		e := *c.acked
+		call := host.Call{Kind: host.CallWrite, Write: journal.WriteRequest{Journal: c.j.ID, Leader: e.Leader, Seq: e.Seq, Records: cs.records(c)}}
+		cs.send(c, opForgedRetry, call, cs.server(c))
 	case r < 86:
 		up := cs.fence(c)
 		call := host.Call{Kind: host.CallTruncate, Truncate: journal.TruncateRequest{Journal: c.j.ID, Leader: c.uuid, UpTo: up}}
@@ -296,6 +302,16 @@ func (cs *clients) finishWrite(f *inflight, r host.Response, timedOut bool) {
 	out := rep.Outcome
 	ambiguous := timedOut || rep.Ambiguous()
 	e := journal.Entry{Leader: f.call.Write.Leader, Seq: f.call.Write.Seq, Records: f.call.Write.Records}
+	if f.op == opForgedRetry {
+		if !ambiguous && out.Kind == journal.Duplicate {
+			w.audit.violation("journal: a retry is acked only with the bytes accepted there",
+				"c%d wrote other bytes at %d and got %s", c.idx, e.Seq, out)
+		}
+		if !ambiguous && out.Kind == journal.Refused {
+			w.audit.gate("a write of other bytes at a taken position is refused")
+		}
+		return
+	}
 	if f.op == opDupWrite {
 		switch {
 		case ambiguous:

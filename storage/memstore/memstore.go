@@ -247,6 +247,12 @@ func (s *Store) Rot(slot paxos.Slot) bool {
 	return true
 }
 
+// FaultyAt reports whether the durable record at slot lost its value.
+func (s *Store) FaultyAt(slot paxos.Slot) (paxos.Ballot, bool) {
+	b, ok := s.durable.faulty[slot]
+	return b, ok
+}
+
 // InitialState implements paxos.Storage.
 func (s *Store) InitialState() paxos.HardState {
 	return paxos.HardState{Promised: s.durable.promise, ChosenIndex: s.durable.chosen}
