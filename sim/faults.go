@@ -68,10 +68,25 @@ func (w *World) fault() {
 		w.sched.after(g.between(100*ms, 1500*ms), lbl("heal"), func() { w.net.heal() })
 	case k == 3 && s.Pauses:
 		p := w.pickUp()
-		if p != nil {
-			p.pausedUntil = w.sched.now + g.between(50*ms, 600*ms)
-			w.counts.Pauses++
-			w.sched.note("pause n%d", p.id)
+		if l := w.leaderNode(); l != 0 && g.pct(50) {
+			p = w.proc(l)
+		}
+		if p == nil {
+			return
+		}
+		p.pausedUntil = w.sched.now + g.between(50*ms, 600*ms)
+		w.counts.Pauses++
+		w.sched.note("pause n%d", p.id)
+		if s.StaleLeader && p.h != nil {
+			// The stale leader: while it sleeps a successor is elected, and
+			// the successor's news (any message at a higher ballot) reaches
+			// it only a while after it wakes. Meanwhile it keeps leading on
+			// its own ballot, and only the acceptors' promises stop it.
+			j := s.Journals[0].ID
+			if n := p.h.Node(j); n != nil && n.IsLeader() {
+				p.stale = staleView{journal: j, ballot: n.LeaderBallot(), until: p.pausedUntil + g.between(30*ms, 150*ms)}
+				w.counts.StaleLeaders++
+			}
 		}
 	case k == 4 && s.DiskFaults:
 		p := w.pickUp()

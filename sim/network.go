@@ -51,6 +51,24 @@ func (n *network) deliver(from, to paxos.NodeID, batch []host.Envelope) {
 		w.sched.at(p.pausedUntil, lbl("deliver n%d→n%d ×%d (after pause)", uint64(from), uint64(to), uint64(len(batch))), func() { n.deliver(from, to, batch) })
 		return
 	}
+	if st := p.stale; w.sched.now < st.until {
+		var now, later []host.Envelope
+		for _, e := range batch {
+			if e.Journal == st.journal && st.ballot.Less(e.Msg.Ballot) {
+				later = append(later, e)
+			} else {
+				now = append(now, e)
+			}
+		}
+		if len(later) > 0 {
+			w.sched.at(st.until, lbl("deliver n%d→n%d ×%d (held from a stale leader)", uint64(from), uint64(to), uint64(len(later))),
+				func() { n.deliver(from, to, later) })
+		}
+		batch = now
+		if len(batch) == 0 {
+			return
+		}
+	}
 	p.h.OnDeliver(from, batch)
 	p.after()
 }

@@ -29,6 +29,7 @@ type proc struct {
 	// failNextPersist injects a storage fault into journal j's next persist.
 	failNext    map[journal.ID]bool
 	pausedUntil int64
+	stale       staleView
 	wiped       bool
 	downForGood bool
 }
@@ -37,6 +38,14 @@ type proc struct {
 type env struct {
 	p   *proc
 	inc int
+}
+
+// staleView holds back, until `until`, every message of journal that
+// carries a ballot above ballot: the news of a successor.
+type staleView struct {
+	journal journal.ID
+	ballot  paxos.Ballot
+	until   int64
 }
 
 var errInjected = errors.New("sim: injected disk fault")

@@ -41,7 +41,7 @@ type Counts struct {
 	Crashes, CrashesUnsynced, CrashesAfterSync, LongOutages            uint64
 	Partitions, Pauses, DiskFaults, Rots, Wipes, EditedRestarts        uint64
 	Elections, GapFills, TrimJumps, Truncations, CatchUps, Blocked     uint64
-	CheckQuorum, Quarantines, HistoryOps, FailStops                    uint64
+	CheckQuorum, Quarantines, HistoryOps, FailStops, StaleLeaders      uint64
 }
 
 // Result is the outcome of one seed.

@@ -25,7 +25,9 @@ type Shape struct {
 	DiskMin, DiskMax int64
 	// Faults enabled for this seed.
 	Crashes, Partitions, Pauses, Rot, Wipe, EditConfig, DiskFaults, LongOutage bool
-	ChaosMs, TailMs                                                            int64
+	// StaleLeader: a paused leader wakes before it hears of its successor.
+	StaleLeader     bool
+	ChaosMs, TailMs int64
 }
 
 // JournalShape is one journal and its clients.
@@ -100,7 +102,8 @@ func drawShape(g rng, o Options) Shape {
 	s.DiskMax = s.DiskMin + int64(g.intn(3000))*us
 	s.Crashes = g.pct(80)
 	s.Partitions = g.pct(60)
-	s.Pauses = g.pct(30)
+	s.Pauses = g.pct(40)
+	s.StaleLeader = s.Pauses && g.pct(60)
 	s.Rot = g.pct(25)
 	s.Wipe = g.pct(10) && s.Quorum.Kind == quorum.KindMajority && len(s.Nodes) >= 4
 	s.EditConfig = g.pct(15)

@@ -102,6 +102,7 @@ func (c *Counts) add(o Counts) {
 	c.Quarantines += o.Quarantines
 	c.HistoryOps += o.HistoryOps
 	c.FailStops += o.FailStops
+	c.StaleLeaders += o.StaleLeaders
 }
 
 // UnfiredGates lists the required gates that never fired.
@@ -128,7 +129,7 @@ func (s Summary) WriteTable(out io.Writer) {
 	rows := [][2]any{
 		{"crashes (before sync)", c.Crashes}, {"  of which lost unsynced writes", c.CrashesUnsynced},
 		{"crashes after sync, before send", c.CrashesAfterSync}, {"long outages", c.LongOutages},
-		{"partitions", c.Partitions}, {"pauses", c.Pauses}, {"failed syncs (quarantine)", c.DiskFaults},
+		{"partitions", c.Partitions}, {"pauses", c.Pauses}, {"  of which a stale leader wakes", c.StaleLeaders}, {"failed syncs (quarantine)", c.DiskFaults},
 		{"fail-stops", c.FailStops}, {"rotted records", c.Rots}, {"wiped disks", c.Wipes},
 		{"restarts under an edited configuration", c.EditedRestarts},
 		{"messages", c.Messages}, {"  dropped", c.Dropped}, {"  duplicated", c.Duplicated}, {"  held back 20-400 ms", c.Delayed}, {"  cut by a partition", c.Partitioned},
