@@ -67,7 +67,7 @@ func unknownJournal(c Call) Response {
 }
 
 func (h *Host) waitTicks(ms uint32) uint64 {
-	w := min(int(ms), h.tun.WaitMsMax)
+	w := max(0, min(int(ms), h.tun.WaitMsMax))
 	return uint64((w + h.tun.TickMs - 1) / h.tun.TickMs)
 }
 
@@ -150,7 +150,7 @@ func (h *Host) expireCalls(j *journalRT) {
 			// The long-poll ends with an empty, served page: the read was
 			// confirmed when it parked, and nothing landed since.
 			h.counters.ReadsServed++
-			h.answerRead(r, journal.ReadReply{Served: true, FromSeq: r.req.FromSeq, View: j.node.State().View()})
+			h.answerRead(r, journal.ReadReply{Served: true, FromSeq: r.req.FromSeq, View: j.released.View()})
 			continue
 		}
 		kept = append(kept, r)

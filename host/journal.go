@@ -54,6 +54,8 @@ type pending struct {
 	msgs      []paxos.Message
 	committed []paxos.Committed
 	reads     []paxos.ReadState
+	// state is the node's fold as of this batch: servable once durable.
+	state journal.State
 }
 
 // parkedCall is a Write, Truncate or SetLeader waiting for its slot.
@@ -89,6 +91,11 @@ type journalRT struct {
 	reopenAt  uint64
 	draining  bool
 	incarnate int
+	// released is the journal state after the last slot whose verdict was
+	// released (its batch durable). Reads are served from it, never from
+	// the live fold: the live fold may hold slots a leader decided with its
+	// own vote not yet on disk, and a crash could un-decide them.
+	released journal.State
 }
 
 func (s JournalSpec) marker(node paxos.NodeID) storage.Marker {
@@ -129,6 +136,9 @@ func (h *Host) boot(j *journalRT, claim storage.Claim) {
 	}
 	j.node, j.status, j.fault = n, Live, nil
 	j.calls = map[paxos.Slot]*parkedCall{}
+	// The fold a booted node starts from is durable: it may be served.
+	j.released = n.State()
+	h.jitter(j)
 	h.drain(j)
 }
 
@@ -201,6 +211,7 @@ func (h *Host) drain(j *journalRT) {
 			}
 		}
 		b.committed = slices.Clone(rd.Committed)
+		b.state = j.node.State()
 		b.reads = slices.Clone(rd.ReadStates)
 		var ops []paxos.WriteOp
 		if len(rd.Writes) > 0 {
@@ -208,10 +219,7 @@ func (h *Host) drain(j *journalRT) {
 		}
 		sync := rd.MustSync
 		j.node.Advance()
-		if j.node.WantsElectionTimeout() {
-			base := h.tun.ElectionTicks
-			j.node.SetElectionTimeout(base + int(h.env.Rand()%uint64(base)))
-		}
+		h.jitter(j)
 		j.batches = append(j.batches, b)
 		if ops != nil {
 			h.tokens[b.token] = j.spec.ID
@@ -219,6 +227,16 @@ func (h *Host) drain(j *journalRT) {
 			h.env.Persist(b.token, j.spec.ID, ops, sync)
 		}
 		h.release(j)
+	}
+}
+
+// jitter hands the node a fresh election timeout in [base, 2·base) when
+// its timer was reset (and at boot, so nodes booted together do not all
+// campaign on the same tick).
+func (h *Host) jitter(j *journalRT) {
+	if j.node.WantsElectionTimeout() {
+		base := h.tun.ElectionTicks
+		j.node.SetElectionTimeout(base + int(h.env.Rand()%uint64(base)))
 	}
 }
 
@@ -232,6 +250,7 @@ func (h *Host) release(j *journalRT) {
 		for _, m := range b.msgs {
 			h.enqueue(j, m)
 		}
+		j.released = b.state
 		for _, c := range b.committed {
 			h.observeCommitted(j, c)
 			h.answerCommitted(j, c)

@@ -52,30 +52,51 @@ func (h *Host) settleRead(j *journalRT, rs paxos.ReadState) {
 	h.serveRead(j, r)
 }
 
-// serveRead answers from the fold: a page, truncated, or unserved when this
-// node does not hold the range. An empty page at the tail parks the read
-// until records land or the wait ends.
+// serveRead answers from the released fold: a page, truncated, or unserved
+// when this node does not hold the range. An empty page at the tail parks
+// the read until records land or the wait ends.
+//
+// Only the released prefix is served (journalRT.released): positions at or
+// past its NextSeq are cut from the page, and the view is the released
+// state. A node whose live fold truncated past the released floor answers
+// unserved for the gap rather than reveal the undurable truncation.
 func (h *Host) serveRead(j *journalRT, r *parkedRead) {
 	limit := int(r.req.Limit)
 	if limit <= 0 || limit > h.tun.ReadRecordsMax {
 		limit = h.tun.ReadRecordsMax
 	}
-	lr := j.node.ReadLog(r.req.FromSeq, limit, h.tun.ReadBytesMax)
-	switch lr.Kind {
-	case paxos.ReadTruncated:
+	rs := j.released
+	view := rs.View()
+	from := r.req.FromSeq
+	if from < rs.FirstSeq {
 		h.counters.ReadsTruncated++
-		h.answerRead(r, journal.ReadReply{Served: true, Truncated: true, FromSeq: r.req.FromSeq, View: lr.View})
-	case paxos.ReadNotHeld:
-		h.counters.ReadsUnserved++
-		h.answerRead(r, journal.ReadReply{FromSeq: r.req.FromSeq, View: lr.View})
-	default:
-		if len(lr.Records) == 0 && h.now < r.waitTill {
+		h.answerRead(r, journal.ReadReply{Served: true, Truncated: true, FromSeq: from, View: view})
+		h.forgetRead(j, r)
+		return
+	}
+	if from >= rs.NextSeq {
+		if h.now < r.waitTill {
 			r.ctx = 0 // waiting at the tail
 			return
 		}
 		h.counters.ReadsServed++
-		h.answerRead(r, journal.ReadReply{Served: true, FromSeq: r.req.FromSeq, Records: lr.Records, View: lr.View})
+		h.answerRead(r, journal.ReadReply{Served: true, FromSeq: from, View: view})
+		h.forgetRead(j, r)
+		return
 	}
+	lr := j.node.ReadLog(from, limit, h.tun.ReadBytesMax)
+	if lr.Kind != paxos.ReadPage {
+		h.counters.ReadsUnserved++
+		h.answerRead(r, journal.ReadReply{FromSeq: from, View: view})
+		h.forgetRead(j, r)
+		return
+	}
+	recs := lr.Records
+	if keep := int(rs.NextSeq - from); len(recs) > keep {
+		recs = recs[:keep]
+	}
+	h.counters.ReadsServed++
+	h.answerRead(r, journal.ReadReply{Served: true, FromSeq: from, Records: recs, View: view})
 	h.forgetRead(j, r)
 }
 
@@ -83,7 +104,7 @@ func (h *Host) serveRead(j *journalRT, r *parkedRead) {
 // position (or the floor moved past it): a fresh quorum read, so the page
 // it serves is linearizable at its own moment.
 func (h *Host) wakeWaitingReads(j *journalRT) {
-	st := j.node.State()
+	st := j.released
 	for _, r := range j.reads {
 		if r.ctx == 0 && !r.answered && (st.NextSeq > r.req.FromSeq || st.FirstSeq > r.req.FromSeq) {
 			h.openRead(j, r)

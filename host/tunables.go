@@ -25,7 +25,9 @@ type Tunables struct {
 	// least one record when one is readable). Floors 1.
 	ReadRecordsMax int
 	ReadBytesMax   int
-	// WaitMsMax clamps a read's long-poll (floor 0).
+	// WaitMsMax clamps a read's long-poll (floor 0). Unlike the other knobs,
+	// zero is taken literally — no long-poll — so it is not defaulted;
+	// Production sets 1000.
 	WaitMsMax int
 	// LaneMessagesMax bounds one journal's lane in one peer mailbox; a full
 	// lane evicts its own oldest message of the same kind, else its own
@@ -54,7 +56,7 @@ type Tunables struct {
 }
 
 // Production is the production profile ("reasoned, not measured").
-func Production() Tunables { return Tunables{}.withDefaults() }
+func Production() Tunables { return Tunables{WaitMsMax: journal.WaitMsMax}.withDefaults() }
 
 func (t Tunables) withDefaults() Tunables {
 	def := func(v *int, d int) {
@@ -69,7 +71,6 @@ func (t Tunables) withDefaults() Tunables {
 	def(&t.BatchBytesMax, journal.WriteBytesMax)
 	def(&t.ReadRecordsMax, journal.ReadRecordsMax)
 	def(&t.ReadBytesMax, journal.ReadBytesMax)
-	def(&t.WaitMsMax, journal.WaitMsMax)
 	def(&t.LaneMessagesMax, 4096)
 	def(&t.DeliveryBatch, 64)
 	def(&t.FlushDeliversMax, 8)
