@@ -235,23 +235,29 @@ func (cs *clients) send(c *client, o op, call host.Call, to paxos.NodeID) {
 	c.busy = true
 	w.counts.Calls++
 	d := w.g.between(w.shape.LatencyMin, w.shape.LatencyMax)
-	w.sched.after(d, lbl("call c%d %d → n%d", uint64(c.idx), uint64(o), uint64(to)), func() {
-		p := w.proc(to)
-		if !p.up {
-			return
-		}
-		if w.sched.now < p.pausedUntil {
-			return // a paused server loses the call; the client times out
-		}
-		p.h.OnCall(call)
-		p.after()
-	})
+	w.sched.after(d, lbl("call c%d %d → n%d", uint64(c.idx), uint64(o), uint64(to)), func() { cs.arrive(to, call) })
 	timeout := int64(200+w.g.intn(600)) * ms
 	w.sched.after(timeout, lbl("timeout c%d call %d", uint64(c.idx), uint64(call.ID)), func() {
 		if !f.done {
 			cs.finish(f, host.Response{}, true)
 		}
 	})
+}
+
+// arrive hands a call to its server. A paused server's socket holds the
+// call until it wakes (it is then handled late, perhaps by a stale leader).
+func (cs *clients) arrive(to paxos.NodeID, call host.Call) {
+	w := cs.w
+	p := w.proc(to)
+	if !p.up {
+		return
+	}
+	if w.sched.now < p.pausedUntil {
+		w.sched.at(p.pausedUntil, lbl("call %d → n%d (after pause)", uint64(call.ID), uint64(to)), func() { cs.arrive(to, call) })
+		return
+	}
+	p.h.OnCall(call)
+	p.after()
 }
 
 // reply routes a server's answer back to its client after network latency.
