@@ -24,7 +24,8 @@ type audit struct {
 	chosen  map[jslot]journal.Command
 	verdict map[jslot]journal.Outcome
 	// durable promise per (node, journal): never decreases.
-	promise map[njournal]paxos.Ballot
+	promise    map[njournal]paxos.Ballot
+	memPromise map[njournal]incBallot
 	// record bytes per position, and the folding chain per position.
 	records map[jpos]uint64
 	chains  map[jpos]uint64
@@ -38,6 +39,10 @@ type njournal struct {
 	n paxos.NodeID
 	j journal.ID
 }
+type incBallot struct {
+	inc int
+	b   paxos.Ballot
+}
 type jpos struct {
 	j journal.ID
 	s journal.Seq
@@ -45,7 +50,7 @@ type jpos struct {
 
 func newAudit(w *World) *audit {
 	return &audit{w: w, gates: map[string]int{}, chosen: map[jslot]journal.Command{}, verdict: map[jslot]journal.Outcome{},
-		promise: map[njournal]paxos.Ballot{}, records: map[jpos]uint64{}, chains: map[jpos]uint64{}}
+		promise: map[njournal]paxos.Ballot{}, memPromise: map[njournal]incBallot{}, records: map[jpos]uint64{}, chains: map[jpos]uint64{}}
 }
 
 func (a *audit) violation(claim, format string, args ...any) {
@@ -116,6 +121,26 @@ func (a *audit) backed(node paxos.NodeID, j journal.ID, c paxos.Committed) {
 	if sys.Phase2(c.Slot, sys.SetOf(holders...), 0) != quorum.Won {
 		a.violation("a decision is announced only once a Phase-2 quorum holds it on disk",
 			"%s slot %d folded on n%d, durable on %v only", short(j), c.Slot, node, holders)
+	}
+}
+
+// promises checks, after every event a process handles, that no live
+// node's promise fell below what it promised earlier in this boot (a boot
+// starts from the durable promise, which synced checks across boots).
+func (a *audit) promises(p *proc) {
+	if p.h == nil || !p.up {
+		return
+	}
+	for _, js := range a.w.shape.Journals {
+		n := p.h.Node(js.ID)
+		if n == nil {
+			continue
+		}
+		k := njournal{p.id, js.ID}
+		if seen, ok := a.memPromise[k]; ok && seen.inc == p.inc && n.Promised().Less(seen.b) {
+			a.violation("a node's promised ballot never decreases", "n%d %s: %s after %s in one boot", p.id, short(js.ID), n.Promised(), seen.b)
+		}
+		a.memPromise[k] = incBallot{inc: p.inc, b: n.Promised()}
 	}
 }
 

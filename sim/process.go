@@ -186,6 +186,7 @@ func (p *proc) after() {
 	if p.h == nil {
 		return
 	}
+	p.w.audit.promises(p)
 	if stopped, err := p.h.Stopped(); stopped && p.up {
 		w := p.w
 		w.sched.note("n%d stops: %v", p.id, err)

@@ -136,10 +136,16 @@ func (a *Acceptor) Prepare(b Ballot, from Slot, pageMax int) promiseResult {
 	return res
 }
 
+// SlotsAheadMax bounds how far above its floor an acceptor keeps a record
+// (STYLE rule 11): an Accept or a learned value further ahead is ignored,
+// so a forged or corrupt slot number cannot make the log grow without
+// bound. An honest acceptor that far behind catches up first.
+const SlotsAheadMax = 1 << 24
+
 // Admit votes for cmd at (s, b) iff b >= promised and s >= floor; it raises
 // the promise to b and the vote watermark to s. It reports whether it voted.
 func (a *Acceptor) Admit(b Ballot, s Slot, cmd journal.Command) bool {
-	if b.IsZero() || s < a.floor || s == 0 || !a.raisePromise(b) {
+	if b.IsZero() || s < a.floor || s == 0 || s-a.floor >= SlotsAheadMax || !a.raisePromise(b) {
 		return false
 	}
 	r := a.log.ensure(s)
@@ -171,7 +177,7 @@ func (a *Acceptor) Admit(b Ballot, s Slot, cmd journal.Command) bool {
 // (P2b: every proposal above a chosen ballot carries the chosen value). It
 // is not a vote: the watermark does not move.
 func (a *Acceptor) Learn(s Slot, b Ballot, cmd journal.Command) {
-	if s < a.floor {
+	if s < a.floor || s-a.floor >= SlotsAheadMax {
 		return
 	}
 	r := a.log.ensure(s)

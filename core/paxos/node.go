@@ -295,9 +295,13 @@ func (n *Node) Tick() {
 }
 
 // Step feeds one message. Messages not addressed to this node, from
-// non-members, or malformed (zero ballot where one is required) are
-// ignored: the sender's resend repairs a lost message, and nothing a peer
-// sends can make the node panic.
+// non-members, or malformed (zero ballot where one is required, a slot
+// beyond SlotsAheadMax) are ignored or Nack'd: the sender's resend repairs a
+// lost message. One thing is not bad input but a broken contract: a peer
+// that reports two values at one (slot, ballot), or a "chosen" value that
+// contradicts a higher-ballot record, trips an assertion. Crash-fault Paxos
+// cannot continue safely past that, so the node stops (panics) rather than
+// spread it.
 func (n *Node) Step(m Message) {
 	if m.To != n.cfg.ID || m.From == n.cfg.ID {
 		return

@@ -53,6 +53,14 @@ func (n *Node) handleCatchUpResponse(m Message) {
 		if e.Slot != n.rep.chosenIndex+1 || e.Ballot.IsZero() || !e.Command.Valid() {
 			break
 		}
+		if own := n.LeaderBallot(); !own.IsZero() && own.Less(e.Ballot) {
+			// A value chosen at a higher ballot: this leadership was
+			// deposed without knowing it. It steps down before it learns,
+			// so its commit watermark never covers a slot where its own
+			// proposal at its ballot lost (a follower holding that losing
+			// proposal would fold it).
+			n.stepDown()
+		}
 		n.acc.Learn(e.Slot, e.Ballot, e.Command)
 		n.rep.markChosen(e.Slot, e.Command)
 	}
@@ -81,6 +89,9 @@ func (n *Node) handleTrimmedTo(m Message) {
 	}
 	promised := n.acc.Promised()
 	n.counters.TrimJumps++
+	// Below a trim point every slot is chosen at unknown ballots: a leader
+	// cannot vouch for its own proposals there, so it steps down first.
+	n.stepDown()
 	n.cur.writes = append(n.cur.writes, WriteOp{Kind: OpTrimmedTo, Slot: point, State: st})
 	n.acc.truncate(point)
 	n.rep.trimTo(point, st)

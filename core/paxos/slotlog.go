@@ -2,8 +2,10 @@ package paxos
 
 // slotLog is a window of per-slot items from base to end, stored in
 // fixed-size chunks: growing never copies what is held (a flat slice's
-// growth memmoves the whole log), and dropping a prefix frees whole chunks.
-// The zero T means "nothing at this slot".
+// growth memmoves the whole log), dropping a prefix frees whole chunks, and
+// a chunk is allocated only when a slot in it is written, so a slot far
+// above the rest costs one chunk, not the gap. The zero T means "nothing at
+// this slot".
 type slotLog[T any] struct {
 	// Invariant: origin <= base <= end; origin is a multiple of
 	// slotChunkItems; chunks cover [origin, origin+len(chunks)*slotChunkItems).
@@ -30,7 +32,11 @@ func (l *slotLog[T]) at(s Slot) *T {
 		return nil
 	}
 	i := s - l.origin
-	return &l.chunks[i>>slotChunkBits][i&slotChunkMask]
+	c := l.chunks[i>>slotChunkBits]
+	if c == nil {
+		return nil
+	}
+	return &c[i&slotChunkMask]
 }
 
 // ensure grows the window to cover s and returns its item. s >= base.
@@ -39,13 +45,17 @@ func (l *slotLog[T]) ensure(s Slot) *T {
 		panic("paxos: slotLog.ensure below base")
 	}
 	i := s - l.origin
-	for int(i>>slotChunkBits) >= len(l.chunks) {
-		l.chunks = append(l.chunks, new([slotChunkItems]T))
+	ci := int(i >> slotChunkBits)
+	for ci >= len(l.chunks) {
+		l.chunks = append(l.chunks, nil)
+	}
+	if l.chunks[ci] == nil {
+		l.chunks[ci] = new([slotChunkItems]T)
 	}
 	if s >= l.end {
 		l.end = s + 1
 	}
-	return &l.chunks[i>>slotChunkBits][i&slotChunkMask]
+	return &l.chunks[ci][i&slotChunkMask]
 }
 
 // dropBelow forgets every slot below s and moves base to s.
@@ -55,7 +65,9 @@ func (l *slotLog[T]) dropBelow(s Slot) {
 	}
 	var zero T
 	for x := l.base; x < s && x < l.end; x++ {
-		*l.at(x) = zero
+		if p := l.at(x); p != nil {
+			*p = zero
+		}
 	}
 	l.base = s
 	if l.end < s {
