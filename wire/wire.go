@@ -1,0 +1,220 @@
+// Package wire translates between paros's plain Go types (core/journal,
+// core/paxos, host) and the protobuf contracts (api/parospb). It is the one
+// place bytes from the network become core values: every decoder checks what
+// the core assumes (set halves, valid variants, bounded counts) and answers
+// a typed error, never a panic.
+package wire
+
+import (
+	"errors"
+	"fmt"
+
+	pb "github.com/parosdb/paros/api/parospb/paros/v1"
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/paxos"
+	"github.com/parosdb/paros/host"
+)
+
+// ErrMalformed is the class of every decoding refusal.
+var ErrMalformed = errors.New("paros/wire: malformed message")
+
+func malformed(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrMalformed, fmt.Sprintf(format, args...))
+}
+
+// Bounds on what one decoded message may carry (STYLE rule 11).
+const (
+	EnvelopesMax = 4096
+	EntriesMax   = 4096
+	RecordsMax   = journal.WriteRecordsMax
+)
+
+func UUIDToPB(u journal.LeaderUUID) *pb.LeaderUuid {
+	if !u.IsSet() {
+		return nil
+	}
+	return &pb.LeaderUuid{Hi: u.Hi, Lo: u.Lo}
+}
+
+func UUIDFromPB(u *pb.LeaderUuid) journal.LeaderUUID {
+	return journal.LeaderUUID{Hi: u.GetHi(), Lo: u.GetLo()}
+}
+
+func JournalIDToPB(id journal.ID) *pb.JournalId { return &pb.JournalId{Tenant: id.Tenant, Journal: id.Journal} }
+
+func JournalIDFromPB(id *pb.JournalId) journal.ID {
+	return journal.ID{Tenant: id.GetTenant(), Journal: id.GetJournal()}
+}
+
+func ViewToPB(v journal.View) *pb.JournalState {
+	return &pb.JournalState{Leader: UUIDToPB(v.Leader), NextSeq: uint64(v.NextSeq), FirstSeq: uint64(v.FirstSeq)}
+}
+
+func ViewFromPB(s *pb.JournalState) journal.View {
+	return journal.View{Leader: UUIDFromPB(s.GetLeader()), NextSeq: journal.Seq(s.GetNextSeq()), FirstSeq: journal.Seq(s.GetFirstSeq())}
+}
+
+func BallotToPB(b paxos.Ballot) *pb.Ballot {
+	if b.IsZero() {
+		return nil
+	}
+	return &pb.Ballot{Round: b.Round, Node: uint64(b.Node)}
+}
+
+func BallotFromPB(b *pb.Ballot) paxos.Ballot {
+	return paxos.Ballot{Round: b.GetRound(), Node: paxos.NodeID(b.GetNode())}
+}
+
+// StateToPB carries a sealed state with its term (peer wire only).
+func StateToPB(s journal.State) *pb.SealedState {
+	if s.IsZero() {
+		return nil
+	}
+	return &pb.SealedState{Leader: UUIDToPB(s.Leader), Term: s.Term(), NextSeq: uint64(s.NextSeq), FirstSeq: uint64(s.FirstSeq)}
+}
+
+// StateFromPB rebuilds a sealed state, checking its invariants.
+func StateFromPB(s *pb.SealedState) (journal.State, error) {
+	if s == nil {
+		return journal.State{}, nil
+	}
+	st, err := journal.Restore(UUIDFromPB(s.GetLeader()), s.GetTerm(), journal.Seq(s.GetNextSeq()), journal.Seq(s.GetFirstSeq()))
+	if err != nil {
+		return journal.State{}, malformed("sealed state: %v", err)
+	}
+	return st, nil
+}
+
+func CommandToPB(c journal.Command) *pb.Command {
+	switch c.Kind {
+	case journal.KindWrite:
+		return &pb.Command{Kind: &pb.Command_Write{Write: &pb.WriteEntry{Leader: UUIDToPB(c.Entry.Leader), Seq: uint64(c.Entry.Seq), Records: c.Entry.Records}}}
+	case journal.KindTruncate:
+		return &pb.Command{Kind: &pb.Command_Control{Control: &pb.ControlCommand{Kind: &pb.ControlCommand_Truncate_{
+			Truncate: &pb.ControlCommand_Truncate{UpTo: uint64(c.UpTo), Leader: UUIDToPB(c.Leader)}}}}}
+	case journal.KindSetLeader:
+		return &pb.Command{Kind: &pb.Command_Control{Control: &pb.ControlCommand{Kind: &pb.ControlCommand_SetLeader_{
+			SetLeader: &pb.ControlCommand_SetLeader{NewLeader: UUIDToPB(c.New), OldLeader: UUIDToPB(c.Old)}}}}}
+	case journal.KindNoop:
+		return &pb.Command{Kind: &pb.Command_Control{Control: &pb.ControlCommand{Kind: &pb.ControlCommand_Noop_{Noop: &pb.ControlCommand_Noop{}}}}}
+	}
+	return &pb.Command{}
+}
+
+func CommandFromPB(c *pb.Command) (journal.Command, error) {
+	switch k := c.GetKind().(type) {
+	case *pb.Command_Write:
+		w := k.Write
+		if len(w.GetRecords()) > RecordsMax {
+			return journal.Command{}, malformed("%d records in one entry", len(w.GetRecords()))
+		}
+		return journal.Write(journal.Entry{Leader: UUIDFromPB(w.GetLeader()), Seq: journal.Seq(w.GetSeq()), Records: w.GetRecords()}), nil
+	case *pb.Command_Control:
+		switch ck := k.Control.GetKind().(type) {
+		case *pb.ControlCommand_Truncate_:
+			return journal.Truncate(UUIDFromPB(ck.Truncate.GetLeader()), journal.Seq(ck.Truncate.GetUpTo())), nil
+		case *pb.ControlCommand_SetLeader_:
+			return journal.SetLeader(UUIDFromPB(ck.SetLeader.GetNewLeader()), UUIDFromPB(ck.SetLeader.GetOldLeader())), nil
+		case *pb.ControlCommand_Noop_:
+			return journal.Noop(), nil
+		}
+	}
+	return journal.Command{}, malformed("command with no variant")
+}
+
+// MessageToPB encodes one core message.
+func MessageToPB(m paxos.Message) *pb.ConsensusMessage {
+	out := &pb.ConsensusMessage{Type: pb.MsgType(m.Type), From: uint64(m.From), To: uint64(m.To),
+		Ballot: BallotToPB(m.Ballot), Refused: BallotToPB(m.Refused), Slot: m.Slot, Next: m.Next,
+		Commit: m.Commit, Watermark: m.Watermark, Ctx: m.Ctx, State: StateToPB(m.State)}
+	for _, e := range m.Entries {
+		out.Entries = append(out.Entries, &pb.SlotCommand{Slot: e.Slot, Ballot: BallotToPB(e.Ballot), Command: CommandToPB(e.Command)})
+	}
+	for _, v := range m.Votes {
+		out.Votes = append(out.Votes, &pb.SlotVote{Slot: v.Slot, Vhash: v.VHash})
+	}
+	for _, f := range m.Faulty {
+		out.Faulty = append(out.Faulty, &pb.SlotBallot{Slot: f.Slot, Ballot: BallotToPB(f.Ballot)})
+	}
+	return out
+}
+
+var knownTypes = map[pb.MsgType]bool{
+	pb.MsgType_MSG_TYPE_PREPARE: true, pb.MsgType_MSG_TYPE_PROMISE: true, pb.MsgType_MSG_TYPE_ACCEPT: true,
+	pb.MsgType_MSG_TYPE_ACCEPTED: true, pb.MsgType_MSG_TYPE_NACK: true, pb.MsgType_MSG_TYPE_COMMIT: true,
+	pb.MsgType_MSG_TYPE_CATCH_UP_REQUEST: true, pb.MsgType_MSG_TYPE_CATCH_UP_RESPONSE: true,
+	pb.MsgType_MSG_TYPE_HEARTBEAT: true, pb.MsgType_MSG_TYPE_HEARTBEAT_ACK: true,
+	pb.MsgType_MSG_TYPE_PRE_READ: true, pb.MsgType_MSG_TYPE_PRE_READ_ACK: true, pb.MsgType_MSG_TYPE_TRIMMED_TO: true,
+}
+
+// MessageFromPB decodes one core message; an unknown type, an unset sender
+// or a malformed entry is refused.
+func MessageFromPB(m *pb.ConsensusMessage) (paxos.Message, error) {
+	if !knownTypes[m.GetType()] {
+		return paxos.Message{}, malformed("message type %d", m.GetType())
+	}
+	if m.GetFrom() == 0 || m.GetTo() == 0 {
+		return paxos.Message{}, malformed("unset sender or addressee")
+	}
+	if len(m.GetEntries()) > EntriesMax || len(m.GetVotes()) > EntriesMax || len(m.GetFaulty()) > EntriesMax {
+		return paxos.Message{}, malformed("too many entries")
+	}
+	st, err := StateFromPB(m.GetState())
+	if err != nil {
+		return paxos.Message{}, err
+	}
+	out := paxos.Message{Type: paxos.MsgType(m.GetType()), From: paxos.NodeID(m.GetFrom()), To: paxos.NodeID(m.GetTo()),
+		Ballot: BallotFromPB(m.GetBallot()), Refused: BallotFromPB(m.GetRefused()), Slot: m.GetSlot(), Next: m.GetNext(),
+		Commit: m.GetCommit(), Watermark: m.GetWatermark(), Ctx: m.GetCtx(), State: st}
+	for _, e := range m.GetEntries() {
+		c, err := CommandFromPB(e.GetCommand())
+		if err != nil {
+			return paxos.Message{}, err
+		}
+		out.Entries = append(out.Entries, paxos.SlotCommand{Slot: e.GetSlot(), Ballot: BallotFromPB(e.GetBallot()), Command: c})
+	}
+	for _, v := range m.GetVotes() {
+		out.Votes = append(out.Votes, paxos.SlotVote{Slot: v.GetSlot(), VHash: v.GetVhash()})
+	}
+	for _, f := range m.GetFaulty() {
+		out.Faulty = append(out.Faulty, paxos.SlotBallot{Slot: f.GetSlot(), Ballot: BallotFromPB(f.GetBallot())})
+	}
+	return out, nil
+}
+
+// DeliverToPB encodes a batch of envelopes from one sender.
+func DeliverToPB(from paxos.NodeID, batch []host.Envelope) *pb.Deliver {
+	d := &pb.Deliver{From: uint64(from), Envelopes: make([]*pb.Envelope, 0, len(batch))}
+	for _, e := range batch {
+		d.Envelopes = append(d.Envelopes, &pb.Envelope{Journal: JournalIDToPB(e.Journal), Msg: MessageToPB(e.Msg)})
+	}
+	return d
+}
+
+// DeliverFromPB decodes a Deliver. Envelopes naming an unset journal or
+// another sender than the Deliver's are refused with the whole batch.
+func DeliverFromPB(d *pb.Deliver) (paxos.NodeID, []host.Envelope, error) {
+	from := paxos.NodeID(d.GetFrom())
+	if from == 0 {
+		return 0, nil, malformed("deliver from node 0")
+	}
+	if len(d.GetEnvelopes()) > EnvelopesMax {
+		return 0, nil, malformed("%d envelopes in one deliver", len(d.GetEnvelopes()))
+	}
+	out := make([]host.Envelope, 0, len(d.GetEnvelopes()))
+	for _, e := range d.GetEnvelopes() {
+		id := JournalIDFromPB(e.GetJournal())
+		if !id.IsSet() {
+			return 0, nil, malformed("envelope for an unset journal")
+		}
+		m, err := MessageFromPB(e.GetMsg())
+		if err != nil {
+			return 0, nil, err
+		}
+		if m.From != from {
+			return 0, nil, malformed("message from %d inside a deliver from %d", m.From, from)
+		}
+		out = append(out, host.Envelope{Journal: id, Msg: m})
+	}
+	return from, out, nil
+}
