@@ -40,8 +40,8 @@ type njournal struct {
 	j journal.ID
 }
 type incBallot struct {
-	inc int
-	b   paxos.Ballot
+	node *paxos.Node // the journal's incarnation (a reopened journal is a new node)
+	b    paxos.Ballot
 }
 type jpos struct {
 	j journal.ID
@@ -125,8 +125,9 @@ func (a *audit) backed(node paxos.NodeID, j journal.ID, c paxos.Committed) {
 }
 
 // promises checks, after every event a process handles, that no live
-// node's promise fell below what it promised earlier in this boot (a boot
-// starts from the durable promise, which synced checks across boots).
+// node's promise fell below what it promised earlier in its incarnation (a
+// boot or a reopen after quarantine starts from the durable promise, which
+// synced checks across incarnations).
 func (a *audit) promises(p *proc) {
 	if p.h == nil || !p.up {
 		return
@@ -137,10 +138,10 @@ func (a *audit) promises(p *proc) {
 			continue
 		}
 		k := njournal{p.id, js.ID}
-		if seen, ok := a.memPromise[k]; ok && seen.inc == p.inc && n.Promised().Less(seen.b) {
+		if seen, ok := a.memPromise[k]; ok && seen.node == n && n.Promised().Less(seen.b) {
 			a.violation("a node's promised ballot never decreases", "n%d %s: %s after %s in one boot", p.id, short(js.ID), n.Promised(), seen.b)
 		}
-		a.memPromise[k] = incBallot{inc: p.inc, b: n.Promised()}
+		a.memPromise[k] = incBallot{node: n, b: n.Promised()}
 	}
 }
 
