@@ -87,8 +87,20 @@ func (w *World) system() quorum.System {
 	return s
 }
 
-// Run simulates one seed.
-func Run(seed uint64, o Options) Result {
+// Run simulates one seed. A panic inside the world (an assertion in the
+// shipped code) fails the seed with the panic as its violation, so one
+// broken world does not end a sweep.
+func Run(seed uint64, o Options) (res Result) {
+	defer func() {
+		if r := recover(); r != nil {
+			res = Result{Seed: seed, Violations: []string{fmt.Sprintf("an assertion held: panic: %v", r)},
+				Gates: map[string]int{}, Lincheck: map[string]int{}}
+		}
+	}()
+	return run(seed, o)
+}
+
+func run(seed uint64, o Options) Result {
 	o = o.withDefaults()
 	w := &World{seed: seed, opts: o, g: newRNG(seed), rotBudget: 1}
 	w.sched.trace = o.Trace
