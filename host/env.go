@@ -41,3 +41,6 @@ type Env interface {
 	// Rand draws 64 random bits (election jitter, read contexts).
 	Rand() uint64
 }
+
+// NodeIDOf converts a wire node id.
+func NodeIDOf(id uint64) paxos.NodeID { return paxos.NodeID(id) }

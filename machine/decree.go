@@ -1,0 +1,265 @@
+package machine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	pb "github.com/parosdb/paros/api/parospb/paros/v1"
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/paxos"
+	"github.com/parosdb/paros/storage"
+	"github.com/parosdb/paros/storage/machinerecord"
+	"github.com/parosdb/paros/wire"
+)
+
+// Service implements paros.v1.Machine for one machine.
+type Service struct {
+	pb.UnimplementedMachineServer
+	M *Machine
+}
+
+func (s *Service) Identify(context.Context, *pb.IdentifyRequest) (*pb.IdentifyReply, error) {
+	r := s.M.Record()
+	return &pb.IdentifyReply{NodeId: r.NodeID, Addr: s.M.cfg.Advertise, CellId: r.CellID, Incarnation: r.Incarnation}, nil
+}
+
+func recBallot(round, node uint64) paxos.Ballot {
+	return paxos.Ballot{Round: round, Node: paxos.NodeID(node)}
+}
+
+func planOf(r machinerecord.Record) *pb.CellPlan {
+	if r.CellID == 0 {
+		return nil
+	}
+	p := &pb.CellPlan{CellId: r.CellID}
+	for _, m := range r.Members {
+		p.Members = append(p.Members, &pb.Member{NodeId: m.NodeID, Addr: m.Addr})
+	}
+	for _, j := range r.Journals {
+		p.Journals = append(p.Journals, wire.JournalIDToPB(j.ID()))
+	}
+	return p
+}
+
+// PrepareCell is Phase 1 of the decree at this acceptor: promise the ballot
+// if it is above every promise, durably, and report the vote held.
+func (s *Service) PrepareCell(_ context.Context, req *pb.PrepareCellRequest) (*pb.PrepareCellReply, error) {
+	m := s.M
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	b := wire.BallotFromPB(req.GetBallot())
+	promised := recBallot(m.rec.PromisedRound, m.rec.PromisedNode)
+	reply := &pb.PrepareCellReply{NodeId: m.rec.NodeID, Vote: planOf(m.rec),
+		VoteBallot: wire.BallotToPB(recBallot(m.rec.VoteRound, m.rec.VoteNode))}
+	if b.IsZero() || !promised.Less(b) {
+		reply.Refusal, reply.Promise = "promised_higher", wire.BallotToPB(promised)
+		return reply, nil
+	}
+	next := m.rec
+	next.PromisedRound, next.PromisedNode = b.Round, uint64(b.Node)
+	next.Incarnation++
+	if err := machinerecord.Store(m.fs, m.cfg.DataDir, next); err != nil {
+		reply.Refusal = "storage"
+		return reply, nil
+	}
+	m.rec = next
+	reply.Promised, reply.Promise = true, wire.BallotToPB(b)
+	return reply, nil
+}
+
+// FormCell is Phase 2 at this acceptor: vote for the plan at the ballot
+// unless a higher one was promised. Voting formats the plan's stores first
+// and records the vote after (the commit point), then serves the cell. A
+// repeated FormCell of the same plan is answered formed.
+func (s *Service) FormCell(_ context.Context, req *pb.FormCellRequest) (*pb.FormCellReply, error) {
+	m := s.M
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	b := wire.BallotFromPB(req.GetBallot())
+	plan := req.GetPlan()
+	promised := recBallot(m.rec.PromisedRound, m.rec.PromisedNode)
+	if b.IsZero() || b.Less(promised) {
+		return &pb.FormCellReply{Refusal: "promised_higher", Promise: wire.BallotToPB(promised)}, nil
+	}
+	next, err := recordWithPlan(m.rec, plan)
+	if err != nil {
+		return &pb.FormCellReply{Refusal: "malformed"}, nil
+	}
+	if !slices.ContainsFunc(next.Members, func(x machinerecord.Member) bool { return x.NodeID == m.rec.NodeID }) {
+		return &pb.FormCellReply{Refusal: "not_a_member"}, nil
+	}
+	if m.rec.CellID != 0 {
+		if m.rec.CellID != next.CellID {
+			return &pb.FormCellReply{Refusal: "other_cell"}, nil
+		}
+		return &pb.FormCellReply{Formed: true}, nil // already voted for this plan
+	}
+	next.PromisedRound, next.PromisedNode = b.Round, uint64(b.Node)
+	next.VoteRound, next.VoteNode = b.Round, uint64(b.Node)
+	next.Incarnation++
+	// Format every store of the plan before the vote is recorded: a crash in
+	// between leaves formatted stores and no vote, and the next FormCell of
+	// the same plan finds them formatted under the same marker.
+	for _, spec := range (&Machine{rec: next}).specs(storage.ClaimFirstBoot) {
+		want := storage.Marker{Journal: spec.ID, Node: paxos.NodeID(next.NodeID), Members: spec.Members, Quorum: spec.Quorum, Mode: spec.Mode}
+		st := m.db.Journal(spec.ID)
+		bs, err := st.Boot()
+		if err != nil {
+			return &pb.FormCellReply{Refusal: "storage"}, nil
+		}
+		if bs.Marker != nil {
+			if !bs.Marker.Equal(want) {
+				return &pb.FormCellReply{Refusal: "storage"}, nil
+			}
+			continue
+		}
+		if err := st.Format(want); err != nil {
+			return &pb.FormCellReply{Refusal: "storage"}, nil
+		}
+	}
+	if err := machinerecord.Store(m.fs, m.cfg.DataDir, next); err != nil {
+		return &pb.FormCellReply{Refusal: "storage"}, nil
+	}
+	m.rec = next
+	if err := m.serve(storage.ClaimExistingMember); err != nil {
+		m.log.Error("serving the formed cell failed", "err", err)
+		return &pb.FormCellReply{Refusal: "storage"}, nil
+	}
+	return &pb.FormCellReply{Formed: true}, nil
+}
+
+func recordWithPlan(r machinerecord.Record, p *pb.CellPlan) (machinerecord.Record, error) {
+	if p.GetCellId() == 0 || len(p.GetMembers()) == 0 || len(p.GetJournals()) == 0 {
+		return r, fmt.Errorf("empty plan")
+	}
+	r.CellID = p.GetCellId()
+	r.Members, r.Journals = nil, nil
+	for _, mb := range p.GetMembers() {
+		r.Members = append(r.Members, machinerecord.Member{NodeID: mb.GetNodeId(), Addr: mb.GetAddr()})
+	}
+	for _, j := range p.GetJournals() {
+		id := wire.JournalIDFromPB(j)
+		r.Journals = append(r.Journals, machinerecord.JournalID{Tenant: id.Tenant, Journal: id.Journal})
+	}
+	check := r
+	check.VoteRound = 1
+	return r, check.Validate()
+}
+
+// CellInit forms a cell over the given member addresses, acting as the
+// decree's proposer. Every member must answer Phase 1; the plan is the one
+// a member already voted for (an interrupted formation resumes) or a new
+// one; a majority of votes chooses it.
+func (s *Service) CellInit(ctx context.Context, req *pb.CellInitRequest) (*pb.CellInitReply, error) {
+	addrs := req.GetMembers()
+	if len(addrs) == 0 || req.GetJournals() > 64 {
+		return &pb.CellInitReply{Refusal: "malformed"}, nil
+	}
+	self := s.M.cfg.Advertise
+	if !slices.Contains(addrs, self) {
+		return &pb.CellInitReply{Refusal: "not_a_member"}, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	peers := make([]pb.MachineClient, len(addrs))
+	for i, a := range addrs {
+		if a == self {
+			peers[i] = localClient{s}
+			continue
+		}
+		conn, err := grpc.NewClient(a, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			return &pb.CellInitReply{Refusal: "member_unreachable"}, nil
+		}
+		defer conn.Close()
+		peers[i] = pb.NewMachineClient(conn)
+	}
+	ids := make([]uint64, len(addrs))
+	for i, p := range peers {
+		r, err := p.Identify(ctx, &pb.IdentifyRequest{})
+		if err != nil {
+			return &pb.CellInitReply{Refusal: "member_unreachable: " + addrs[i]}, nil
+		}
+		ids[i] = r.GetNodeId()
+	}
+	round := s.M.Record().PromisedRound + 1
+	for attempt := 0; attempt < 8; attempt++ {
+		b := &pb.Ballot{Round: round, Node: s.M.NodeID()}
+		var best *pb.CellPlan
+		var bestBallot paxos.Ballot
+		ok := true
+		for i, p := range peers {
+			r, err := p.PrepareCell(ctx, &pb.PrepareCellRequest{Ballot: b})
+			if err != nil {
+				return &pb.CellInitReply{Refusal: "member_unreachable: " + addrs[i]}, nil
+			}
+			if !r.GetPromised() {
+				ok = false
+				round = max(round, r.GetPromise().GetRound()) + 1
+				break
+			}
+			if v := r.GetVote(); v != nil && bestBallot.Less(wire.BallotFromPB(r.GetVoteBallot())) {
+				best, bestBallot = v, wire.BallotFromPB(r.GetVoteBallot())
+			}
+		}
+		if !ok {
+			continue
+		}
+		plan := best
+		if plan == nil {
+			plan = &pb.CellPlan{CellId: randomID()}
+			for i, a := range addrs {
+				plan.Members = append(plan.Members, &pb.Member{NodeId: ids[i], Addr: a})
+			}
+			n := max(req.GetJournals(), 1)
+			for range n {
+				plan.Journals = append(plan.Journals, wire.JournalIDToPB(journal.ID{Tenant: randomID(), Journal: randomID()}))
+			}
+		} else if !sameMembers(plan, ids) {
+			return &pb.CellInitReply{Refusal: "other_cell_init", Plan: plan}, nil
+		}
+		formed := 0
+		for _, p := range peers {
+			if r, err := p.FormCell(ctx, &pb.FormCellRequest{Ballot: b, Plan: plan}); err == nil && r.GetFormed() {
+				formed++
+			}
+		}
+		if formed*2 > len(peers) {
+			return &pb.CellInitReply{Initialized: true, Plan: plan}, nil
+		}
+		return &pb.CellInitReply{Refusal: "contended", Plan: plan}, nil
+	}
+	return &pb.CellInitReply{Refusal: "contended"}, nil
+}
+
+func sameMembers(p *pb.CellPlan, ids []uint64) bool {
+	var a []uint64
+	for _, m := range p.GetMembers() {
+		a = append(a, m.GetNodeId())
+	}
+	b := slices.Clone(ids)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
+}
+
+// localClient lets the proposer call its own acceptor without a socket.
+type localClient struct{ s *Service }
+
+func (l localClient) Identify(ctx context.Context, in *pb.IdentifyRequest, _ ...grpc.CallOption) (*pb.IdentifyReply, error) {
+	return l.s.Identify(ctx, in)
+}
+func (l localClient) PrepareCell(ctx context.Context, in *pb.PrepareCellRequest, _ ...grpc.CallOption) (*pb.PrepareCellReply, error) {
+	return l.s.PrepareCell(ctx, in)
+}
+func (l localClient) FormCell(ctx context.Context, in *pb.FormCellRequest, _ ...grpc.CallOption) (*pb.FormCellReply, error) {
+	return l.s.FormCell(ctx, in)
+}
+func (l localClient) CellInit(ctx context.Context, in *pb.CellInitRequest, _ ...grpc.CallOption) (*pb.CellInitReply, error) {
+	return l.s.CellInit(ctx, in)
+}

@@ -1,0 +1,219 @@
+// Package machine is one paros machine's identity and its part in forming
+// a cell (reference design §4.5).
+//
+// A machine starts in a data dir. On the first start in an empty dir it
+// mints a random node id and writes its machine record; then it waits,
+// serving Identify and acting as an acceptor of the cell-init decree. The
+// decree is single-decree Paxos on the cell plan (cell id, members, journal
+// ids) over the founding members: CellInit, sent to any member, runs Phase 1
+// at every member (all must answer), adopts a plan some member already
+// voted for or draws a new one, and runs Phase 2; a majority of votes
+// chooses it. Voting for the plan formats the plan's journal stores and then
+// records the vote in the machine record (the commit point); from then on
+// the machine serves the cell, and every later start is an existing member.
+//
+// A start never formats a store outside formation: a store missing under a
+// kept identity is refused as amnesia, a store formatted under another
+// configuration is refused, and a data dir holding a store but no record
+// (a lost identity) is refused.
+package machine
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/paxos"
+	"github.com/parosdb/paros/core/quorum"
+	"github.com/parosdb/paros/host"
+	"github.com/parosdb/paros/runtime"
+	"github.com/parosdb/paros/server"
+	"github.com/parosdb/paros/storage"
+	"github.com/parosdb/paros/storage/machinerecord"
+	"github.com/parosdb/paros/storage/pebblestore"
+)
+
+// Errors a start can end with. Refusals mean "do not restart" (exit 78).
+var (
+	ErrLostIdentity = errors.New("paros/machine: the data dir holds a store but no machine record (lost identity)")
+)
+
+// Config starts a machine.
+type Config struct {
+	DataDir   string
+	Advertise string // the address peers and clients use
+	Tunables  host.Tunables
+	Logger    *slog.Logger
+	Metrics   *runtime.Metrics
+}
+
+// Machine is one running paros machine.
+type Machine struct {
+	cfg  Config
+	log  *slog.Logger
+	fs   vfs.FS
+	mu   sync.Mutex
+	rec  machinerecord.Record
+	db   *pebblestore.DB
+	rt   *runtime.Runtime
+	done chan struct{} // closed when the runtime stops on its own
+	err  error
+}
+
+const storeDir = "store"
+
+// Open starts a machine from its data dir (minting an identity in an empty
+// one) and, if it already belongs to a cell, starts serving it.
+func Open(cfg Config) (*Machine, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	m := &Machine{cfg: cfg, fs: vfs.Default, done: make(chan struct{})}
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, err
+	}
+	rec, err := machinerecord.Load(m.fs, cfg.DataDir)
+	switch {
+	case errors.Is(err, machinerecord.ErrMissing):
+		if entries, _ := os.ReadDir(filepath.Join(cfg.DataDir, storeDir)); len(entries) > 0 {
+			return nil, ErrLostIdentity
+		}
+		rec = machinerecord.Record{NodeID: randomID()}
+		if err := machinerecord.Store(m.fs, cfg.DataDir, rec); err != nil {
+			return nil, fmt.Errorf("paros/machine: write the machine record: %w", err)
+		}
+	case err != nil:
+		return nil, fmt.Errorf("paros/machine: %w", err)
+	}
+	m.rec = rec
+	m.log = cfg.Logger.With("node", rec.NodeID)
+	db, err := pebblestore.Open(filepath.Join(cfg.DataDir, storeDir), nil)
+	if err != nil {
+		return nil, fmt.Errorf("paros/machine: open the store: %w", err)
+	}
+	m.db = db
+	if rec.CellID != 0 {
+		if err := m.serve(storage.ClaimExistingMember); err != nil {
+			_ = db.Close()
+			return nil, err
+		}
+	} else {
+		m.log.Info("machine idle: waiting for a cell", "data", cfg.DataDir)
+	}
+	return m, nil
+}
+
+func randomID() uint64 {
+	var b [8]byte
+	for {
+		if _, err := rand.Read(b[:]); err != nil {
+			panic(err)
+		}
+		if v := binary.LittleEndian.Uint64(b[:]) >> 1; v != 0 {
+			return v
+		}
+	}
+}
+
+// NodeID is this machine's id.
+func (m *Machine) NodeID() uint64 { return m.rec.NodeID }
+
+// Record returns a copy of the machine record.
+func (m *Machine) Record() machinerecord.Record {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.rec
+}
+
+// Runtime is the running process (nil before the cell forms).
+func (m *Machine) Runtime() *runtime.Runtime {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.rt
+}
+
+// specs is the plan's journals as this machine serves them: single-writer,
+// majority quorums over the founding members.
+func (m *Machine) specs(claim storage.Claim) []host.JournalSpec {
+	var members []paxos.NodeID
+	for _, mb := range m.rec.Members {
+		members = append(members, paxos.NodeID(mb.NodeID))
+	}
+	slices.Sort(members)
+	var out []host.JournalSpec
+	for _, j := range m.rec.Journals {
+		out = append(out, host.JournalSpec{ID: j.ID(), Members: members, Quorum: quorum.Spec{Kind: quorum.KindMajority},
+			Mode: journal.ModeSingle, Claim: claim})
+	}
+	return out
+}
+
+// serve starts the runtime over the plan.
+func (m *Machine) serve(claim storage.Claim) error {
+	peers := map[paxos.NodeID]string{}
+	for _, mb := range m.rec.Members {
+		peers[paxos.NodeID(mb.NodeID)] = mb.Addr
+	}
+	rt, err := runtime.Start(runtime.Config{NodeID: paxos.NodeID(m.rec.NodeID), Peers: peers, Journals: m.specs(claim),
+		Tunables: m.cfg.Tunables, DB: m.db, Logger: m.log, Metrics: m.cfg.Metrics})
+	if err != nil {
+		return err
+	}
+	m.rt = rt
+	go func() {
+		<-rt.Done()
+		m.mu.Lock()
+		m.err = rt.Err()
+		m.mu.Unlock()
+		close(m.done)
+	}()
+	m.log.Info("serving the cell", "cell", m.rec.CellID, "journals", len(m.rec.Journals))
+	return nil
+}
+
+// Done is closed when the runtime stopped on its own (a fault); Err says why.
+func (m *Machine) Done() <-chan struct{} { return m.done }
+
+// Err is why the runtime stopped.
+func (m *Machine) Err() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.err
+}
+
+// Close stops the machine.
+func (m *Machine) Close() error {
+	m.mu.Lock()
+	rt := m.rt
+	m.mu.Unlock()
+	if rt != nil {
+		rt.Stop()
+	}
+	return m.db.Close()
+}
+
+// Call forwards a client call to the runtime.
+func (m *Machine) Call(ctx context.Context, c host.Call) (host.Response, error) {
+	rt := m.Runtime()
+	if rt == nil {
+		return host.Response{}, server.ErrNotServing
+	}
+	return rt.Call(ctx, c)
+}
+
+// Deliver forwards inbound peer traffic to the runtime.
+func (m *Machine) Deliver(from uint64, batch []host.Envelope) {
+	if rt := m.Runtime(); rt != nil {
+		rt.Deliver(paxos.NodeID(from), batch)
+	}
+}

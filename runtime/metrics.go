@@ -1,0 +1,76 @@
+package runtime
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/parosdb/paros/host"
+)
+
+// Metrics are the process's Prometheus metrics (served on the admin port's
+// /metrics by the daemon).
+type Metrics struct {
+	Registry        *prometheus.Registry
+	Commits         *prometheus.CounterVec
+	CallLatency     *prometheus.HistogramVec
+	SyncBatches     prometheus.Histogram
+	SyncLatency     prometheus.Histogram
+	PeerQueue       *prometheus.GaugeVec
+	InboundDropped  prometheus.Counter
+	OutboundDropped prometheus.Counter
+	Elections       prometheus.Gauge
+	Inbox           prometheus.Gauge
+}
+
+// NewMetrics registers the metrics on reg (a fresh registry when nil).
+func NewMetrics(reg *prometheus.Registry) *Metrics {
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	m := &Metrics{Registry: reg,
+		Commits: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "paros_journal_commits_total",
+			Help: "Slots folded and released, per journal."}, []string{"journal"}),
+		CallLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "paros_call_seconds",
+			Help: "Client call latency by kind.", Buckets: prometheus.ExponentialBuckets(0.0002, 2, 16)}, []string{"kind"}),
+		SyncBatches: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "paros_sync_batch_size",
+			Help: "Journal batches per storage commit (group commit).", Buckets: prometheus.ExponentialBuckets(1, 2, 12)}),
+		SyncLatency: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "paros_storage_commit_seconds",
+			Help: "Storage commit latency (synced commits).", Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)}),
+		PeerQueue: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "paros_peer_queue_depth",
+			Help: "Delivers queued per peer."}, []string{"peer"}),
+		InboundDropped:  prometheus.NewCounter(prometheus.CounterOpts{Name: "paros_inbound_dropped_total", Help: "Delivers dropped on a full inbox."}),
+		OutboundDropped: prometheus.NewCounter(prometheus.CounterOpts{Name: "paros_outbound_dropped_total", Help: "Delivers dropped on a full peer queue."}),
+		Elections:       prometheus.NewGauge(prometheus.GaugeOpts{Name: "paros_elections", Help: "Elections won by this process, summed over journals."}),
+		Inbox:           prometheus.NewGauge(prometheus.GaugeOpts{Name: "paros_inbox_depth", Help: "Events waiting for the loop."}),
+	}
+	reg.MustRegister(m.Commits, m.CallLatency, m.SyncBatches, m.SyncLatency, m.PeerQueue, m.InboundDropped,
+		m.OutboundDropped, m.Elections, m.Inbox)
+	return m
+}
+
+var kindNames = map[host.CallKind]string{host.CallWrite: "write", host.CallRead: "read", host.CallTruncate: "truncate",
+	host.CallSetLeader: "set_leader", host.CallInspect: "inspect"}
+
+func (m *Metrics) observeCall(k host.CallKind, d time.Duration) {
+	m.CallLatency.WithLabelValues(kindNames[k]).Observe(d.Seconds())
+}
+
+func (m *Metrics) observeCommit(batches int, sync bool, d time.Duration) {
+	m.SyncBatches.Observe(float64(batches))
+	if sync {
+		m.SyncLatency.Observe(d.Seconds())
+	}
+}
+
+// sampleMetrics runs on the loop each tick.
+func (r *Runtime) sampleMetrics() {
+	r.metrics.Inbox.Set(float64(len(r.inbox)))
+	var elections uint64
+	for _, j := range r.cfg.Journals {
+		if n := r.h.Node(j.ID); n != nil {
+			elections += n.Counters().Elections
+		}
+	}
+	r.metrics.Elections.Set(float64(elections))
+}

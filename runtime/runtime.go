@@ -1,0 +1,289 @@
+// Package runtime runs one paros process for real: the only package with
+// goroutines, sockets, files and the wall clock, and it decides nothing.
+//
+//	goroutine        owns                                  talks to
+//	---------------  ------------------------------------  -------------------------
+//	loop (one)       the host.Host and every core node     everyone, through its inbox
+//	storage (one)    the Pebble DB's write path            loop (completions)
+//	ticker           time.Ticker                           loop (OnTick)
+//	peer sender (N)  one gRPC Peer stream per peer         the peer's Peer.Stream
+//	gRPC handlers    one call or inbound stream each       loop (Call, Deliver)
+//
+// Everything a process decides happens on the loop goroutine, inside
+// host/ — the same code the simulator runs. The storage goroutine
+// group-commits every pending batch of every journal into one synced Pebble
+// commit per turn.
+package runtime
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	mrand "math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/paxos"
+	"github.com/parosdb/paros/host"
+	"github.com/parosdb/paros/storage"
+	"github.com/parosdb/paros/storage/pebblestore"
+)
+
+// Config is one process's configuration.
+type Config struct {
+	NodeID   paxos.NodeID
+	Peers    map[paxos.NodeID]string // address of every other member
+	Journals []host.JournalSpec
+	Tunables host.Tunables
+	DB       *pebblestore.DB
+	Logger   *slog.Logger
+	Metrics  *Metrics // optional
+}
+
+// Limits of the loop's inbox (the edge never blocks the loop: a full inbox
+// refuses calls and drops deliveries, which resends repair).
+const (
+	inboxCapacity     = 4096
+	peerQueueCapacity = 1024
+)
+
+// ErrBusy: the loop's inbox is full.
+var ErrBusy = errors.New("paros/runtime: process busy")
+
+// ErrStopped: the process stopped.
+var ErrStopped = errors.New("paros/runtime: process stopped")
+
+// Runtime is a running process.
+type Runtime struct {
+	cfg     Config
+	log     *slog.Logger
+	inbox   chan func()
+	h       *host.Host
+	calls   map[host.CallID]chan host.Response // loop-owned
+	callID  atomic.Uint64
+	store   *storer
+	tr      *transport
+	stop    chan struct{}
+	stopped chan struct{}
+	errMu   sync.Mutex
+	err     error
+	rng     *mrand.Rand // loop-owned
+	metrics *Metrics
+}
+
+// Start boots the host (every journal's boot scan and format-marker check)
+// and starts the goroutines. A boot refusal of every journal is returned as
+// an error wrapping host.ErrStopped and the refusal (amnesia, mismatch).
+func Start(cfg Config) (*Runtime, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Tunables == (host.Tunables{}) {
+		cfg.Tunables = host.Production()
+	}
+	var seed [16]byte
+	if _, err := rand.Read(seed[:]); err != nil {
+		return nil, err
+	}
+	r := &Runtime{cfg: cfg, log: cfg.Logger.With("node", cfg.NodeID), inbox: make(chan func(), inboxCapacity),
+		calls: map[host.CallID]chan host.Response{}, stop: make(chan struct{}), stopped: make(chan struct{}),
+		rng:     mrand.New(mrand.NewPCG(binary.LittleEndian.Uint64(seed[:8]), binary.LittleEndian.Uint64(seed[8:]))),
+		metrics: cfg.Metrics}
+	if r.metrics == nil {
+		r.metrics = NewMetrics(nil)
+	}
+	r.store = newStorer(r)
+	r.tr = newTransport(r)
+	h, err := host.New(cfg.NodeID, env{r}, cfg.Tunables, cfg.Journals)
+	if err != nil {
+		return nil, err
+	}
+	r.h = h
+	if stopped, cause := h.Stopped(); stopped {
+		return nil, cause
+	}
+	r.h.SetObserver(observer{r})
+	go r.store.run()
+	go r.loop()
+	r.log.Info("process started", "journals", len(cfg.Journals), "peers", len(cfg.Peers))
+	return r, nil
+}
+
+// loop is the one goroutine that touches the host.
+func (r *Runtime) loop() {
+	defer close(r.stopped)
+	tick := time.NewTicker(time.Duration(r.cfg.Tunables.TickMs) * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case fn := <-r.inbox:
+			fn()
+		case <-tick.C:
+			r.h.OnTick()
+			r.sampleMetrics()
+		case <-r.stop:
+			return
+		}
+		if stopped, cause := r.h.Stopped(); stopped {
+			r.fail(cause)
+			return
+		}
+	}
+}
+
+func (r *Runtime) fail(err error) {
+	r.errMu.Lock()
+	if r.err == nil {
+		r.err = err
+		r.log.Error("process stops", "err", err)
+	}
+	r.errMu.Unlock()
+}
+
+// Err is why the process stopped (nil while it runs or after Stop).
+func (r *Runtime) Err() error {
+	r.errMu.Lock()
+	defer r.errMu.Unlock()
+	return r.err
+}
+
+// Done is closed when the loop has ended.
+func (r *Runtime) Done() <-chan struct{} { return r.stopped }
+
+// Stop ends the process: the loop, the storage goroutine, the transport.
+func (r *Runtime) Stop() {
+	select {
+	case <-r.stop:
+	default:
+		close(r.stop)
+	}
+	<-r.stopped
+	r.store.close()
+	r.tr.close()
+}
+
+// post runs fn on the loop; it refuses when the inbox is full.
+func (r *Runtime) post(fn func()) error {
+	select {
+	case <-r.stopped:
+		return ErrStopped
+	default:
+	}
+	select {
+	case r.inbox <- fn:
+		return nil
+	default:
+		return ErrBusy
+	}
+}
+
+// postWait runs fn on the loop, waiting for room in the inbox.
+func (r *Runtime) postWait(ctx context.Context, fn func()) error {
+	select {
+	case r.inbox <- fn:
+		return nil
+	case <-r.stopped:
+		return ErrStopped
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Call submits a client call and waits for its reply. A context that ends
+// first leaves the call ambiguous (it may still take effect).
+func (r *Runtime) Call(ctx context.Context, c host.Call) (host.Response, error) {
+	c.ID = host.CallID(r.callID.Add(1))
+	ch := make(chan host.Response, 1)
+	start := time.Now()
+	if err := r.postWait(ctx, func() {
+		r.calls[c.ID] = ch
+		r.h.OnCall(c)
+	}); err != nil {
+		return host.Response{}, err
+	}
+	select {
+	case resp := <-ch:
+		r.metrics.observeCall(c.Kind, time.Since(start))
+		return resp, nil
+	case <-ctx.Done():
+		_ = r.post(func() { delete(r.calls, c.ID) })
+		return host.Response{}, ctx.Err()
+	case <-r.stopped:
+		return host.Response{}, ErrStopped
+	}
+}
+
+// Deliver hands an inbound batch to the loop; a full inbox drops it.
+func (r *Runtime) Deliver(from paxos.NodeID, batch []host.Envelope) {
+	if r.post(func() { r.h.OnDeliver(from, batch) }) != nil {
+		r.metrics.InboundDropped.Inc()
+	}
+}
+
+// NodeID is this process's node id.
+func (r *Runtime) NodeID() paxos.NodeID { return r.cfg.NodeID }
+
+// Journals lists the journals served.
+func (r *Runtime) Journals() []journal.ID {
+	out := make([]journal.ID, 0, len(r.cfg.Journals))
+	for _, j := range r.cfg.Journals {
+		out = append(out, j.ID)
+	}
+	return out
+}
+
+// Spec returns the configuration of a served journal.
+func (r *Runtime) Spec(id journal.ID) (host.JournalSpec, bool) {
+	for _, j := range r.cfg.Journals {
+		if j.ID == id {
+			return j, true
+		}
+	}
+	return host.JournalSpec{}, false
+}
+
+// env implements host.Env on the loop goroutine.
+type env struct{ r *Runtime }
+
+func (e env) Send(to paxos.NodeID, batch []host.Envelope) { e.r.tr.send(to, batch) }
+
+func (e env) Persist(t host.Token, j journal.ID, ops []paxos.WriteOp, sync bool) {
+	e.r.store.submit(persistReq{token: t, journal: j, ops: ops, sync: sync})
+}
+
+func (e env) Reply(id host.CallID, resp host.Response) {
+	if ch, ok := e.r.calls[id]; ok {
+		delete(e.r.calls, id)
+		ch <- resp
+	}
+}
+
+func (e env) BootStore(j journal.ID) (*storage.BootState, error) {
+	return e.r.cfg.DB.Journal(j).Boot()
+}
+
+func (e env) FormatStore(j journal.ID, m storage.Marker) error {
+	return e.r.cfg.DB.Journal(j).Format(m)
+}
+
+// ReopenStore: the Pebble DB refuses writes after a fault until the process
+// reopens it, so a quarantined journal cannot come back in this process:
+// its reopen fails, the journal goes down, and a process with every journal
+// down stops with a storage fault (exit 75) for its supervisor to restart.
+func (e env) ReopenStore(j journal.ID) error {
+	return fmt.Errorf("paros/runtime: journal %s: the store must be reopened by a restart", j)
+}
+
+func (e env) Rand() uint64 { return e.r.rng.Uint64() }
+
+// observer feeds metrics from the host's observation port.
+type observer struct{ r *Runtime }
+
+func (o observer) Committed(_ paxos.NodeID, j journal.ID, c paxos.Committed) {
+	o.r.metrics.Commits.WithLabelValues(j.String()).Inc()
+}

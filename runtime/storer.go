@@ -1,0 +1,100 @@
+package runtime
+
+import (
+	"sync"
+	"time"
+
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/paxos"
+	"github.com/parosdb/paros/host"
+	"github.com/parosdb/paros/storage/pebblestore"
+)
+
+type persistReq struct {
+	token   host.Token
+	journal journal.ID
+	ops     []paxos.WriteOp
+	sync    bool
+}
+
+// storer is the storage goroutine. Each turn it takes every pending batch
+// of every journal and puts them into one Pebble commit, synced when any
+// batch needs it (group commit: one fsync per turn, not per record), then
+// reports every completion back to the loop in submission order.
+type storer struct {
+	r       *Runtime
+	mu      sync.Mutex
+	cond    *sync.Cond
+	pending []persistReq
+	closed  bool
+	done    chan struct{}
+}
+
+func newStorer(r *Runtime) *storer {
+	s := &storer{r: r, done: make(chan struct{})}
+	s.cond = sync.NewCond(&s.mu)
+	return s
+}
+
+func (s *storer) submit(p persistReq) {
+	s.mu.Lock()
+	s.pending = append(s.pending, p)
+	s.mu.Unlock()
+	s.cond.Signal()
+}
+
+func (s *storer) close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.cond.Signal()
+	<-s.done
+}
+
+func (s *storer) run() {
+	defer close(s.done)
+	var batches []pebblestore.Batch
+	for {
+		s.mu.Lock()
+		for len(s.pending) == 0 && !s.closed {
+			s.cond.Wait()
+		}
+		if s.closed {
+			s.mu.Unlock()
+			return
+		}
+		reqs := s.pending
+		s.pending = nil
+		s.mu.Unlock()
+
+		batches = batches[:0]
+		sync := false
+		for _, p := range reqs {
+			batches = append(batches, pebblestore.Batch{Journal: p.journal, Ops: p.ops, Sync: p.sync})
+			sync = sync || p.sync
+		}
+		start := time.Now()
+		err := s.r.cfg.DB.Commit(batches...)
+		s.r.metrics.observeCommit(len(reqs), sync, time.Since(start))
+		if err != nil {
+			s.r.log.Error("storage commit failed", "batches", len(reqs), "err", err)
+		}
+		done := reqs
+		_ = s.r.postStorage(func() {
+			for _, p := range done {
+				s.r.h.OnPersisted(p.token, err)
+			}
+		})
+	}
+}
+
+// postStorage hands completions to the loop; they must not be dropped, so
+// it waits for room (the loop never waits on the storer).
+func (r *Runtime) postStorage(fn func()) error {
+	select {
+	case r.inbox <- fn:
+		return nil
+	case <-r.stopped:
+		return ErrStopped
+	}
+}

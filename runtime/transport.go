@@ -1,0 +1,147 @@
+package runtime
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	pb "github.com/parosdb/paros/api/parospb/paros/v1"
+	"github.com/parosdb/paros/core/paxos"
+	"github.com/parosdb/paros/host"
+	"github.com/parosdb/paros/wire"
+)
+
+// transport keeps one sender goroutine per peer. Each owns a bounded queue
+// of Delivers and one long-lived Peer.Stream; it merges whatever is queued
+// into one Deliver per send (many messages per send), and reconnects with
+// backoff. A full queue drops the newest Deliver: consensus resends repair
+// losses, and the loop never waits on a peer.
+type transport struct {
+	r     *Runtime
+	peers map[paxos.NodeID]*peerSender
+	wg    sync.WaitGroup
+	stop  chan struct{}
+}
+
+type peerSender struct {
+	id   paxos.NodeID
+	addr string
+	q    chan *pb.Deliver
+}
+
+func newTransport(r *Runtime) *transport {
+	t := &transport{r: r, peers: map[paxos.NodeID]*peerSender{}, stop: make(chan struct{})}
+	for id, addr := range r.cfg.Peers {
+		if id == r.cfg.NodeID {
+			continue
+		}
+		p := &peerSender{id: id, addr: addr, q: make(chan *pb.Deliver, peerQueueCapacity)}
+		t.peers[id] = p
+		t.wg.Add(1)
+		go t.run(p)
+	}
+	return t
+}
+
+// send runs on the loop: encode and queue without blocking.
+func (t *transport) send(to paxos.NodeID, batch []host.Envelope) {
+	p := t.peers[to]
+	if p == nil {
+		return
+	}
+	d := wire.DeliverToPB(t.r.cfg.NodeID, batch)
+	select {
+	case p.q <- d:
+		t.r.metrics.PeerQueue.WithLabelValues(p.addr).Set(float64(len(p.q)))
+	default:
+		t.r.metrics.OutboundDropped.Inc()
+	}
+}
+
+func (t *transport) close() {
+	close(t.stop)
+	t.wg.Wait()
+}
+
+const (
+	backoffMin       = 50 * time.Millisecond
+	backoffMax       = 2 * time.Second
+	mergeEnvelopeMax = 1024
+)
+
+func (t *transport) run(p *peerSender) {
+	defer t.wg.Done()
+	backoff := backoffMin
+	for {
+		err := t.stream(p)
+		select {
+		case <-t.stop:
+			return
+		default:
+		}
+		if err != nil {
+			t.r.log.Debug("peer link down", "peer", p.id, "addr", p.addr, "err", err)
+		}
+		select {
+		case <-time.After(backoff):
+		case <-t.stop:
+			return
+		}
+		backoff = min(2*backoff, backoffMax)
+	}
+}
+
+// stream holds one connection to the peer until it fails or the process
+// stops.
+func (t *transport) stream(p *peerSender) error {
+	conn, err := grpc.NewClient(p.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-t.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	s, err := pb.NewPeerClient(conn).Stream(ctx)
+	if err != nil {
+		return err
+	}
+	go func() {
+		for {
+			if _, err := s.Recv(); err != nil {
+				cancel()
+				return
+			}
+		}
+	}()
+	for {
+		var d *pb.Deliver
+		select {
+		case d = <-p.q:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		// Merge what else is queued into this send.
+	merge:
+		for len(d.Envelopes) < mergeEnvelopeMax {
+			select {
+			case more := <-p.q:
+				d.Envelopes = append(d.Envelopes, more.Envelopes...)
+			default:
+				break merge
+			}
+		}
+		if err := s.Send(d); err != nil {
+			return err
+		}
+	}
+}

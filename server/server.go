@@ -1,0 +1,262 @@
+// Package server is paros's gRPC edge: it validates every request before
+// consensus, translates protobuf to the plain host.Call types, and answers
+// with the verdict the host gave — marking every reply without a verdict as
+// ambiguous.
+//
+// Validation (reference design §1.2), answered in-band with a typed refusal
+// and never proposed:
+//
+//	check                                   answer
+//	--------------------------------------  ----------------------------------
+//	journal unset or not served             refusal UNKNOWN_JOURNAL / unknown_journal
+//	> 1,024 records or > 1 MiB in a Write   refusal TOO_LARGE (names both limits)
+//	read limit 0 or > 256                   clamped to 256 records (64 KiB page)
+//	wait_ms > 1,000                         clamped to 1,000
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/parosdb/paros/api/parospb/paros/v1"
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/host"
+	"github.com/parosdb/paros/runtime"
+	"github.com/parosdb/paros/wire"
+)
+
+// Backend is what the services need of a running process.
+type Backend interface {
+	Call(ctx context.Context, c host.Call) (host.Response, error)
+	Deliver(from uint64, batch []host.Envelope)
+}
+
+// RuntimeBackend adapts a *runtime.Runtime.
+type RuntimeBackend struct{ R *runtime.Runtime }
+
+func (b RuntimeBackend) Call(ctx context.Context, c host.Call) (host.Response, error) {
+	return b.R.Call(ctx, c)
+}
+
+func (b RuntimeBackend) Deliver(from uint64, batch []host.Envelope) {
+	b.R.Deliver(host.NodeIDOf(from), batch)
+}
+
+// callTimeout bounds how long a handler waits for the host beyond the
+// read's own wait: the reply is then ambiguous.
+const callTimeout = 10 * time.Second
+
+// Journal implements paros.v1.Journal.
+type Journal struct {
+	pb.UnimplementedJournalServer
+	B Backend
+}
+
+func tooLarge(req *pb.WriteRequest) bool {
+	if len(req.GetRecords()) > journal.WriteRecordsMax {
+		return true
+	}
+	n := 0
+	for _, r := range req.GetRecords() {
+		n += len(r)
+	}
+	return n > journal.WriteBytesMax
+}
+
+// TooLargeDetail names both batch limits in the refusal message.
+var TooLargeDetail = fmt.Sprintf("a write carries at most %d records and %d bytes", journal.WriteRecordsMax, journal.WriteBytesMax)
+
+func (s *Journal) Write(ctx context.Context, req *pb.WriteRequest) (*pb.WriteReply, error) {
+	id := wire.JournalIDFromPB(req.GetJournal())
+	if !id.IsSet() {
+		return &pb.WriteReply{Verdict: wire.VerdictToPB(journal.Reply{NoVerdict: journal.UnknownJournal})}, nil
+	}
+	if tooLarge(req) {
+		return nil, status.Error(codes.InvalidArgument, "TOO_LARGE: "+TooLargeDetail)
+	}
+	r, err := s.call(ctx, host.Call{Kind: host.CallWrite, Write: journal.WriteRequest{Journal: id,
+		Leader: wire.UUIDFromPB(req.GetLeader()), Seq: journal.Seq(req.GetSeq()), Records: req.GetRecords()}})
+	if err != nil {
+		return nil, err
+	}
+	return &pb.WriteReply{Verdict: wire.VerdictToPB(r.Reply)}, nil
+}
+
+func (s *Journal) Truncate(ctx context.Context, req *pb.TruncateRequest) (*pb.TruncateReply, error) {
+	id := wire.JournalIDFromPB(req.GetJournal())
+	if !id.IsSet() {
+		return &pb.TruncateReply{Verdict: wire.VerdictToPB(journal.Reply{NoVerdict: journal.UnknownJournal})}, nil
+	}
+	r, err := s.call(ctx, host.Call{Kind: host.CallTruncate, Truncate: journal.TruncateRequest{Journal: id,
+		Leader: wire.UUIDFromPB(req.GetLeader()), UpTo: journal.Seq(req.GetUpTo())}})
+	if err != nil {
+		return nil, err
+	}
+	return &pb.TruncateReply{Verdict: wire.VerdictToPB(r.Reply)}, nil
+}
+
+func (s *Journal) SetLeader(ctx context.Context, req *pb.SetLeaderRequest) (*pb.SetLeaderReply, error) {
+	id := wire.JournalIDFromPB(req.GetJournal())
+	if !id.IsSet() {
+		return &pb.SetLeaderReply{Verdict: wire.VerdictToPB(journal.Reply{NoVerdict: journal.UnknownJournal})}, nil
+	}
+	r, err := s.call(ctx, host.Call{Kind: host.CallSetLeader, SetLeader: journal.SetLeaderRequest{Journal: id,
+		New: wire.UUIDFromPB(req.GetNewLeader()), Old: wire.UUIDFromPB(req.GetOldLeader())}})
+	if err != nil {
+		return nil, err
+	}
+	return &pb.SetLeaderReply{Verdict: wire.VerdictToPB(r.Reply)}, nil
+}
+
+func (s *Journal) Read(ctx context.Context, req *pb.ReadRequest) (*pb.ReadReply, error) {
+	id := wire.JournalIDFromPB(req.GetJournal())
+	if !id.IsSet() {
+		return &pb.ReadReply{UnknownJournal: true, FromSeq: req.GetFromSeq()}, nil
+	}
+	limit := req.GetLimit()
+	if limit == 0 || limit > journal.ReadRecordsMax {
+		limit = journal.ReadRecordsMax
+	}
+	wait := min(req.GetWaitMs(), journal.WaitMsMax)
+	r, err := s.call(ctx, host.Call{Kind: host.CallRead, Read: journal.ReadRequest{Journal: id,
+		FromSeq: journal.Seq(req.GetFromSeq()), Limit: limit, WaitMs: wait}})
+	if err != nil {
+		if errors.Is(err, errAmbiguous) {
+			return &pb.ReadReply{FromSeq: req.GetFromSeq()}, nil // unserved
+		}
+		return nil, err
+	}
+	return wire.ReadReplyToPB(r.Read), nil
+}
+
+var errAmbiguous = errors.New("no verdict")
+
+// ErrNotServing: the process serves no journal yet (an idle machine); every
+// journal call is answered as for an unknown journal.
+var ErrNotServing = errors.New("paros/server: this machine serves no journal yet")
+
+// call waits for the host. A timeout or a stopping process answers a reply
+// with no verdict (ambiguous), never an error the client could mistake for
+// "not done"; a full inbox is Unavailable (nothing was proposed).
+func (s *Journal) call(ctx context.Context, c host.Call) (host.Response, error) {
+	wait := callTimeout
+	if c.Kind == host.CallRead {
+		wait += time.Duration(c.Read.WaitMs) * time.Millisecond
+	}
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	r, err := s.B.Call(ctx, c)
+	switch {
+	case err == nil:
+		return r, nil
+	case errors.Is(err, ErrNotServing):
+		if c.Kind == host.CallRead {
+			return host.Response{Kind: c.Kind, Read: journal.ReadReply{UnknownJournal: true, FromSeq: c.Read.FromSeq}}, nil
+		}
+		return host.Response{Kind: c.Kind, Reply: journal.Reply{NoVerdict: journal.UnknownJournal}}, nil
+	case errors.Is(err, runtime.ErrBusy):
+		return host.Response{Kind: c.Kind, Reply: journal.Reply{NoVerdict: journal.Busy}}, nil
+	case c.Kind == host.CallRead:
+		return host.Response{}, errAmbiguous
+	default:
+		return host.Response{Kind: c.Kind, Reply: journal.Reply{NoVerdict: journal.Lost}}, nil
+	}
+}
+
+// Peer implements paros.v1.Peer: inbound consensus traffic.
+type Peer struct {
+	pb.UnimplementedPeerServer
+	B Backend
+}
+
+func (s *Peer) Stream(stream grpc.BidiStreamingServer[pb.Deliver, pb.DeliverAck]) error {
+	for {
+		d, err := stream.Recv()
+		if err != nil {
+			return err
+		}
+		from, batch, err := wire.DeliverFromPB(d)
+		if err != nil {
+			return status.Error(codes.InvalidArgument, err.Error())
+		}
+		s.B.Deliver(uint64(from), batch)
+	}
+}
+
+// Admin implements paros.v1.Admin.
+type Admin struct {
+	pb.UnimplementedAdminServer
+	B    Backend
+	Info func() AdminInfo
+}
+
+// AdminInfo is the machine's own facts, read at each Inspect (they change
+// when a cell forms).
+type AdminInfo struct {
+	NodeID   uint64
+	CellID   uint64
+	Journals []journal.ID
+	Spec     func(journal.ID) (host.JournalSpec, bool)
+}
+
+func (s *Admin) Inspect(ctx context.Context, req *pb.InspectRequest) (*pb.InspectReply, error) {
+	info := s.Info()
+	out := &pb.InspectReply{NodeId: info.NodeID, CellId: info.CellID}
+	for _, j := range info.Journals {
+		out.Journals = append(out.Journals, wire.JournalIDToPB(j))
+	}
+	if req.GetNodeOnly() {
+		return out, nil
+	}
+	id := wire.JournalIDFromPB(req.GetJournal())
+	if !id.IsSet() {
+		out.Refusal = "unset"
+		return out, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	r, err := s.B.Call(ctx, host.Call{Kind: host.CallInspect, Inspect: host.InspectRequest{Journal: id}})
+	if err != nil {
+		return nil, status.Error(codes.Unavailable, err.Error())
+	}
+	in := r.Inspect
+	if in.UnknownJournal {
+		out.Refusal = "unknown_journal"
+		return out, nil
+	}
+	out.Role, out.LeaderHint, out.Promised = in.Role, uint64(in.Leader), wire.BallotToPB(in.Promised)
+	out.ChosenIndex, out.Applied, out.FirstSlot, out.State = in.ChosenIndex, in.Applied, in.Floor, wire.ViewToPB(in.State)
+	out.Quarantined = in.Quarantined
+	if info.Spec == nil {
+		return out, nil
+	}
+	if spec, ok := info.Spec(id); ok {
+		for _, m := range spec.Members {
+			out.Members = append(out.Members, uint64(m))
+		}
+		out.QuorumSystem = pb.QuorumSystem(spec.Quorum.Kind)
+		out.Phase1Quorum, out.Phase2Quorum = uint32(spec.Quorum.Q1), uint32(spec.Quorum.Q2)
+		out.Rows, out.Cols = uint32(spec.Quorum.Rows), uint32(spec.Quorum.Cols)
+	}
+	return out, nil
+}
+
+const notEnabled = "not_enabled: reconfiguration is not enabled in this deployment"
+
+func (s *Admin) Reconfigure(context.Context, *pb.ReconfigureRequest) (*pb.ReconfigureReply, error) {
+	return &pb.ReconfigureReply{Refusal: notEnabled}, nil
+}
+
+func (s *Admin) ReconfigureMatchmakers(context.Context, *pb.ReconfigureMatchmakersRequest) (*pb.ReconfigureMatchmakersReply, error) {
+	return &pb.ReconfigureMatchmakersReply{Refusal: notEnabled}, nil
+}
+
+func (s *Admin) Retire(context.Context, *pb.RetireRequest) (*pb.RetireReply, error) {
+	return &pb.RetireReply{Refusal: notEnabled}, nil
+}

@@ -1,0 +1,258 @@
+// Package machinerecord keeps a machine's identity and cell plan in one small
+// file, rewritten atomically: write a temporary file, fsync it, rename it
+// over the record, fsync the directory. A crash at any point leaves the old
+// record or the new one, never a mix and never nothing where a record was.
+//
+// The file works over pebble's vfs.FS, so tests crash it on the same
+// crashable in-memory filesystem as the store.
+//
+// # File format (version 1, frozen)
+//
+//	line  content
+//	----  ------------------------------------------------------------
+//	1     paros machine record v1
+//	2     the Record as canonical JSON (encoding/json, field order fixed)
+//	3     crc32c XXXXXXXX   (lower-case hex CRC-32C of lines 1 and 2,
+//	      newlines included)
+//
+// Each line ends in "\n"; nothing follows line 3. Load refuses anything else
+// with ErrDamaged (which matches storage.ErrCorruption), including a record
+// that decodes but is not in canonical form or breaks Validate. A file
+// larger than recordBytesMax is refused before it is read.
+package machinerecord
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/storage"
+)
+
+// Names and limits (frozen: FileName and the header are on disk).
+const (
+	// FileName is the record's name inside its directory.
+	FileName = "MACHINE"
+	// tempName is the file a rewrite goes through; a stale one is ignored.
+	tempName = "MACHINE.tmp"
+	header   = "paros machine record v1\n"
+	crcTag   = "crc32c "
+
+	recordBytesMax = 1 << 20
+	membersMax     = 1 << 10
+	journalsMax    = 1 << 14
+	addrBytesMax   = 1 << 10
+)
+
+// Errors. A damaged record is a corruption: errors.Is(err,
+// storage.ErrCorruption) holds for it.
+var (
+	ErrMissing = errors.New("paros/machinerecord: no machine record")
+	ErrDamaged = fmt.Errorf("%w: machine record damaged", storage.ErrCorruption)
+	ErrInvalid = errors.New("paros/machinerecord: invalid machine record")
+)
+
+// Member is one founding member of the cell.
+type Member struct {
+	NodeID uint64 `json:"node_id"`
+	Addr   string `json:"addr"`
+}
+
+// JournalID is a journal of the cell plan.
+type JournalID struct {
+	Tenant  uint64 `json:"tenant"`
+	Journal uint64 `json:"journal"`
+}
+
+// Record is what a machine knows about itself before any store is open.
+type Record struct {
+	// NodeID is minted once, on the first start in an empty data dir.
+	NodeID uint64 `json:"node_id"`
+	// CellID is 0 until the machine joined a cell.
+	CellID uint64 `json:"cell_id"`
+	// Members is the cell's founding membership (empty before a cell).
+	Members []Member `json:"members"`
+	// Journals is the cell plan's journals.
+	Journals []JournalID `json:"journals"`
+	// Incarnation counts rewrites of the record.
+	Incarnation uint64 `json:"incarnation"`
+	// The cell-init decree's acceptor state: the highest ballot promised,
+	// and the ballot the plan above (CellID, Members, Journals) was voted
+	// at. A vote is written only after the plan's stores are formatted.
+	PromisedRound uint64 `json:"promised_round"`
+	PromisedNode  uint64 `json:"promised_node"`
+	VoteRound     uint64 `json:"vote_round"`
+	VoteNode      uint64 `json:"vote_node"`
+}
+
+// ID converts a plan journal to a journal.ID.
+func (j JournalID) ID() journal.ID { return journal.ID{Tenant: j.Tenant, Journal: j.Journal} }
+
+// Validate refuses a record no machine could have written.
+func (r Record) Validate() error {
+	if r.NodeID == 0 {
+		return fmt.Errorf("%w: node id 0", ErrInvalid)
+	}
+	if len(r.Members) > membersMax || len(r.Journals) > journalsMax {
+		return fmt.Errorf("%w: %d members, %d journals", ErrInvalid, len(r.Members), len(r.Journals))
+	}
+	if r.CellID == 0 && len(r.Members)+len(r.Journals) > 0 {
+		return fmt.Errorf("%w: a cell plan without a cell id", ErrInvalid)
+	}
+	if (r.CellID != 0) != (r.VoteRound != 0) {
+		return fmt.Errorf("%w: a cell plan must come with the ballot it was voted at", ErrInvalid)
+	}
+	seen := make(map[uint64]bool, len(r.Members))
+	for _, m := range r.Members {
+		if m.NodeID == 0 || seen[m.NodeID] || len(m.Addr) > addrBytesMax {
+			return fmt.Errorf("%w: member %d %q", ErrInvalid, m.NodeID, m.Addr)
+		}
+		seen[m.NodeID] = true
+	}
+	ids := make(map[JournalID]bool, len(r.Journals))
+	for _, j := range r.Journals {
+		if !j.ID().IsSet() || ids[j] {
+			return fmt.Errorf("%w: journal %s", ErrInvalid, j.ID())
+		}
+		ids[j] = true
+	}
+	return nil
+}
+
+// Encode returns the file bytes of r.
+func Encode(r Record) ([]byte, error) {
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	js, err := json.Marshal(r)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	b := make([]byte, 0, len(header)+len(js)+len(crcTag)+10)
+	b = append(b, header...)
+	b = append(b, js...)
+	b = append(b, '\n')
+	sum := storage.CRC32C(b)
+	b = append(b, crcTag...)
+	b = fmt.Appendf(b, "%08x\n", sum)
+	if len(b) > recordBytesMax {
+		return nil, fmt.Errorf("%w: %d bytes", ErrInvalid, len(b))
+	}
+	return b, nil
+}
+
+// Decode parses file bytes written by Encode. It never panics; every
+// refusal is ErrDamaged.
+func Decode(p []byte) (Record, error) {
+	damaged := func(format string, args ...any) (Record, error) {
+		return Record{}, fmt.Errorf("%w: %s", ErrDamaged, fmt.Sprintf(format, args...))
+	}
+	if len(p) > recordBytesMax {
+		return damaged("%d bytes", len(p))
+	}
+	if !bytes.HasPrefix(p, []byte(header)) {
+		return damaged("no header")
+	}
+	const crcLine = len(crcTag) + 8 + 1
+	if len(p) < len(header)+2+crcLine || p[len(p)-1] != '\n' {
+		return damaged("%d bytes", len(p))
+	}
+	body, tail := p[:len(p)-crcLine], p[len(p)-crcLine:]
+	if !bytes.HasPrefix(tail, []byte(crcTag)) || body[len(body)-1] != '\n' {
+		return damaged("no checksum line")
+	}
+	hex := string(tail[len(crcTag) : len(tail)-1])
+	want, err := strconv.ParseUint(hex, 16, 32)
+	if err != nil || fmt.Sprintf("%08x", want) != hex {
+		return damaged("checksum %q", hex)
+	}
+	if got := storage.CRC32C(body); uint64(got) != want {
+		return damaged("crc %08x, stored %08x", got, want)
+	}
+	js := body[len(header) : len(body)-1]
+	if bytes.IndexByte(js, '\n') >= 0 {
+		return damaged("record spans lines")
+	}
+	var r Record
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		return damaged("json: %v", err)
+	}
+	again, err := Encode(r)
+	if err != nil {
+		return damaged("%v", err)
+	}
+	if !bytes.Equal(again, p) {
+		return damaged("not in canonical form")
+	}
+	return r, nil
+}
+
+// Store writes r as the record in dir, atomically and durably: when Store
+// returns nil the new record survives a crash; if it fails or the machine
+// crashes, Load returns the old record or the new one. dir must exist.
+func Store(fs vfs.FS, dir string, r Record) error {
+	b, err := Encode(r)
+	if err != nil {
+		return err
+	}
+	tmp, final := fs.PathJoin(dir, tempName), fs.PathJoin(dir, FileName)
+	f, err := fs.Create(tmp, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return ioErr("write", err)
+	}
+	if _, err := f.Write(b); err != nil {
+		_ = f.Close()
+		return ioErr("write", err)
+	}
+	if err := f.Sync(); err != nil {
+		_ = f.Close()
+		return ioErr("sync", err)
+	}
+	if err := f.Close(); err != nil {
+		return ioErr("write", err)
+	}
+	if err := fs.Rename(tmp, final); err != nil {
+		return ioErr("write", err)
+	}
+	d, err := fs.OpenDir(dir)
+	if err != nil {
+		return ioErr("sync", err)
+	}
+	if err := d.Sync(); err != nil {
+		_ = d.Close()
+		return ioErr("sync", err)
+	}
+	return d.Close()
+}
+
+// ioErr is a failed step of Store: the rename may or may not have happened.
+func ioErr(op string, err error) error {
+	return &storage.IOError{Op: op, Outcome: storage.OutcomeUnknown, Err: err}
+}
+
+// Load reads the record in dir: ErrMissing if there is none, ErrDamaged
+// (a storage.ErrCorruption) if it does not decode.
+func Load(fs vfs.FS, dir string) (Record, error) {
+	f, err := fs.Open(fs.PathJoin(dir, FileName))
+	if errors.Is(err, os.ErrNotExist) {
+		return Record{}, fmt.Errorf("%w in %s", ErrMissing, dir)
+	}
+	if err != nil {
+		return Record{}, &storage.IOError{Op: "read", Outcome: storage.OutcomeLost, Err: err}
+	}
+	defer func() { _ = f.Close() }()
+	p, err := io.ReadAll(io.LimitReader(f, recordBytesMax+1))
+	if err != nil {
+		return Record{}, &storage.IOError{Op: "read", Outcome: storage.OutcomeLost, Err: err}
+	}
+	return Decode(p)
+}
