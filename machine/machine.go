@@ -97,7 +97,7 @@ func Open(cfg Config) (*Machine, error) {
 	}
 	m.rec = rec
 	m.log = cfg.Logger.With("node", rec.NodeID)
-	db, err := pebblestore.Open(filepath.Join(cfg.DataDir, storeDir), nil)
+	db, err := pebblestore.Open(filepath.Join(cfg.DataDir, storeDir), &pebblestore.Options{Logger: pebbleLog{m.log}})
 	if err != nil {
 		return nil, fmt.Errorf("paros/machine: open the store: %w", err)
 	}
@@ -111,6 +111,19 @@ func Open(cfg Config) (*Machine, error) {
 		m.log.Info("machine idle: waiting for a cell", "data", cfg.DataDir)
 	}
 	return m, nil
+}
+
+// pebbleLog routes Pebble's log lines to slog: its chatter at debug level.
+type pebbleLog struct{ l *slog.Logger }
+
+func (p pebbleLog) Infof(format string, args ...any) {
+	p.l.Debug(fmt.Sprintf(format, args...), "from", "pebble")
+}
+func (p pebbleLog) Errorf(format string, args ...any) {
+	p.l.Error(fmt.Sprintf(format, args...), "from", "pebble")
+}
+func (p pebbleLog) Fatalf(format string, args ...any) {
+	p.l.Error(fmt.Sprintf(format, args...), "from", "pebble")
 }
 
 func randomID() uint64 {

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc/codes"
@@ -31,18 +33,16 @@ func verdictLine(v *pb.Verdict) (string, int) {
 	return fmt.Sprintf("%s %s", strings.ToLower(strings.TrimPrefix(v.GetOutcome().String(), "OUTCOME_")), state), exitRefused
 }
 
-// mutate sends a mutating call to the servers, following redirects.
+// mutate sends a mutating call to the servers, following redirects. While
+// no server leads (an election is under way) it waits and asks again, up to
+// the call timeout.
 func (g *globals) mutate(call func(pb.JournalClient) (*pb.Verdict, error)) (*pb.Verdict, error) {
+	deadline := time.Now().Add(g.timeout)
 	var hint uint64
-	tried := map[string]bool{}
 	var last error
-	for range 8 {
-		progressed := false
+	for time.Now().Before(deadline) {
+		redirected := false
 		for _, a := range g.order(hint) {
-			if tried[a] && hint == 0 {
-				continue
-			}
-			tried[a] = true
 			c, err := g.conn(a)
 			if err != nil {
 				last = err
@@ -56,28 +56,33 @@ func (g *globals) mutate(call func(pb.JournalClient) (*pb.Verdict, error)) (*pb.
 				last = err
 				continue
 			}
-			if v.GetRefusal() == pb.Refusal_REFUSAL_NOT_LEADER {
+			switch v.GetRefusal() {
+			case pb.Refusal_REFUSAL_NOT_LEADER:
 				if h := v.GetLeaderHint(); h != 0 && h != hint {
-					hint = h
-					progressed = true
-					break
+					hint, redirected = h, true
 				}
+				last = fmt.Errorf("%s does not lead", a)
 				continue
-			}
-			if v.GetRefusal() == pb.Refusal_REFUSAL_UNKNOWN_JOURNAL {
+			case pb.Refusal_REFUSAL_UNKNOWN_JOURNAL:
 				last = fmt.Errorf("unknown journal at %s", a)
+				continue
+			case pb.Refusal_REFUSAL_BUSY:
+				last = fmt.Errorf("%s is busy", a)
 				continue
 			}
 			return v, nil
 		}
-		if !progressed {
-			break
+		if !redirected {
+			time.Sleep(100 * time.Millisecond)
 		}
 	}
 	if last == nil {
-		return nil, fail(exitRefused, "no server leads the journal right now")
+		last = errors.New("no server answered in time")
 	}
-	return nil, fail(exitUnreachable, "no server answered: %v", last)
+	if status.Code(last) == codes.Unavailable {
+		return nil, fail(exitUnreachable, "no server answered: %v", last)
+	}
+	return nil, fail(exitRefused, "no server leads the journal right now: %v", last)
 }
 
 // currentState reads the journal's view (a served read at its tail).

@@ -1,0 +1,445 @@
+// Package blackbox tests paros as a user runs it: real `paros serve`
+// processes on 127.0.0.1, formed with `parosctl init`, driven through the
+// public gRPC API and the CLI, and killed with SIGKILL.
+//
+// What it checks:
+//   - a write/read/truncate/set-leader round trip through parosctl, and a
+//     read below the floor reported as a gap;
+//   - kill -9 of the leader under a concurrent write load: the cell fails
+//     over, every acknowledged write stays readable with its bytes, and the
+//     whole client history (writes and reads, ambiguous ones included) is
+//     linearizable (porcupine, through sim/lincheck); the failover time is
+//     logged;
+//   - a restart whose journal store was deleted is refused as amnesia with
+//     exit code 78;
+//   - a restart under an edited machine record (another cell plan) is
+//     refused.
+package blackbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	pb "github.com/parosdb/paros/api/parospb/paros/v1"
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/sim/lincheck"
+	"github.com/parosdb/paros/wire"
+)
+
+var binDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "paros-blackbox-")
+	if err != nil {
+		panic(err)
+	}
+	binDir = dir
+	for _, b := range []string{"paros", "parosctl"} {
+		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, b), "github.com/parosdb/paros/cmd/"+b).CombinedOutput()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", b, err, out)
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+type proc struct {
+	addr, data string
+	cmd        *exec.Cmd
+	stderr     *bytes.Buffer
+	done       chan error
+}
+
+type cell struct {
+	t     *testing.T
+	procs []*proc
+}
+
+func (c *cell) start(p *proc) {
+	p.stderr = &bytes.Buffer{}
+	p.cmd = exec.Command(filepath.Join(binDir, "paros"), "serve", "--data", p.data, "--listen", p.addr)
+	p.cmd.Stderr = p.stderr
+	if err := p.cmd.Start(); err != nil {
+		c.t.Fatal(err)
+	}
+	p.done = make(chan error, 1)
+	go func() { p.done <- p.cmd.Wait() }()
+}
+
+func newCell(t *testing.T) *cell {
+	c := &cell{t: t}
+	base := t.TempDir()
+	for i := range 3 {
+		p := &proc{addr: freeAddr(t), data: filepath.Join(base, fmt.Sprintf("m%d", i+1))}
+		c.start(p)
+		c.procs = append(c.procs, p)
+	}
+	t.Cleanup(func() {
+		for _, p := range c.procs {
+			if p.cmd.ProcessState == nil {
+				_ = p.cmd.Process.Kill()
+				<-p.done
+			}
+		}
+	})
+	return c
+}
+
+func (c *cell) servers() string {
+	var a []string
+	for _, p := range c.procs {
+		a = append(a, p.addr)
+	}
+	return strings.Join(a, ",")
+}
+
+// ctl runs parosctl and returns its output and exit code.
+func (c *cell) ctl(args ...string) (string, int) {
+	cmd := exec.Command(filepath.Join(binDir, "parosctl"), append([]string{"--servers", c.servers()}, args...)...)
+	out, err := cmd.CombinedOutput()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		c.t.Fatal(err)
+	}
+	return string(out), code
+}
+
+// initCell forms the cell and returns its journal reference.
+func (c *cell) initCell() string {
+	var out string
+	var code int
+	for range 50 { // the processes may still be binding their ports
+		out, code = c.ctl("init", "--members", c.servers(), "--journals", "1")
+		if code == 0 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if code != 0 {
+		c.t.Fatalf("init: exit %d: %s", code, out)
+	}
+	_, j, _ := strings.Cut(strings.TrimSpace(out), "journals=")
+	return j
+}
+
+func (c *cell) client(i int) pb.JournalClient {
+	conn, err := grpc.NewClient(c.procs[i].addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(func() { conn.Close() })
+	return pb.NewJournalClient(conn)
+}
+
+func TestRoundTripThroughParosctl(t *testing.T) {
+	c := newCell(t)
+	j := c.initCell()
+
+	out, code := c.ctl("write", j, "alpha", "beta")
+	if code != 0 || !strings.Contains(out, "accepted seq=1 count=2") {
+		t.Fatalf("write: exit %d: %s", code, out)
+	}
+	uuid := out[strings.Index(out, "leader_uuid=")+len("leader_uuid="):]
+	uuid = strings.TrimSpace(uuid)
+	if out, code = c.ctl("write", j, "gamma", "--leader", uuid); code != 0 || !strings.Contains(out, "accepted seq=3") {
+		t.Fatalf("fenced write: exit %d: %s", code, out)
+	}
+	if out, code = c.ctl("read", j); code != 0 || !strings.Contains(out, "1\talpha") || !strings.Contains(out, "3\tgamma") {
+		t.Fatalf("read: exit %d: %s", code, out)
+	}
+	if out, code = c.ctl("truncate", j, "--up-to", "3"); code != 0 || !strings.Contains(out, "first_seq=3") {
+		t.Fatalf("truncate: exit %d: %s", code, out)
+	}
+	if out, code = c.ctl("read", j, "--from", "1"); code != 0 || !strings.Contains(out, "gap: positions [1, 3)") {
+		t.Fatalf("read below the floor must report a gap: exit %d: %s", code, out)
+	}
+	if out, code = c.ctl("set-leader", j); code != 0 || !strings.Contains(out, "leader_set") {
+		t.Fatalf("set-leader: exit %d: %s", code, out)
+	}
+	// The old writer is now superseded: its write is refused (exit 3).
+	if out, code = c.ctl("write", j, "stale", "--leader", uuid); code != 3 || !strings.Contains(out, "refused") {
+		t.Fatalf("a superseded writer's write: exit %d: %s", code, out)
+	}
+	if out, code = c.ctl("inspect", "--journal", j); code != 0 || !strings.Contains(out, "role=leader") {
+		t.Fatalf("inspect: exit %d: %s", code, out)
+	}
+}
+
+// recorder collects the client history for lincheck.
+type recorder struct {
+	mu  sync.Mutex
+	ops []lincheck.Op
+	t0  time.Time
+}
+
+func (r *recorder) add(client int, in lincheck.Input, out lincheck.Output, call time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ops = append(r.ops, lincheck.Op{Client: client, In: in, Out: out, Call: int64(call.Sub(r.t0)), Return: int64(time.Since(r.t0))})
+}
+
+func TestKillTheLeaderUnderLoad(t *testing.T) {
+	c := newCell(t)
+	j := c.initCell()
+	jid, err := parseRef(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clients := []pb.JournalClient{c.client(0), c.client(1), c.client(2)}
+	rec := &recorder{t0: time.Now()}
+	uuid := &pb.LeaderUuid{Hi: 0xfeed, Lo: 1}
+
+	// Claim the journal (retrying until some node leads).
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		v := setLeader(t, clients, rec, jid, uuid)
+		if v == journal.LeaderSet {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no leader elected")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	type acked struct {
+		seq uint64
+		rec []byte
+	}
+	var acks []acked
+	var killedAt, recoveredAt time.Time
+	next := uint64(1)
+	var pending *pb.WriteRequest
+	for i := 0; len(acks) < 60 && time.Now().Before(deadline.Add(30*time.Second)); i++ {
+		if len(acks) == 20 && killedAt.IsZero() {
+			leader := c.leaderIndex(t, j)
+			_ = c.procs[leader].cmd.Process.Signal(os.Kill)
+			<-c.procs[leader].done
+			killedAt = time.Now()
+			t.Logf("killed the leader, machine %d", leader+1)
+		}
+		req := pending
+		if req == nil {
+			req = &pb.WriteRequest{Journal: jid, Leader: uuid, Seq: next, Records: [][]byte{[]byte(fmt.Sprintf("r%d", next))}}
+		}
+		out, ok := write(clients[i%3], rec, req)
+		switch {
+		case !ok:
+			pending = req // ambiguous: retry the identical write
+			time.Sleep(20 * time.Millisecond)
+		case out.Kind == journal.Accepted || out.Kind == journal.Duplicate:
+			acks = append(acks, acked{seq: req.Seq, rec: req.Records[0]})
+			next = req.Seq + 1
+			pending = nil
+			if !killedAt.IsZero() && recoveredAt.IsZero() {
+				recoveredAt = time.Now()
+			}
+		default:
+			t.Fatalf("write at %d: %s", req.Seq, out)
+		}
+	}
+	if len(acks) < 60 {
+		t.Fatalf("only %d writes acknowledged", len(acks))
+	}
+	t.Logf("failover: first write acknowledged %v after the kill", recoveredAt.Sub(killedAt).Round(time.Millisecond))
+
+	// Every acknowledged write is readable with its bytes, from the survivors.
+	alive := []pb.JournalClient{}
+	for i, p := range c.procs {
+		if p.cmd.ProcessState == nil {
+			alive = append(alive, clients[i])
+		}
+	}
+	got := readAll(t, alive, rec, jid, next)
+	for _, a := range acks {
+		if !bytes.Equal(got[a.seq], a.rec) {
+			t.Fatalf("acknowledged write at %d reads back %q, want %q", a.seq, got[a.seq], a.rec)
+		}
+	}
+	if res := lincheck.Check(journal.ModeSingle, rec.ops, 30*time.Second); res != "Ok" {
+		t.Fatalf("the client history of %d operations is not linearizable: %s", len(rec.ops), res)
+	}
+	t.Logf("history of %d operations checked linearizable", len(rec.ops))
+}
+
+func TestAmnesiaIsRefused(t *testing.T) {
+	c := newCell(t)
+	j := c.initCell()
+	if out, code := c.ctl("write", j, "x"); code != 0 {
+		t.Fatalf("write: %s", out)
+	}
+	p := c.procs[2]
+	_ = p.cmd.Process.Signal(os.Kill)
+	<-p.done
+	if err := os.RemoveAll(filepath.Join(p.data, "store")); err != nil {
+		t.Fatal(err)
+	}
+	c.start(p)
+	select {
+	case <-p.done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("a machine whose store was deleted kept running")
+	}
+	if code := p.cmd.ProcessState.ExitCode(); code != 78 || !strings.Contains(p.stderr.String(), "amnesia") {
+		t.Fatalf("restart after losing the store: exit %d, stderr %q; want 78 naming amnesia", code, p.stderr.String())
+	}
+}
+
+func TestEditedRecordIsRefused(t *testing.T) {
+	c := newCell(t)
+	c.initCell()
+	p := c.procs[1]
+	_ = p.cmd.Process.Signal(os.Kill)
+	<-p.done
+	// The operator edits the machine record (it is checksummed): refused,
+	// never reformatted.
+	path := filepath.Join(p.data, "MACHINE")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, bytes.Replace(b, []byte(`"addr":"`), []byte(`"addr":"x`), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.start(p)
+	select {
+	case <-p.done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("a machine with an edited record kept running")
+	}
+	if code := p.cmd.ProcessState.ExitCode(); code == 0 {
+		t.Fatalf("restart under an edited record exited 0; stderr %q", p.stderr.String())
+	}
+}
+
+func (c *cell) leaderIndex(t *testing.T, j string) int {
+	out, _ := c.ctl("inspect", "--journal", j)
+	for i, p := range c.procs {
+		for _, line := range strings.Split(out, "\n") {
+			if strings.HasPrefix(line, p.addr) && strings.Contains(line, "role=leader") {
+				return i
+			}
+		}
+	}
+	t.Fatalf("no leader in:\n%s", out)
+	return -1
+}
+
+func parseRef(s string) (*pb.JournalId, error) {
+	var t, j uint64
+	if _, err := fmt.Sscanf(strings.Replace(s, "/", " ", 1), "%x %x", &t, &j); err != nil {
+		return nil, err
+	}
+	return &pb.JournalId{Tenant: t, Journal: j}, nil
+}
+
+func callCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 2*time.Second)
+}
+
+func setLeader(t *testing.T, cs []pb.JournalClient, rec *recorder, jid *pb.JournalId, u *pb.LeaderUuid) journal.OutcomeKind {
+	for i, c := range cs {
+		ctx, cancel := callCtx()
+		start := time.Now()
+		r, err := c.SetLeader(ctx, &pb.SetLeaderRequest{Journal: jid, NewLeader: u})
+		cancel()
+		in := lincheck.Input{Kind: lincheck.OpSetLeader, Cmd: journal.SetLeader(wire.UUIDFromPB(u), journal.LeaderUUID{})}
+		if err != nil {
+			rec.add(10+i, in, lincheck.Output{Ambiguous: true}, start)
+			continue
+		}
+		reply := wire.VerdictFromPB(r.GetVerdict())
+		rec.add(10+i, in, output(reply), start)
+		if reply.Outcome.Kind != journal.OutcomeInvalid {
+			return reply.Outcome.Kind
+		}
+	}
+	return journal.OutcomeInvalid
+}
+
+func output(r journal.Reply) lincheck.Output {
+	switch {
+	case r.Ambiguous():
+		return lincheck.Output{Ambiguous: true}
+	case r.Outcome.Kind == journal.OutcomeInvalid:
+		return lincheck.Output{NoEffect: true}
+	}
+	return lincheck.Output{Outcome: r.Outcome}
+}
+
+func write(c pb.JournalClient, rec *recorder, req *pb.WriteRequest) (journal.Outcome, bool) {
+	ctx, cancel := callCtx()
+	defer cancel()
+	start := time.Now()
+	r, err := c.Write(ctx, req)
+	in := lincheck.Input{Kind: lincheck.OpWrite, Cmd: journal.Write(journal.Entry{Leader: wire.UUIDFromPB(req.Leader),
+		Seq: journal.Seq(req.Seq), Records: req.Records})}
+	if err != nil {
+		rec.add(0, in, lincheck.Output{Ambiguous: true}, start)
+		return journal.Outcome{}, false
+	}
+	reply := wire.VerdictFromPB(r.GetVerdict())
+	rec.add(0, in, output(reply), start)
+	if reply.Outcome.Kind == journal.OutcomeInvalid || reply.Outcome.Kind == journal.Unheld {
+		return journal.Outcome{}, false
+	}
+	return reply.Outcome, true
+}
+
+func readAll(t *testing.T, cs []pb.JournalClient, rec *recorder, jid *pb.JournalId, end uint64) map[uint64][]byte {
+	got := map[uint64][]byte{}
+	from := uint64(1)
+	deadline := time.Now().Add(20 * time.Second)
+	for from < end && time.Now().Before(deadline) {
+		for i, c := range cs {
+			ctx, cancel := callCtx()
+			start := time.Now()
+			r, err := c.Read(ctx, &pb.ReadRequest{Journal: jid, FromSeq: from})
+			cancel()
+			if err != nil || !r.GetServed() {
+				continue
+			}
+			rr := wire.ReadReplyFromPB(r)
+			out := lincheck.Output{Served: true, Truncated: rr.Truncated, View: rr.View}
+			for _, b := range rr.Records {
+				out.Records = append(out.Records, lincheck.RecordPrint(b))
+			}
+			rec.add(20+i, lincheck.Input{Kind: lincheck.OpRead, From: journal.Seq(from)}, out, start)
+			for k, b := range r.GetRecords() {
+				got[from+uint64(k)] = b
+			}
+			from += uint64(len(r.GetRecords()))
+			break
+		}
+	}
+	return got
+}
