@@ -1,0 +1,61 @@
+package mesh
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Serve runs a runtime until ctx ends: it serves Handler(r) on ln and, once
+// per heartbeat, beats, starts a round with every due dial target (one
+// goroutine per target; a target whose round is still running is skipped),
+// and housekeeps, which compacts once every sixty heartbeats. It returns
+// after the HTTP server and every round have stopped.
+func Serve(ctx context.Context, r *Runtime, ln net.Listener, log *slog.Logger) error {
+	srv := &http.Server{Handler: Handler(r), ReadHeaderTimeout: linkTimeout, ReadTimeout: 2 * linkTimeout}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	var rounds sync.WaitGroup
+	tick := time.NewTicker(r.cfg.Heartbeat)
+	defer tick.Stop()
+	beat := func() {
+		r.Beat()
+		for _, target := range r.DueTargets() {
+			rounds.Go(func() {
+				rctx, cancel := context.WithTimeout(ctx, linkTimeout)
+				defer cancel()
+				if err := r.SyncWith(rctx, target); err != nil && ctx.Err() == nil {
+					log.Debug("mesh round failed", "target", target, "err", err)
+				}
+			})
+		}
+		r.Housekeep()
+	}
+	beat()
+	var err error
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case err = <-served:
+			break loop
+		case <-tick.C:
+			beat()
+		}
+	}
+	r.Stop()
+	shutdown, cancel := context.WithTimeout(context.Background(), linkTimeout)
+	defer cancel()
+	serr := srv.Shutdown(shutdown)
+	rounds.Wait()
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return errors.Join(err, serr)
+}
