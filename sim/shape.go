@@ -42,7 +42,11 @@ type JournalShape struct {
 // DrawShape draws the world of a seed from the world's PRNG.
 func drawShape(g rng, o Options) Shape {
 	var s Shape
-	switch k := g.intn(10); {
+	k := g.intn(10)
+	if o.Nodes > 0 {
+		k = 0 // a forced node count means a plain majority world
+	}
+	switch {
 	case k < 5:
 		n := 3 + g.intn(3)
 		if o.Nodes > 0 {

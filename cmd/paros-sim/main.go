@@ -46,13 +46,14 @@ func sweep(args []string) int {
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "worlds run in parallel")
 	chaos := fs.Int64("chaos-ms", 4000, "chaos window (simulated ms)")
 	tail := fs.Int64("tail-ms", 6000, "quiet tail (simulated ms)")
+	nodes := fs.Int("nodes", 0, "force the node count of majority worlds (0: drawn)")
 	_ = fs.Parse(args)
 	var bar *progressbar.ProgressBar
 	if isTTY() {
 		bar = progressbar.NewOptions(*seeds, progressbar.OptionSetDescription("seeds"),
 			progressbar.OptionShowCount(), progressbar.OptionSetWriter(os.Stderr), progressbar.OptionClearOnFinish())
 	}
-	sum := sim.Sweep(*from, *seeds, *workers, sim.Options{ChaosMs: *chaos, TailMs: *tail}, func(done int, r sim.Result) {
+	sum := sim.Sweep(*from, *seeds, *workers, sim.Options{ChaosMs: *chaos, TailMs: *tail, Nodes: *nodes}, func(done int, r sim.Result) {
 		if bar != nil {
 			_ = bar.Add(1)
 		}
