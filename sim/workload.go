@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"hash/fnv"
 
+	cl "github.com/parosdb/paros/client"
 	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/core/paxos"
 	"github.com/parosdb/paros/host"
@@ -48,14 +49,14 @@ type client struct {
 	role role
 	busy bool
 	hint paxos.NodeID
-	// owner state
-	uuid     journal.LeaderUUID // the fence this owner holds (unset: none)
-	believed journal.LeaderUUID // the leader in force as last seen
-	next     journal.Seq
-	retry    *host.Call // an ambiguous write/claim to retry identically
-	acked    *journal.Entry
-	used     []journal.LeaderUUID
-	writes   int
+	// owner state: the client library's own sans-IO Writer decides claims,
+	// fences, positions and retries, so the sweep proves the library.
+	wr      *cl.Writer
+	retry   *host.Call // a call to resend identically (ambiguous, or redirected)
+	retryOp op
+	acked   *journal.Entry
+	used    []journal.LeaderUUID
+	writes  int
 	// reader state
 	cursor  journal.Seq
 	folding bool // never skipped a gap: part of the trim fence
@@ -84,16 +85,35 @@ type clients struct {
 func newClients(w *World) *clients {
 	cs := &clients{w: w, calls: map[host.CallID]*inflight{}, hist: map[journal.ID][]lincheck.Op{}}
 	for _, j := range w.shape.Journals {
-		cs.all = append(cs.all, &client{idx: len(cs.all), j: j, role: owner, next: 1})
+		cs.all = append(cs.all, cs.newOwner(j))
 		if j.Rival {
 			// A second owner contends for the fence: each supersedes the other.
-			cs.all = append(cs.all, &client{idx: len(cs.all), j: j, role: owner, next: 1})
+			cs.all = append(cs.all, cs.newOwner(j))
 		}
 		for range j.Readers {
 			cs.all = append(cs.all, &client{idx: len(cs.all), j: j, role: reader, cursor: 1, folding: true, lagging: 1})
 		}
 	}
 	return cs
+}
+
+func (cs *clients) newOwner(j JournalShape) *client {
+	c := &client{idx: len(cs.all), j: j, role: owner}
+	if j.Mode == journal.ModeMulti {
+		c.wr = cl.NewMultiWriter(j.ID)
+		return c
+	}
+	c.wr = cl.NewWriter(j.ID, func() journal.LeaderUUID {
+		// Now and then a uuid that led before: the journal keeps no uuid
+		// history, and the guarantees must hold when clients reinstate.
+		if len(c.used) > 0 && cs.w.g.pct(10) {
+			return c.used[cs.w.g.intn(len(c.used))]
+		}
+		u := cs.freshUUID()
+		c.used = append(c.used, u)
+		return u
+	})
+	return c
 }
 
 func (cs *clients) start() {
@@ -149,33 +169,37 @@ func (cs *clients) step(c *client) {
 		return
 	}
 	if c.retry != nil {
-		cs.send(c, opWrite, *c.retry, cs.server(c))
+		call, o := *c.retry, c.retryOp
+		c.retry = nil
+		cs.send(c, o, call, cs.server(c))
 		return
 	}
 	single := c.j.Mode == journal.ModeSingle
-	if single && !c.uuid.IsSet() {
+	if single && !c.wr.Holding() {
 		cs.claim(c)
 		return
 	}
 	switch r := g.intn(100); {
-	case r < 60:
-		e := journal.Entry{Leader: c.uuid, Seq: c.next, Records: cs.records(c)}
-		if !single {
-			e = journal.Entry{Records: cs.records(c)}
-		}
-		call := host.Call{Kind: host.CallWrite, Write: journal.WriteRequest{Journal: c.j.ID, Leader: e.Leader, Seq: e.Seq, Records: e.Records}}
-		cs.send(c, opWrite, call, cs.server(c))
 	case r < 68:
-		e := journal.Entry{Leader: c.uuid, Seq: c.next, Records: cs.records(c)}
-		call := host.Call{Kind: host.CallWrite, Write: journal.WriteRequest{Journal: c.j.ID, Leader: e.Leader, Seq: e.Seq, Records: e.Records}}
-		to := cs.server(c)
-		for _, n := range cs.w.shape.Nodes {
-			if n != c.hint {
-				to = n
-				break
+		// A write through the Writer, sometimes sent to a node that does
+		// not lead (the Writer follows the redirect).
+		req, err := c.wr.Next(cs.records(c))
+		if err != nil {
+			cs.schedule(c, g.between(5*ms, 50*ms))
+			return
+		}
+		call := host.Call{Kind: host.CallWrite, Write: req}
+		o, to := opWrite, cs.server(c)
+		if r >= 60 {
+			o = opWriteToNonLeader
+			for _, n := range cs.w.shape.Nodes {
+				if n != c.hint {
+					to = n
+					break
+				}
 			}
 		}
-		cs.send(c, opWriteToNonLeader, call, to)
+		cs.send(c, o, call, to)
 	case r < 76 && c.acked != nil && single:
 		e := *c.acked
 		call := host.Call{Kind: host.CallWrite, Write: journal.WriteRequest{Journal: c.j.ID, Leader: e.Leader, Seq: e.Seq, Records: e.Records}}
@@ -186,9 +210,12 @@ func (cs *clients) step(c *client) {
 		call := host.Call{Kind: host.CallWrite, Write: journal.WriteRequest{Journal: c.j.ID, Leader: e.Leader, Seq: e.Seq, Records: cs.records(c)}}
 		cs.send(c, opForgedRetry, call, cs.server(c))
 	case r < 86:
-		up := cs.fence(c)
-		call := host.Call{Kind: host.CallTruncate, Truncate: journal.TruncateRequest{Journal: c.j.ID, Leader: c.uuid, UpTo: up}}
-		cs.send(c, opTruncate, call, cs.server(c))
+		req, err := c.wr.Truncate(cs.fence(c))
+		if err != nil {
+			cs.schedule(c, g.between(5*ms, 50*ms))
+			return
+		}
+		cs.send(c, opTruncate, host.Call{Kind: host.CallTruncate, Truncate: req}, cs.server(c))
 	case r < 92 && single:
 		cs.claim(c)
 	case r < 95 && !single:
@@ -199,26 +226,30 @@ func (cs *clients) step(c *client) {
 	}
 }
 
-// claim asks for the fence: a fresh uuid, or now and then one that led
-// before (the journal keeps no uuid history; the guarantees must hold).
+// claim asks for the fence through the Writer: a claim in flight is resent
+// identically (it may have won), else a new one.
 func (cs *clients) claim(c *client) {
-	nu := cs.freshUUID()
-	if len(c.used) > 0 && cs.w.g.pct(10) {
-		nu = c.used[cs.w.g.intn(len(c.used))]
+	req, ok := c.wr.Claiming()
+	if !ok {
+		req = c.wr.Claim()
 	}
-	c.used = append(c.used, nu)
-	call := host.Call{Kind: host.CallSetLeader, SetLeader: journal.SetLeaderRequest{Journal: c.j.ID, New: nu, Old: c.believed}}
-	cs.send(c, opSetLeader, call, cs.server(c))
+	cs.send(c, opSetLeader, host.Call{Kind: host.CallSetLeader, SetLeader: req}, cs.server(c))
 }
 
 // fence is the highest position a truncation may name: below the cursor of
 // every reader still folding.
 func (cs *clients) fence(c *client) journal.Seq {
-	up := c.next
+	up := c.wr.NextSeq()
+	if c.j.Mode != journal.ModeSingle {
+		up = 1 << 62
+	}
 	for _, r := range cs.all {
 		if r.role == reader && r.j.ID == c.j.ID && r.folding {
 			up = min(up, r.cursor)
 		}
+	}
+	if up >= 1<<62 {
+		up = 1 // no folding reader to bound it: keep everything
 	}
 	if up > 1 {
 		up = 1 + journal.Seq(cs.w.g.intn(int(up)))
@@ -291,15 +322,34 @@ func (cs *clients) finish(f *inflight, r host.Response, timedOut bool) {
 	case host.CallSetLeader:
 		cs.finishSetLeader(f, r, timedOut)
 	case host.CallTruncate:
-		if !timedOut && r.Reply.Outcome.Kind == journal.TruncateRefused && r.Reply.Outcome.View.Leader != c.uuid {
-			c.uuid = journal.LeaderUUID{}
-			c.believed = r.Reply.Outcome.View.Leader
-		}
-		if !timedOut && r.Reply.Outcome.Kind == journal.Trimmed {
+		res := c.wr.AbsorbTruncate(f.call.Truncate, replyOf(r, timedOut))
+		switch res.Kind {
+		case cl.Trimmed:
 			w.audit.gate("a truncation is decided")
+		case cl.Retry, cl.Redirect, cl.Busy:
+			cs.retryLater(c, f)
 		}
 	}
 	cs.schedule(c, think)
+}
+
+// replyOf is what the Writer is told: the zero Reply when the call got no
+// answer (a timeout is ambiguous).
+func replyOf(r host.Response, timedOut bool) journal.Reply {
+	if timedOut {
+		return journal.Reply{}
+	}
+	return r.Reply
+}
+
+// retryLater resends the identical call: after an ambiguous outcome, a
+// redirect or a busy leader.
+func (cs *clients) retryLater(c *client, f *inflight) {
+	call := f.call
+	c.retry, c.retryOp = &call, f.op
+	if c.retryOp == opWriteToNonLeader {
+		c.retryOp = opWrite
+	}
 }
 
 func (cs *clients) finishWrite(f *inflight, r host.Response, timedOut bool) {
@@ -329,39 +379,22 @@ func (cs *clients) finishWrite(f *inflight, r host.Response, timedOut bool) {
 		}
 		return
 	}
-	if ambiguous {
-		if rep.NoVerdict != journal.NotLeader {
-			call := f.call
-			c.retry = &call // retry identical bytes at the same position
-		}
-		return
-	}
-	if rep.NoVerdict == journal.NotLeader || rep.NoVerdict == journal.Busy || rep.NoVerdict == journal.TooLarge {
-		return // nothing was proposed; a fresh write goes to the hint
-	}
-	c.retry = nil
-	switch out.Kind {
-	case journal.Accepted, journal.Duplicate:
+	res := c.wr.AbsorbWrite(f.call.Write, replyOf(r, timedOut))
+	switch res.Kind {
+	case cl.Written, cl.Duplicate:
 		w.audit.gate("a write is accepted")
-		if out.Kind == journal.Duplicate {
+		if res.Kind == cl.Duplicate {
 			w.audit.gate("a retried write is acked from the log")
 		}
 		if c.j.Mode == journal.ModeSingle {
-			c.next = max(c.next, out.Seq+journal.Seq(out.Count))
 			ack := e
 			c.acked = &ack
 		}
-	case journal.Refused:
-		if out.View.Leader != c.uuid {
-			w.audit.gate("a superseded writer's write is refused")
-			c.uuid = journal.LeaderUUID{}
-			c.believed = out.View.Leader
-		} else {
-			c.next = out.View.NextSeq
-		}
-	case journal.Truncated:
-		c.next = max(c.next, out.View.NextSeq)
-	case journal.WrongMode:
+	case cl.Superseded:
+		w.audit.gate("a superseded writer's write is refused")
+	case cl.Retry, cl.Redirect, cl.Busy, cl.Refused:
+		cs.retryLater(c, f)
+	case cl.WrongMode:
 		w.audit.violation("journal: a multi-writer write is accepted unfenced", "c%d got wrong-mode for %s", c.idx, journal.Write(e))
 	}
 }
@@ -375,28 +408,15 @@ func (cs *clients) finishSetLeader(f *inflight, r host.Response, timedOut bool) 
 		}
 		return
 	}
-	if timedOut || r.Reply.Ambiguous() {
-		call := f.call
-		c.retry = &call // the claim may have won: retrying it tells
-		return
-	}
-	if r.Reply.NoVerdict != journal.VerdictGiven {
-		return
-	}
-	c.retry = nil
-	sl := f.call.SetLeader
-	switch out.Kind {
-	case journal.LeaderSet:
+	res := c.wr.AbsorbClaim(f.call.SetLeader, replyOf(r, timedOut))
+	switch res.Kind {
+	case cl.Won:
 		w.audit.gate("a SetLeader wins")
-		c.uuid, c.believed, c.next = sl.New, sl.New, out.View.NextSeq
-	case journal.LeaderRefused:
-		c.believed = out.View.Leader
-		if out.View.Leader == sl.New {
-			// An earlier ambiguous attempt of this very claim won.
-			c.uuid, c.next = sl.New, out.View.NextSeq
-		} else {
-			c.uuid = journal.LeaderUUID{}
+		if res.Earlier {
+			w.audit.gate("an ambiguous claim is found to have won")
 		}
+	case cl.Retry, cl.Redirect, cl.Busy:
+		cs.retryLater(c, f)
 	}
 }
 
