@@ -86,6 +86,13 @@ func (n *Node) handlePromise(m Message, from int) {
 		return // malformed continuation
 	}
 	c.el.absorb(from, m.Entries, m.Faulty, terminal)
+	// A page is progress: the campaign's timer restarts, so a Phase 1 that
+	// pages through a long suffix (small PromiseBatch, slow links) is not
+	// abandoned mid-way and restarted at a higher ballot forever — a
+	// livelock the simulator found (seed 5891 of the 1,000-seed sweep from
+	// 5000): the candidate's ever-higher ballots deposed every leader
+	// while its own Phase 1 never finished within one election timeout.
+	n.electionElapsed = 0
 	if !terminal {
 		c.el.setPageFrom(from, m.Next)
 		n.send(Message{Type: MsgPrepare, To: m.From, Ballot: c.el.ballot, Slot: m.Next})
