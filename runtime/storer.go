@@ -17,6 +17,10 @@ type persistReq struct {
 	sync    bool
 }
 
+// groupBatchesMax bounds the journal batches of one group commit (the
+// Pebble store refuses larger groups); the rest wait for the next turn.
+const groupBatchesMax = 1024
+
 // storer is the storage goroutine. Each turn it takes every pending batch
 // of every journal and puts them into one Pebble commit, synced when any
 // batch needs it (group commit: one fsync per turn, not per record), then
@@ -64,7 +68,12 @@ func (s *storer) run() {
 			return
 		}
 		reqs := s.pending
-		s.pending = nil
+		if len(reqs) > groupBatchesMax {
+			reqs = reqs[:groupBatchesMax:groupBatchesMax]
+			s.pending = append([]persistReq(nil), s.pending[groupBatchesMax:]...)
+		} else {
+			s.pending = nil
+		}
 		s.mu.Unlock()
 
 		batches = batches[:0]
