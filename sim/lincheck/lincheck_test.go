@@ -1,0 +1,90 @@
+package lincheck
+
+// These tests check the checker: a history that is linearizable passes, a
+// history that is not (a read that sees a write before it could have
+// happened, a duplicate verdict without an identical write, a lost
+// acknowledged write) is found Illegal, and an ambiguous write may or may
+// not have taken effect.
+
+import (
+	"testing"
+	"time"
+
+	"github.com/parosdb/paros/core/journal"
+)
+
+var u = journal.LeaderUUID{Hi: 1, Lo: 1}
+
+func setLeader(call, ret int64) Op {
+	return Op{Client: 0, Call: call, Return: ret,
+		In:  Input{Kind: OpSetLeader, Cmd: journal.SetLeader(u, journal.LeaderUUID{})},
+		Out: Output{Outcome: journal.Outcome{Kind: journal.LeaderSet, View: journal.View{Leader: u, NextSeq: 1, FirstSeq: 1}}}}
+}
+
+func write(call, ret int64, seq journal.Seq, rec string, out Output) Op {
+	return Op{Client: 0, Call: call, Return: ret, In: Input{Kind: OpWrite,
+		Cmd: journal.Write(journal.Entry{Leader: u, Seq: seq, Records: [][]byte{[]byte(rec)}})}, Out: out}
+}
+
+func accepted(seq journal.Seq) Output {
+	return Output{Outcome: journal.Outcome{Kind: journal.Accepted, Seq: seq, Count: 1,
+		View: journal.View{Leader: u, NextSeq: seq + 1, FirstSeq: 1}}}
+}
+
+func read(client int, call, ret int64, from journal.Seq, recs []string, next journal.Seq) Op {
+	out := Output{Served: true, View: journal.View{Leader: u, NextSeq: next, FirstSeq: 1}}
+	for _, r := range recs {
+		out.Records = append(out.Records, RecordPrint([]byte(r)))
+	}
+	return Op{Client: client, Call: call, Return: ret, In: Input{Kind: OpRead, From: from}, Out: out}
+}
+
+func check(t *testing.T, ops []Op) Result {
+	t.Helper()
+	return Check(journal.ModeSingle, ops, 5*time.Second)
+}
+
+func TestALinearizableHistoryPasses(t *testing.T) {
+	ops := []Op{setLeader(0, 1), write(2, 3, 1, "a", accepted(1)), read(1, 4, 5, 1, []string{"a"}, 2)}
+	if r := check(t, ops); r != "Ok" {
+		t.Fatalf("got %s", r)
+	}
+}
+
+func TestAReadOfAnUnwrittenRecordIsIllegal(t *testing.T) {
+	ops := []Op{setLeader(0, 1), read(1, 2, 3, 1, []string{"a"}, 2), write(4, 5, 1, "a", accepted(1))}
+	if r := check(t, ops); r != "Illegal" {
+		t.Fatalf("a read that saw a later write: got %s", r)
+	}
+}
+
+func TestALostAcknowledgedWriteIsIllegal(t *testing.T) {
+	ops := []Op{setLeader(0, 1), write(2, 3, 1, "a", accepted(1)), read(1, 4, 5, 1, nil, 1)}
+	if r := check(t, ops); r != "Illegal" {
+		t.Fatalf("a read after an acked write that misses it: got %s", r)
+	}
+}
+
+func TestADuplicateNeedsTheIdenticalWrite(t *testing.T) {
+	dup := Output{Outcome: journal.Outcome{Kind: journal.Duplicate, Seq: 1, Count: 1, View: journal.View{Leader: u, NextSeq: 2, FirstSeq: 1}}}
+	ok := []Op{setLeader(0, 1), write(2, 3, 1, "a", accepted(1)), write(4, 5, 1, "a", dup)}
+	if r := check(t, ok); r != "Ok" {
+		t.Fatalf("an identical retry acked Duplicate: got %s", r)
+	}
+	bad := []Op{setLeader(0, 1), write(2, 3, 1, "a", accepted(1)), write(4, 5, 1, "b", dup)}
+	if r := check(t, bad); r != "Illegal" {
+		t.Fatalf("other bytes acked Duplicate: got %s", r)
+	}
+}
+
+func TestAnAmbiguousWriteMayOrMayNotLand(t *testing.T) {
+	amb := Output{Ambiguous: true}
+	landed := []Op{setLeader(0, 1), write(2, 3, 1, "a", amb), read(1, 4, 5, 1, []string{"a"}, 2)}
+	missing := []Op{setLeader(0, 1), write(2, 3, 1, "a", amb), read(1, 4, 5, 1, nil, 1)}
+	if r := check(t, landed); r != "Ok" {
+		t.Fatalf("ambiguous write seen: got %s", r)
+	}
+	if r := check(t, missing); r != "Ok" {
+		t.Fatalf("ambiguous write not seen: got %s", r)
+	}
+}
