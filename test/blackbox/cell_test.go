@@ -71,9 +71,11 @@ func freeAddr(t *testing.T) string {
 
 type proc struct {
 	addr, data string
-	cmd        *exec.Cmd
-	stderr     *bytes.Buffer
-	done       chan error
+	// advertise is the address peers and clients use (empty: addr).
+	advertise string
+	cmd       *exec.Cmd
+	stderr    *bytes.Buffer
+	done      chan error
 }
 
 type cell struct {
@@ -83,7 +85,11 @@ type cell struct {
 
 func (c *cell) start(p *proc) {
 	p.stderr = &bytes.Buffer{}
-	p.cmd = exec.Command(filepath.Join(binDir, "paros"), "serve", "--data", p.data, "--listen", p.addr)
+	args := []string{"serve", "--data", p.data, "--listen", p.addr}
+	if p.advertise != "" {
+		args = append(args, "--advertise", p.advertise)
+	}
+	p.cmd = exec.Command(filepath.Join(binDir, "paros"), args...)
 	p.cmd.Stderr = p.stderr
 	if err := p.cmd.Start(); err != nil {
 		c.t.Fatal(err)
@@ -92,11 +98,18 @@ func (c *cell) start(p *proc) {
 	go func() { p.done <- p.cmd.Wait() }()
 }
 
-func newCell(t *testing.T) *cell {
+func newCell(t *testing.T) *cell { return newCellWith(t, nil) }
+
+// newCellWith starts three machines; shape, when set, adjusts each one
+// (its advertised address, say) before it starts.
+func newCellWith(t *testing.T, shape func(i int, p *proc)) *cell {
 	c := &cell{t: t}
 	base := t.TempDir()
 	for i := range 3 {
 		p := &proc{addr: freeAddr(t), data: filepath.Join(base, fmt.Sprintf("m%d", i+1))}
+		if shape != nil {
+			shape(i, p)
+		}
 		c.start(p)
 		c.procs = append(c.procs, p)
 	}
@@ -111,10 +124,18 @@ func newCell(t *testing.T) *cell {
 	return c
 }
 
+// public is the address the cell plan names for p: its advertised one.
+func (p *proc) public() string {
+	if p.advertise != "" {
+		return p.advertise
+	}
+	return p.addr
+}
+
 func (c *cell) servers() string {
 	var a []string
 	for _, p := range c.procs {
-		a = append(a, p.addr)
+		a = append(a, p.public())
 	}
 	return strings.Join(a, ",")
 }
@@ -345,7 +366,7 @@ func (c *cell) leaderIndex(t *testing.T, j string) int {
 	out, _ := c.ctl("inspect", "--journal", j)
 	for i, p := range c.procs {
 		for _, line := range strings.Split(out, "\n") {
-			if strings.HasPrefix(line, p.addr) && strings.Contains(line, "role=leader") {
+			if strings.HasPrefix(line, p.public()) && strings.Contains(line, "role=leader") {
 				return i
 			}
 		}

@@ -1,0 +1,355 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/stats"
+
+	pb "github.com/parosdb/paros/api/parospb/paros/v1"
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/wire"
+)
+
+// Bounds of the network handles (STYLE rule 11). Every loop that asks the
+// servers again is bounded by roundsMax as well as by the caller's context.
+const (
+	// ServersMax bounds the addresses one Conn dials.
+	ServersMax = 64
+	// roundsMax bounds how many times one call asks every server. With the
+	// backoff below, roundsMax rounds span about 30 s: long enough to ride
+	// out an election or a cell still forming, short enough that a call
+	// with no deadline ends.
+	roundsMax = 64
+	// backoffMin and backoffMax bound the pause between two rounds.
+	backoffMin = 10 * time.Millisecond
+	backoffMax = 500 * time.Millisecond
+	// attemptTimeout bounds one attempt at one server, beyond a read's own
+	// long-poll. The server answers a parked call ambiguous after about
+	// 10 s, so an attempt normally ends with an answer.
+	attemptTimeout = 12 * time.Second
+	// learnTimeout bounds one Admin.Inspect{node_only} that maps an address
+	// to its node id; learnRetry is how soon an address that did not answer
+	// is asked again.
+	learnTimeout = 2 * time.Second
+	learnRetry   = time.Second
+)
+
+// ErrNoServer: no server could be reached, so the call was not sent
+// anywhere and took no effect. It is never returned once a request may
+// have been received; that case is an ambiguous reply instead.
+var ErrNoServer = errors.New("paros/client: no server could be reached; the call was not sent")
+
+// Conn is a set of gRPC connections to the servers of one cell: one
+// connection per address, dialled lazily by grpc.NewClient and insecure
+// (plaintext). Node ids are mapped to addresses on demand, by an
+// Admin.Inspect{node_only} to each address, so that a NotLeader hint (a
+// node id) can be followed. The leader of each journal, as last seen, is
+// remembered and asked first.
+//
+// A Conn is safe for concurrent use. Close it when done.
+type Conn struct {
+	servers []*server
+
+	mu sync.Mutex
+	// leaders maps a journal to the index of the server that last gave it
+	// a verdict, or that a hint named; readFrom to the index of the server
+	// that last served a read of it. One entry per journal this Conn
+	// called.
+	leaders  map[journal.ID]int
+	readFrom map[journal.ID]int
+
+	// learnMu serialises learning node ids: one Inspect sweep at a time.
+	learnMu sync.Mutex
+}
+
+// server is one address and what is known about the machine behind it.
+type server struct {
+	addr    string
+	cc      *grpc.ClientConn
+	journal pb.JournalClient
+	admin   pb.AdminClient
+
+	// Guarded by Conn.mu.
+	known     bool   // node id learned
+	nodeID    uint64 // valid when known
+	cellID    uint64 // 0: the machine is idle, not yet in a cell
+	journals  []journal.ID
+	askedAt   time.Time // last Inspect attempt
+	lastReply time.Time // last Inspect answer
+}
+
+// Dial returns a Conn to the servers at addrs (host:port). It dials
+// nothing yet: each connection is made on first use, so Dial fails only on
+// a malformed or empty address list.
+func Dial(addrs ...string) (*Conn, error) {
+	if len(addrs) == 0 {
+		return nil, errors.New("paros/client: Dial needs at least one address")
+	}
+	if len(addrs) > ServersMax {
+		return nil, fmt.Errorf("paros/client: %d addresses, at most %d", len(addrs), ServersMax)
+	}
+	c := &Conn{leaders: map[journal.ID]int{}, readFrom: map[journal.ID]int{}}
+	seen := map[string]bool{}
+	for _, a := range addrs {
+		if a == "" || seen[a] {
+			continue
+		}
+		seen[a] = true
+		cc, err := grpc.NewClient(a,
+			grpc.WithTransportCredentials(insecure.NewCredentials()),
+			// Reconnect quickly after a server comes back: gRPC's default
+			// backoff grows to two minutes.
+			grpc.WithConnectParams(grpc.ConnectParams{
+				Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 2 * time.Second},
+				MinConnectTimeout: 2 * time.Second,
+			}),
+			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(8<<20), grpc.MaxCallSendMsgSize(8<<20)),
+			grpc.WithStatsHandler(sentHook{}))
+		if err != nil {
+			c.Close()
+			return nil, fmt.Errorf("paros/client: dial %s: %w", a, err)
+		}
+		c.servers = append(c.servers, &server{addr: a, cc: cc, journal: pb.NewJournalClient(cc), admin: pb.NewAdminClient(cc)})
+	}
+	if len(c.servers) == 0 {
+		return nil, errors.New("paros/client: Dial needs at least one address")
+	}
+	return c, nil
+}
+
+// Close closes every connection. Calls in progress fail.
+func (c *Conn) Close() error {
+	var first error
+	for _, s := range c.servers {
+		if err := s.cc.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// Addrs lists the addresses the Conn dials, in the order given to Dial.
+func (c *Conn) Addrs() []string {
+	out := make([]string, len(c.servers))
+	for i, s := range c.servers {
+		out[i] = s.addr
+	}
+	return out
+}
+
+// Journal returns a handle on journal id. Handles are cheap and share the
+// Conn's connections and its memory of each journal's leader.
+func (c *Conn) Journal(id journal.ID) *Journal {
+	return &Journal{c: c, id: id}
+}
+
+// Inspect asks the server at index i (in Addrs order) for a journal's
+// consensus facts; node-only when id is the zero ID. It is an operator's
+// call and is not retried elsewhere.
+func (c *Conn) Inspect(ctx context.Context, i int, id journal.ID) (*pb.InspectReply, error) {
+	if i < 0 || i >= len(c.servers) {
+		return nil, fmt.Errorf("paros/client: no server %d", i)
+	}
+	req := &pb.InspectRequest{NodeOnly: id == journal.ID{}}
+	if id != (journal.ID{}) {
+		req.Journal = wire.JournalIDToPB(id)
+	}
+	return c.servers[i].admin.Inspect(ctx, req)
+}
+
+// order lists server indexes to ask, first first, then the others in Dial
+// order. first < 0 means no preference.
+func (c *Conn) order(first int) []int {
+	out := make([]int, 0, len(c.servers))
+	if first >= 0 && first < len(c.servers) {
+		out = append(out, first)
+	}
+	for i := range c.servers {
+		if i != first {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// leaderOf is the index of the server believed to lead journal id, or -1.
+func (c *Conn) leaderOf(id journal.ID) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.leaderLocked(id)
+}
+
+func (c *Conn) leaderLocked(id journal.ID) int {
+	if i, ok := c.leaders[id]; ok {
+		return i
+	}
+	return -1
+}
+
+func (c *Conn) setLeader(id journal.ID, i int) {
+	c.mu.Lock()
+	c.leaders[id] = i
+	c.mu.Unlock()
+}
+
+// readerOf is the index of the server that last served a read of journal
+// id, else its believed leader, else -1.
+func (c *Conn) readerOf(id journal.ID) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if i, ok := c.readFrom[id]; ok {
+		return i
+	}
+	return c.leaderLocked(id)
+}
+
+func (c *Conn) setReader(id journal.ID, i int) {
+	c.mu.Lock()
+	c.readFrom[id] = i
+	c.mu.Unlock()
+}
+
+// indexOfNode returns the index of a server whose machine has node id
+// node, learning ids with Admin.Inspect{node_only} as needed, or -1 when no
+// reachable server has it.
+func (c *Conn) indexOfNode(ctx context.Context, node uint64) int {
+	if node == 0 {
+		return -1
+	}
+	if i := c.knownNode(node); i >= 0 {
+		return i
+	}
+	c.learnMu.Lock()
+	defer c.learnMu.Unlock()
+	if i := c.knownNode(node); i >= 0 { // learned while we waited
+		return i
+	}
+	c.learn(ctx, func(s *server) bool { return !s.known })
+	return c.knownNode(node)
+}
+
+func (c *Conn) knownNode(node uint64) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, s := range c.servers {
+		if s.known && s.nodeID == node {
+			return i
+		}
+	}
+	return -1
+}
+
+// learn inspects, in parallel, every server that want selects and that
+// was not asked within learnRetry. Callers hold learnMu.
+func (c *Conn) learn(ctx context.Context, want func(*server) bool) {
+	now := time.Now()
+	var ask []*server
+	c.mu.Lock()
+	for _, s := range c.servers {
+		if want(s) && now.Sub(s.askedAt) >= learnRetry {
+			s.askedAt = now
+			ask = append(ask, s)
+		}
+	}
+	c.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range ask {
+		wg.Go(func() {
+			actx, cancel := context.WithTimeout(ctx, learnTimeout)
+			defer cancel()
+			r, err := s.admin.Inspect(actx, &pb.InspectRequest{NodeOnly: true})
+			if err != nil || r.GetNodeId() == 0 {
+				return
+			}
+			var js []journal.ID
+			for _, j := range r.GetJournals() {
+				js = append(js, wire.JournalIDFromPB(j))
+			}
+			c.mu.Lock()
+			s.known, s.nodeID, s.cellID, s.journals, s.lastReply = true, r.GetNodeId(), r.GetCellId(), js, time.Now()
+			c.mu.Unlock()
+		})
+	}
+	wg.Wait()
+}
+
+// mayServe reports whether some server might still come to serve journal
+// id: one that is idle (not yet in a cell), that lists id, or whose facts
+// could not be learned. It refreshes the facts first. A call answered
+// UnknownJournal everywhere is final only when mayServe is false.
+func (c *Conn) mayServe(ctx context.Context, id journal.ID) bool {
+	c.learnMu.Lock()
+	c.learn(ctx, func(*server) bool { return true })
+	c.learnMu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, s := range c.servers {
+		if !s.known || s.cellID == 0 || slices.Contains(s.journals, id) {
+			return true
+		}
+	}
+	return false
+}
+
+// sent reports whether a failed attempt may have reached the server: gRPC
+// fills the peer of a call once the call was given a transport stream,
+// which is when its bytes may start to leave. A call that never got one
+// (connection refused, no route, a context that ended while connecting)
+// was not sent.
+func sent(p *peer.Peer) bool { return p.Addr != nil }
+
+// pause sleeps for the backoff before another round, or until ctx ends.
+// It returns the next backoff.
+func pause(ctx context.Context, d time.Duration) (time.Duration, error) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return min(2*d, backoffMax), nil
+	case <-ctx.Done():
+		return d, ctx.Err()
+	}
+}
+
+// attemptCtx bounds one attempt: attemptTimeout plus extra, or the
+// caller's deadline when sooner.
+func attemptCtx(ctx context.Context, extra time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, attemptTimeout+extra)
+}
+
+// sentHook tells a caller when its request left: it calls the function
+// withOnSent put in the call's context once gRPC handed the request's
+// message to the connection, behind every request handed over before it.
+// A WriterHandle starts its next write only then, so its writes reach the
+// server in position order.
+type sentHook struct{}
+
+type onSentKey struct{}
+
+// withOnSent returns ctx carrying f, called (perhaps more than once, from
+// gRPC's goroutines) each time a request sent under ctx left.
+func withOnSent(ctx context.Context, f func()) context.Context {
+	return context.WithValue(ctx, onSentKey{}, f)
+}
+
+func (sentHook) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
+func (sentHook) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context {
+	return ctx
+}
+func (sentHook) HandleConn(context.Context, stats.ConnStats) {}
+func (sentHook) HandleRPC(ctx context.Context, s stats.RPCStats) {
+	if p, ok := s.(*stats.OutPayload); ok && p.IsClient() {
+		if f, ok := ctx.Value(onSentKey{}).(func()); ok {
+			f()
+		}
+	}
+}

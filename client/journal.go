@@ -1,0 +1,260 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/parosdb/paros/api/parospb/paros/v1"
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/wire"
+)
+
+// Journal is a network handle on one journal: the four data-plane calls,
+// each sent to the servers of a Conn until one gives an answer worth
+// returning. It decides nothing about the journal: NewWriter and NewReader
+// wrap the sans-IO Writer and Reader around it.
+//
+// How each call travels:
+//
+//	answer                                   what the handle does
+//	---------------------------------------  ----------------------------------------------
+//	a verdict (any Outcome)                  returns it; remembers the server as the leader
+//	NotLeader                                asks the hinted node next (its address learned
+//	                                         by Admin.Inspect{node_only}), then the others
+//	Busy                                     asks the other servers, then backs off
+//	UnknownJournal                           asks the others; gives up at once only when
+//	                                         every server is in a cell that lacks the journal
+//	Lost, Unavailable, TooLarge              returns it as it is (Lost and Unavailable are
+//	                                         ambiguous: Reply.Ambiguous is true)
+//	no connection (refused, unreachable)     asks the next server: nothing was sent
+//	transport error after the request        returns Reply{NoVerdict: journal.Lost}: the
+//	may have been received, or the context   request may have been received and may still
+//	ended while it was out                   take effect — ambiguous, never "not done"
+//
+// Rounds over every server are separated by a backoff (10 ms doubling to
+// 500 ms) and bounded by the caller's context and by about 30 s in all.
+// The handle never resends a request that may have been received: a
+// caller that holds an ambiguous reply resends the identical request
+// itself (a WriterHandle does so), which is safe for fenced writes,
+// SetLeader and Truncate, and may append an unfenced write twice.
+//
+// A Journal is safe for concurrent use.
+type Journal struct {
+	c  *Conn
+	id journal.ID
+}
+
+// ID names the journal.
+func (j *Journal) ID() journal.ID { return j.id }
+
+// Write sends a Write. The reply is the journal's verdict, or a reply
+// without one: NotLeader, Busy or UnknownJournal when every server kept
+// answering so (nothing was proposed), TooLarge (nothing was proposed), or
+// an ambiguous Lost or Unavailable (Reply.Ambiguous: the write may still
+// land; resend the identical request — a fenced write at the same position
+// is answered Duplicate if it landed). The error is non-nil only when no
+// server answered at all and nothing was received: the context's error,
+// or ErrNoServer.
+//
+// req.Journal must be the handle's journal or unset (it is filled in).
+func (j *Journal) Write(ctx context.Context, req journal.WriteRequest) (journal.Reply, error) {
+	req.Journal = j.check(req.Journal)
+	in := &pb.WriteRequest{Journal: wire.JournalIDToPB(req.Journal), Leader: wire.UUIDToPB(req.Leader),
+		Seq: uint64(req.Seq), Records: req.Records}
+	return j.mutate(ctx, func(ctx context.Context, s *server, opts ...grpc.CallOption) (*pb.Verdict, error) {
+		r, err := s.journal.Write(ctx, in, opts...)
+		return r.GetVerdict(), err
+	})
+}
+
+// Truncate sends a Truncate. Replies and errors as for Write; an
+// ambiguous truncation is always safe to resend, since it only raises the
+// floor.
+func (j *Journal) Truncate(ctx context.Context, req journal.TruncateRequest) (journal.Reply, error) {
+	req.Journal = j.check(req.Journal)
+	in := &pb.TruncateRequest{Journal: wire.JournalIDToPB(req.Journal), Leader: wire.UUIDToPB(req.Leader), UpTo: uint64(req.UpTo)}
+	return j.mutate(ctx, func(ctx context.Context, s *server, opts ...grpc.CallOption) (*pb.Verdict, error) {
+		r, err := s.journal.Truncate(ctx, in, opts...)
+		return r.GetVerdict(), err
+	})
+}
+
+// SetLeader sends a SetLeader. Replies and errors as for Write. After an
+// ambiguous reply resend the identical request, never a fresh uuid: a
+// LeaderRefused naming the request's own New means an earlier attempt won
+// (Writer.AbsorbClaim reads it so).
+func (j *Journal) SetLeader(ctx context.Context, req journal.SetLeaderRequest) (journal.Reply, error) {
+	req.Journal = j.check(req.Journal)
+	in := &pb.SetLeaderRequest{Journal: wire.JournalIDToPB(req.Journal), NewLeader: wire.UUIDToPB(req.New), OldLeader: wire.UUIDToPB(req.Old)}
+	return j.mutate(ctx, func(ctx context.Context, s *server, opts ...grpc.CallOption) (*pb.Verdict, error) {
+		r, err := s.journal.SetLeader(ctx, in, opts...)
+		return r.GetVerdict(), err
+	})
+}
+
+// Read sends a Read, to the server that last served this journal first.
+// An unserved page, an UnknownJournal answer or a transport error is asked
+// of the next server; a read has no effect, so nothing about it is
+// ambiguous. The reply is the first served page (records, an empty page
+// after the long-poll, or Truncated), else the last unserved or
+// UnknownJournal answer once the rounds run out. The error is non-nil only
+// when no server answered at all: the context's error, or ErrNoServer.
+//
+// req.Journal must be the handle's journal or unset (it is filled in).
+func (j *Journal) Read(ctx context.Context, req journal.ReadRequest) (journal.ReadReply, error) {
+	req.Journal = j.check(req.Journal)
+	in := &pb.ReadRequest{Journal: wire.JournalIDToPB(req.Journal), FromSeq: uint64(req.FromSeq), Limit: req.Limit, WaitMs: req.WaitMs}
+	wait := time.Duration(min(req.WaitMs, journal.WaitMsMax)) * time.Millisecond
+	var last journal.ReadReply
+	var haveLast bool
+	var lastErr error
+	d := backoffMin
+	for range roundsMax {
+		onlyUnknown := true
+		for _, i := range j.c.order(j.c.readerOf(j.id)) {
+			if ctx.Err() != nil {
+				break
+			}
+			actx, cancel := attemptCtx(ctx, wait)
+			r, err := j.c.servers[i].journal.Read(actx, in)
+			cancel()
+			if err != nil {
+				lastErr = err
+				continue
+			}
+			rr := wire.ReadReplyFromPB(r)
+			if rr.Served && !rr.UnknownJournal {
+				j.c.setReader(j.id, i)
+				return rr, nil
+			}
+			last, haveLast = rr, true
+			onlyUnknown = onlyUnknown && rr.UnknownJournal
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		if haveLast && onlyUnknown && last.UnknownJournal && !j.c.mayServe(ctx, j.id) {
+			return last, nil
+		}
+		var err error
+		if d, err = pause(ctx, d); err != nil {
+			break
+		}
+	}
+	if haveLast {
+		return last, nil
+	}
+	return journal.ReadReply{}, j.noAnswer(ctx, lastErr)
+}
+
+// check fills an unset journal id and refuses another journal's request
+// (a programmer error).
+func (j *Journal) check(id journal.ID) journal.ID {
+	if id == (journal.ID{}) {
+		return j.id
+	}
+	if id != j.id {
+		panic(fmt.Sprintf("client: a request for journal %s sent through the handle of %s", id, j.id))
+	}
+	return id
+}
+
+func (j *Journal) noAnswer(ctx context.Context, lastErr error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return fmt.Errorf("%w (last error: %v)", ErrNoServer, lastErr)
+}
+
+// invoker sends one mutating call to one server.
+type invoker func(ctx context.Context, s *server, opts ...grpc.CallOption) (*pb.Verdict, error)
+
+// mutate runs the rounds of Write, Truncate and SetLeader (see Journal).
+func (j *Journal) mutate(ctx context.Context, invoke invoker) (journal.Reply, error) {
+	var last journal.Reply
+	var haveLast bool
+	var lastErr error
+	d := backoffMin
+	for range roundsMax {
+		tried := make([]bool, len(j.c.servers))
+		queue := j.c.order(j.c.leaderOf(j.id))
+		onlyUnknown := true
+		for len(queue) > 0 && ctx.Err() == nil {
+			i := queue[0]
+			queue = queue[1:]
+			if tried[i] {
+				continue
+			}
+			tried[i] = true
+			var p peer.Peer
+			actx, cancel := attemptCtx(ctx, 0)
+			v, err := invoke(actx, j.c.servers[i], grpc.Peer(&p))
+			cancel()
+			if err != nil {
+				if status.Code(err) == codes.InvalidArgument {
+					// The server refused the request before consensus
+					// (a write over its limits): nothing was proposed.
+					return journal.Reply{NoVerdict: journal.TooLarge}, nil
+				}
+				if sent(&p) {
+					return journal.Reply{NoVerdict: journal.Lost}, nil
+				}
+				lastErr = err
+				continue
+			}
+			r := wire.VerdictFromPB(v)
+			if r.Outcome.Kind != journal.OutcomeInvalid {
+				j.c.setLeader(j.id, i)
+				return r, nil
+			}
+			switch r.NoVerdict {
+			case journal.NotLeader:
+				last, haveLast, onlyUnknown = r, true, false
+				if h := j.c.indexOfNode(ctx, r.LeaderHint); h >= 0 && !tried[h] {
+					j.c.setLeader(j.id, h)
+					queue = append([]int{h}, queue...)
+				}
+				continue
+			case journal.Busy:
+				last, haveLast, onlyUnknown = r, true, false
+				continue
+			case journal.UnknownJournal:
+				last, haveLast = r, true
+				continue
+			}
+			return r, nil // Lost, Unavailable (ambiguous) or TooLarge
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		if haveLast && onlyUnknown && last.NoVerdict == journal.UnknownJournal && !j.c.mayServe(ctx, j.id) {
+			return last, nil
+		}
+		var err error
+		if d, err = pause(ctx, d); err != nil {
+			break
+		}
+	}
+	if haveLast {
+		return last, nil
+	}
+	return journal.Reply{}, j.noAnswer(ctx, lastErr)
+}
+
+// Resolve reads the position of the fenced write req back and judges the
+// page with the function Resolve: whether a write whose answer was lost
+// (an abandoned or ambiguous write) is in the log. The error is Read's.
+func (j *Journal) Resolve(ctx context.Context, req journal.WriteRequest) (Resolution, error) {
+	page, err := j.Read(ctx, journal.ReadRequest{Journal: req.Journal, FromSeq: req.Seq,
+		Limit: uint32(min(len(req.Records), journal.ReadRecordsMax))})
+	if err != nil {
+		return Resolution{}, err
+	}
+	return Resolve(req, page), nil
+}

@@ -1,0 +1,561 @@
+// This file checks the network handles (Dial, Journal, WriterHandle,
+// ReaderHandle) against a real cell: three machines started in this process
+// by internal/testcell (Pebble stores in a temporary dir, gRPC on
+// 127.0.0.1, formed by the Machine.CellInit RPC), with 20 ms ticks. The cell
+// has one journal per test, so each test meets a journal nobody else
+// touched. It checks: a writer claims, appends one by one and pipelined,
+// and every record reads back in order, also when single-record Writes
+// overtake each other and are refused and resent; a writer whose journal
+// another writer took over gets ErrSuperseded and stops, while the new
+// writer's records follow the old one's, and reading the position back
+// (Journal.Resolve) settles which write holds it; a reader that starts below a truncation
+// gets a Gap naming exactly the truncated range, then the records after it;
+// a call sent to a follower follows the NotLeader hint to the leader and
+// never asks the other follower; a write whose answer a TCP proxy loses is
+// reported ambiguous (Lost) by the Journal handle, and resending the
+// identical write lands it exactly once, as does a WriterHandle's own
+// resend; a writer keeps writing while the leader's machine is stopped
+// under it (a cell of its own), and every append it was told landed reads
+// back at its position; servers that cannot be reached give "not sent",
+// never ambiguous; and an unknown journal is reported at once. Outcomes
+// are deterministic; only timings vary.
+package client_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/internal/testcell"
+)
+
+// journalsPerCell is one journal for each test that uses a shared cell;
+// when they run out (go test -count=N) another cell starts.
+const journalsPerCell = 8
+
+var shared struct {
+	mu    sync.Mutex
+	dir   string
+	cells []*testcell.Cell
+	next  int // the next unused journal of the last cell
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, c := range shared.cells {
+		_ = c.Close()
+	}
+	if shared.dir != "" {
+		_ = os.RemoveAll(shared.dir)
+	}
+	os.Exit(code)
+}
+
+// cellJournal returns a shared cell and a journal no other test uses, once
+// that journal has a leader.
+func cellJournal(t *testing.T) (*testcell.Cell, journal.ID) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a three-machine cell")
+	}
+	shared.mu.Lock()
+	if len(shared.cells) == 0 || shared.next == journalsPerCell {
+		if shared.dir == "" {
+			dir, err := os.MkdirTemp("", "paros-client-")
+			if err != nil {
+				shared.mu.Unlock()
+				t.Fatal(err)
+			}
+			shared.dir = dir
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		c, err := testcell.Start(ctx, filepath.Join(shared.dir, fmt.Sprint(len(shared.cells))), testcell.Options{Journals: journalsPerCell})
+		cancel()
+		if err != nil {
+			shared.mu.Unlock()
+			t.Fatal(err)
+		}
+		shared.cells, shared.next = append(shared.cells, c), 0
+	}
+	c := shared.cells[len(shared.cells)-1]
+	id := c.Journals[shared.next]
+	shared.next++
+	shared.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := c.WaitLeader(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	return c, id
+}
+
+func dial(t *testing.T, addrs ...string) *client.Conn {
+	t.Helper()
+	conn, err := client.Dial(addrs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func rec(s string) [][]byte { return [][]byte{[]byte(s)} }
+
+// readAll reads [from, to) with a ReaderHandle and fails on anything but
+// records.
+func readAll(t *testing.T, ctx context.Context, j *client.Journal, from, to journal.Seq) [][]byte {
+	t.Helper()
+	r := j.NewReader(from)
+	var out [][]byte
+	for r.Cursor() < to {
+		o, err := r.Next(ctx, 0, 0)
+		if err != nil {
+			t.Fatalf("read at %d: %v", r.Cursor(), err)
+		}
+		if o.Kind != client.ReadRecords {
+			t.Fatalf("read at %d: %s", o.From, o)
+		}
+		out = append(out, o.Records...)
+	}
+	return out
+}
+
+func TestNetworkWriterAppendsAndReaderReadsBack(t *testing.T) {
+	// Arrange: a claimed writer.
+	c, id := cellJournal(t)
+	ctx := testCtx(t)
+	j := dial(t, c.Addrs()...).Journal(id)
+	w := j.NewWriter(client.SeededUUIDs(1))
+	defer w.Close()
+	if err := w.Claim(ctx); err != nil {
+		t.Fatalf("claim: %v", err)
+	}
+
+	// Act: three appends one by one, then 200 pipelined through a window of 16.
+	var want [][]byte
+	for i := range 3 {
+		r := fmt.Sprintf("one-%d", i)
+		seq, err := w.Append(ctx, rec(r))
+		if err != nil || seq != journal.Seq(i+1) {
+			t.Fatalf("append %d: seq %d, %v", i, seq, err)
+		}
+		want = append(want, []byte(r))
+	}
+	w.SetOptions(client.WriterOptions{Window: 16})
+	var ops []*client.AppendOp
+	for i := range 200 {
+		r := fmt.Sprintf("piped-%d", i)
+		op, err := w.AppendAsync(ctx, rec(r))
+		if err != nil {
+			t.Fatalf("append async %d: %v", i, err)
+		}
+		ops = append(ops, op)
+		want = append(want, []byte(r))
+	}
+	flushErr := w.Flush(ctx)
+
+	// Check: every write landed where it was placed, and reads back in order.
+	if flushErr != nil {
+		t.Fatalf("flush: %v", flushErr)
+	}
+	for i, op := range ops {
+		if seq, err := op.Wait(ctx); err != nil || seq != journal.Seq(4+i) {
+			t.Fatalf("pipelined write %d: seq %d, %v", i, seq, err)
+		}
+	}
+	got := readAll(t, ctx, j, journal.FirstSeq, w.NextSeq())
+	if len(got) != len(want) {
+		t.Fatalf("read %d records, wrote %d", len(got), len(want))
+	}
+	for i := range want {
+		if !bytes.Equal(got[i], want[i]) {
+			t.Fatalf("position %d holds %q, want %q", i+1, got[i], want[i])
+		}
+	}
+	t.Logf("writer stats: %+v", w.Stats())
+}
+
+func TestNetworkPipelinedWritesLandInOrder(t *testing.T) {
+	// Arrange: a writer with sixteen single-record Writes out at once, so
+	// that some overtake each other at the server and are refused.
+	c, id := cellJournal(t)
+	ctx := testCtx(t)
+	j := dial(t, c.Addrs()...).Journal(id)
+	w := j.NewWriter(client.SeededUUIDs(5))
+	defer w.Close()
+	w.SetOptions(client.WriterOptions{Window: 64, WritesOut: 16, NoCoalesce: true})
+	if err := w.Claim(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// Act: 300 appends.
+	for i := range 300 {
+		if _, err := w.AppendAsync(ctx, rec(fmt.Sprintf("p%d", i))); err != nil {
+			t.Fatalf("append %d: %v", i, err)
+		}
+	}
+	flushErr := w.Flush(ctx)
+
+	// Check: each append is its own Write, and all of them landed in order,
+	// refused ones resent behind their predecessors.
+	st := w.Stats()
+	if flushErr != nil || st.Appends != 300 || st.Writes != 300 || st.Sends < 300+st.Refused+st.Ambiguous {
+		t.Fatalf("flush %v, stats %+v", flushErr, st)
+	}
+	got := readAll(t, ctx, j, journal.FirstSeq, w.NextSeq())
+	for i, b := range got {
+		if string(b) != fmt.Sprintf("p%d", i) {
+			t.Fatalf("position %d holds %q", i+1, b)
+		}
+	}
+	t.Logf("writer stats: %+v", st)
+}
+
+func TestNetworkWriterSupersededStops(t *testing.T) {
+	// Arrange: writer A holds the journal and wrote two records.
+	c, id := cellJournal(t)
+	ctx := testCtx(t)
+	j := dial(t, c.Addrs()...).Journal(id)
+	a := j.NewWriter(client.SeededUUIDs(10))
+	defer a.Close()
+	if err := a.Claim(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []string{"a1", "a2"} {
+		if _, err := a.Append(ctx, rec(r)); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	fenceA := a.Fence()
+
+	// Act: writer B takes the journal over; A tries to append.
+	b := j.NewWriter(client.SeededUUIDs(20))
+	defer b.Close()
+	claimErr := b.Claim(ctx)
+	_, staleErr := a.Append(ctx, rec("a3"))
+	_, againErr := a.Append(ctx, rec("a4"))
+	seqB, errB := b.Append(ctx, rec("b1"))
+
+	// Check: A is superseded and stays stopped; B writes right after A.
+	if claimErr != nil {
+		t.Fatalf("takeover: %v", claimErr)
+	}
+	if !errors.Is(staleErr, client.ErrSuperseded) {
+		t.Fatalf("superseded writer's append: %v, want ErrSuperseded", staleErr)
+	}
+	if !errors.Is(againErr, client.ErrSuperseded) || !errors.Is(a.Stopped(), client.ErrSuperseded) {
+		t.Fatalf("a stopped writer must refuse further appends: %v (stopped: %v)", againErr, a.Stopped())
+	}
+	if errB != nil || seqB != 3 {
+		t.Fatalf("new writer's append: seq %d, %v; want 3", seqB, errB)
+	}
+	got := readAll(t, ctx, j, 1, 4)
+	if string(got[0]) != "a1" || string(got[1]) != "a2" || string(got[2]) != "b1" {
+		t.Fatalf("log %q, want a1 a2 b1", got)
+	}
+	// Reading position 3 back settles both writers' claims on it.
+	lostA, errA := j.Resolve(ctx, journal.WriteRequest{Leader: fenceA, Seq: 3, Records: rec("a3")})
+	wonB, errB2 := j.Resolve(ctx, journal.WriteRequest{Leader: b.Fence(), Seq: 3, Records: rec("b1")})
+	if errA != nil || lostA.Kind != client.ResolvedNotWritten || errB2 != nil || wonB.Kind != client.ResolvedWritten {
+		t.Fatalf("resolve: A's a3 %s (%v), B's b1 %s (%v); want not-written and written", lostA.Kind, errA, wonB.Kind, errB2)
+	}
+}
+
+func TestNetworkReaderReportsGapAfterTruncate(t *testing.T) {
+	// Arrange: ten records, then a truncation below position 7.
+	c, id := cellJournal(t)
+	ctx := testCtx(t)
+	j := dial(t, c.Addrs()...).Journal(id)
+	w := j.NewWriter(client.SeededUUIDs(30))
+	defer w.Close()
+	if err := w.Claim(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		if _, err := w.Append(ctx, rec(fmt.Sprintf("r%d", i+1))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	view, err := w.Truncate(ctx, 7)
+	if err != nil || view.FirstSeq != 7 {
+		t.Fatalf("truncate: %+v, %v", view, err)
+	}
+
+	// Act: a reader from position 1.
+	r := j.NewReader(1)
+	first, err1 := r.Next(ctx, 0, 0)
+	second, err2 := r.Next(ctx, 0, 0)
+
+	// Check: a gap [1,7), then records 7..10.
+	if err1 != nil || first.Kind != client.ReadGap || first.From != 1 || first.ResumedAt != 7 {
+		t.Fatalf("first read: %s, %v; want gap[1,7)", first, err1)
+	}
+	if err2 != nil || second.Kind != client.ReadRecords || second.From != 7 || len(second.Records) != 4 ||
+		string(second.Records[0]) != "r7" || string(second.Records[3]) != "r10" {
+		t.Fatalf("second read: %s, %v; want records r7..r10 at 7", second, err2)
+	}
+}
+
+func TestNetworkCallFollowsNotLeaderHint(t *testing.T) {
+	// Arrange: a Conn that lists a follower first, the other follower
+	// second and the leader last.
+	c, id := cellJournal(t)
+	ctx := testCtx(t)
+	leader, err := c.WaitLeader(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var followers []int
+	for i := range c.Nodes {
+		if i != leader {
+			followers = append(followers, i)
+		}
+	}
+	first, other := c.Nodes[followers[0]], c.Nodes[followers[1]]
+	waitHint(t, ctx, c, id, leader, followers...)
+	conn := dial(t, first.Addr, other.Addr, c.Nodes[leader].Addr)
+	const setLeader, write = "/paros.v1.Journal/SetLeader", "/paros.v1.Journal/Write"
+	before := map[*testcell.Node][2]int64{}
+	for _, n := range c.Nodes {
+		before[n] = [2]int64{n.Calls(setLeader), n.Calls(write)}
+	}
+
+	// Act: claim (sent to the first follower), then append.
+	w := conn.Journal(id).NewWriter(client.SeededUUIDs(40))
+	defer w.Close()
+	claimErr := w.Claim(ctx)
+	_, appendErr := w.Append(ctx, rec("via the hint"))
+
+	// Check: the claim went follower -> leader, never to the other
+	// follower; the append went straight to the leader.
+	if claimErr != nil || appendErr != nil {
+		t.Fatalf("claim %v, append %v", claimErr, appendErr)
+	}
+	delta := func(n *testcell.Node, k int, m string) int64 { return n.Calls(m) - before[n][k] }
+	if got := delta(first, 0, setLeader); got != 1 {
+		t.Errorf("the first follower got %d SetLeader calls, want 1", got)
+	}
+	if got := delta(c.Nodes[leader], 0, setLeader); got != 1 {
+		t.Errorf("the leader got %d SetLeader calls, want 1", got)
+	}
+	if got := delta(other, 0, setLeader) + delta(other, 1, write); got != 0 {
+		t.Errorf("the other follower got %d calls; the hint must be followed first", got)
+	}
+	if got := delta(first, 1, write); got != 0 {
+		t.Errorf("the first follower got %d Writes after the leader was known", got)
+	}
+}
+
+// waitHint waits until every follower names the leader as its hint, so a
+// NotLeader answer carries it.
+func waitHint(t *testing.T, ctx context.Context, c *testcell.Cell, id journal.ID, leader int, followers ...int) {
+	t.Helper()
+	lead, err := c.Inspect(ctx, leader, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range followers {
+		for {
+			in, err := c.Inspect(ctx, f, id)
+			if err == nil && in.Leader == lead.Node {
+				break
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("machine %d never named the leader: %+v, %v", f+1, in, err)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}
+
+func TestNetworkLostAnswerIsAmbiguousAndResendLandsOnce(t *testing.T) {
+	// Arrange: clients reach the leader through a proxy that can lose an
+	// answer; a claimed writer wrote one record.
+	c, id := cellJournal(t)
+	ctx := testCtx(t)
+	leader, err := c.WaitLeader(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy, err := testcell.NewProxy(c.Nodes[leader].Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	addrs := []string{proxy.Addr} // asked first; the followers in case the leadership moves
+	for i, n := range c.Nodes {
+		if i != leader {
+			addrs = append(addrs, n.Addr)
+		}
+	}
+	j := dial(t, addrs...).Journal(id)
+	w := j.NewWriter(client.SeededUUIDs(50))
+	defer w.Close()
+	if err := w.Claim(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Append(ctx, rec("before")); err != nil {
+		t.Fatal(err)
+	}
+	fence := w.Fence()
+
+	// Act 1: a raw fenced write at position 2 whose answer is lost, then
+	// the identical write again.
+	req := journal.WriteRequest{Journal: id, Leader: fence, Seq: 2, Records: rec("lost answer")}
+	proxy.LoseNextAnswer()
+	lost, lostErr := j.Write(ctx, req)
+	again, againErr := j.Write(ctx, req)
+
+	// Check 1: the first is ambiguous (Lost), never "not done"; the resend
+	// is Accepted (the first never landed) or Duplicate (it did).
+	if lostErr != nil || !lost.Ambiguous() || lost.NoVerdict != journal.Lost {
+		t.Fatalf("a write whose answer was lost: %+v, %v; want an ambiguous Lost reply", lost, lostErr)
+	}
+	if againErr != nil || (again.Outcome.Kind != journal.Accepted && again.Outcome.Kind != journal.Duplicate) ||
+		again.Outcome.Seq != 2 {
+		t.Fatalf("the identical resend: %+v, %v; want accepted or duplicate at 2", again, againErr)
+	}
+
+	// Act 2: the writer handle's own write at position 3 loses its answer.
+	// The handle holds position 2 as its own next write, so claim anew.
+	if err := w.Claim(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ambiguousBefore := w.Stats().Ambiguous
+	proxy.LoseNextAnswer()
+	seq, appendErr := w.Append(ctx, rec("handle resend"))
+
+	// Check 2: the handle resent it and reports it written once.
+	if appendErr != nil || seq != 3 {
+		t.Fatalf("append through a lost answer: seq %d, %v", seq, appendErr)
+	}
+	if w.Stats().Ambiguous <= ambiguousBefore {
+		t.Fatalf("the handle saw no ambiguous reply: %+v", w.Stats())
+	}
+	got := readAll(t, ctx, j, 1, 4)
+	if len(got) != 3 || string(got[1]) != "lost answer" || string(got[2]) != "handle resend" {
+		t.Fatalf("log %q; want each write exactly once at its position", got)
+	}
+	if st := w.Stats(); st.Appends != 2 {
+		t.Fatalf("stats %+v; want the two appends written", st)
+	}
+}
+
+func TestNetworkUnreachableIsNotSent(t *testing.T) {
+	// Arrange: a Conn to an address nothing listens on.
+	proxy, err := testcell.NewProxy("127.0.0.1:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy.Cut()
+	defer proxy.Close()
+	j := dial(t, proxy.Addr).Journal(journal.ID{Tenant: 1, Journal: 2})
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+
+	// Act.
+	reply, err := j.Write(ctx, journal.WriteRequest{Leader: journal.LeaderUUID{Lo: 1}, Seq: 1, Records: rec("x")})
+
+	// Check: the context's error — nothing was sent — never an ambiguous
+	// Lost reply.
+	if !errors.Is(err, context.DeadlineExceeded) || reply.NoVerdict == journal.Lost {
+		t.Fatalf("write to nobody: %+v, %v; want not sent (DeadlineExceeded)", reply, err)
+	}
+}
+
+func TestNetworkUnknownJournalAnsweredAtOnce(t *testing.T) {
+	// Arrange: a journal the cell does not serve.
+	c, _ := cellJournal(t)
+	ctx := testCtx(t)
+	j := dial(t, c.Addrs()...).Journal(journal.ID{Tenant: 0xdead, Journal: 0xbeef})
+	start := time.Now()
+
+	// Act.
+	reply, werr := j.Write(ctx, journal.WriteRequest{Leader: journal.LeaderUUID{Lo: 1}, Seq: 1, Records: rec("x")})
+	page, rerr := j.Read(ctx, journal.ReadRequest{FromSeq: 1})
+
+	// Check: UnknownJournal from both, without riding out the retry rounds.
+	if werr != nil || reply.NoVerdict != journal.UnknownJournal || reply.Ambiguous() {
+		t.Fatalf("write: %+v, %v", reply, werr)
+	}
+	if rerr != nil || !page.UnknownJournal {
+		t.Fatalf("read: %+v, %v", page, rerr)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("an unknown journal took %v to report", d)
+	}
+}
+
+func TestNetworkWriterRidesOutALeaderStop(t *testing.T) {
+	// Arrange: a cell of its own (this test stops a machine) and a writer
+	// with sixteen appends in flight.
+	if testing.Short() {
+		t.Skip("starts a three-machine cell")
+	}
+	ctx := testCtx(t)
+	c, err := testcell.Start(ctx, t.TempDir(), testcell.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	id := c.Journals[0]
+	leader, err := c.WaitLeader(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := dial(t, c.Addrs()...).Journal(id)
+	w := j.NewWriter(client.SeededUUIDs(60))
+	defer w.Close()
+	w.SetOptions(client.WriterOptions{Window: 16})
+	if err := w.Claim(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// Act: 600 appends; the leader's machine stops after the 200th is
+	// queued.
+	var ops []*client.AppendOp
+	for i := range 600 {
+		if i == 200 {
+			if err := c.Stop(leader); err != nil {
+				t.Fatal(err)
+			}
+		}
+		op, err := w.AppendAsync(ctx, rec(fmt.Sprintf("r%d", i)))
+		if err != nil {
+			t.Fatalf("append %d: %v", i, err)
+		}
+		ops = append(ops, op)
+	}
+	flushErr := w.Flush(ctx)
+
+	// Check: every append landed where it was placed, exactly once.
+	if flushErr != nil {
+		t.Fatalf("flush: %v (stats %+v)", flushErr, w.Stats())
+	}
+	got := readAll(t, ctx, j, journal.FirstSeq, w.NextSeq())
+	if len(got) != len(ops) {
+		t.Fatalf("read %d records, appended %d", len(got), len(ops))
+	}
+	for i, op := range ops {
+		seq, err := op.Wait(ctx)
+		if err != nil || seq != journal.Seq(i+1) || string(got[i]) != fmt.Sprintf("r%d", i) {
+			t.Fatalf("append %d: seq %d, %v; position %d holds %q", i, seq, err, i+1, got[i])
+		}
+	}
+	t.Logf("writer stats across the stop: %+v", w.Stats())
+}

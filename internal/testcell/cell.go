@@ -1,0 +1,302 @@
+// Package testcell starts a real paros cell inside one process, for tests
+// and for the load command: N machines (machine.Open over Pebble stores in
+// a caller's directory), each with a gRPC server on 127.0.0.1:0 carrying
+// every service (machine.Register), formed into a cell through the
+// Machine.CellInit RPC exactly as `parosctl init` forms one. Nothing is
+// faked: the clients under test talk gRPC to the same code `paros serve`
+// runs.
+//
+// It also has Proxy, a TCP forwarder that a test can cut and heal, and
+// that can drop the connection right after forwarding a request (so the
+// request may land while its answer is lost).
+//
+// The package imports no test-only package, so commands (cmd/paros-load)
+// can use it; callers pass the directory (t.TempDir() in a test).
+package testcell
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	pb "github.com/parosdb/paros/api/parospb/paros/v1"
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/host"
+	"github.com/parosdb/paros/machine"
+	"github.com/parosdb/paros/runtime"
+	"github.com/parosdb/paros/wire"
+)
+
+// Bounds of a test cell.
+const (
+	// NodesMax bounds the machines of one cell.
+	NodesMax = 9
+	// formAttemptsMax bounds the CellInit attempts (a member may still be
+	// binding its port, or two proposers may contend).
+	formAttemptsMax = 20
+	// pollEvery is the period of every wait in this package.
+	pollEvery = 10 * time.Millisecond
+)
+
+// Options shape a cell. The zero value is three machines, one journal,
+// FastTunables and no logs.
+type Options struct {
+	Nodes    int
+	Journals int
+	// Tunables of every machine (zero: FastTunables).
+	Tunables host.Tunables
+	// Logger receives every machine's log (nil: discarded).
+	Logger *slog.Logger
+}
+
+// FastTunables are the production knobs with a 20 ms tick and a 25-tick
+// election base: a leader beats every 40 ms, a follower campaigns after
+// 0.5–1 s of silence (long enough that a loaded test machine does not
+// trigger elections of its own), and a parked call gives up after 2 s.
+func FastTunables() host.Tunables {
+	t := host.Production()
+	t.TickMs = 20
+	t.ElectionTicks = 25
+	return t
+}
+
+// Cell is a running in-process cell.
+type Cell struct {
+	Nodes []*Node
+	// Plan is the cell plan the decree chose.
+	Plan *pb.CellPlan
+	// Journals are the plan's journals.
+	Journals []journal.ID
+	opts     Options
+}
+
+// Node is one machine of a Cell with its gRPC server.
+type Node struct {
+	// Dir is the machine's data dir, Addr its gRPC address (listen and
+	// advertise).
+	Dir, Addr string
+	// Metrics are the machine's Prometheus metrics (they survive Restart).
+	Metrics *runtime.Metrics
+
+	mu      sync.Mutex
+	machine *machine.Machine // nil while stopped
+	gs      *grpc.Server
+	calls   map[string]int64 // gRPC full method -> calls received
+}
+
+// Start opens opts.Nodes machines under dir (one subdirectory each), serves
+// each on 127.0.0.1:0 and forms them into a cell with opts.Journals
+// journals. It returns once the cell is formed; the journals elect their
+// leaders on their own (WaitLeader waits for one).
+func Start(ctx context.Context, dir string, opts Options) (*Cell, error) {
+	if opts.Nodes == 0 {
+		opts.Nodes = 3
+	}
+	if opts.Journals == 0 {
+		opts.Journals = 1
+	}
+	if opts.Nodes < 1 || opts.Nodes > NodesMax {
+		return nil, fmt.Errorf("testcell: %d nodes, want 1..%d", opts.Nodes, NodesMax)
+	}
+	if opts.Tunables == (host.Tunables{}) {
+		opts.Tunables = FastTunables()
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	c := &Cell{opts: opts}
+	for i := range opts.Nodes {
+		n := &Node{Dir: filepath.Join(dir, fmt.Sprintf("m%d", i+1)), Metrics: runtime.NewMetrics(nil)}
+		lis, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		n.Addr = lis.Addr().String()
+		if err := c.serve(n, lis, i); err != nil {
+			c.Close()
+			return nil, err
+		}
+		c.Nodes = append(c.Nodes, n)
+	}
+	plan, err := Form(ctx, c.Addrs()[0], c.Addrs(), opts.Journals)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	c.Plan = plan
+	for _, j := range plan.GetJournals() {
+		c.Journals = append(c.Journals, wire.JournalIDFromPB(j))
+	}
+	return c, nil
+}
+
+// serve opens node n's machine and serves it on lis.
+func (c *Cell) serve(n *Node, lis net.Listener, i int) error {
+	m, err := machine.Open(machine.Config{DataDir: n.Dir, Advertise: n.Addr, Tunables: c.opts.Tunables,
+		Logger: c.opts.Logger.With("machine", i+1), Metrics: n.Metrics})
+	if err != nil {
+		lis.Close()
+		return err
+	}
+	gs := grpc.NewServer(grpc.ChainUnaryInterceptor(n.count), grpc.ChainStreamInterceptor(n.countStream))
+	m.Register(gs)
+	go func() { _ = gs.Serve(lis) }()
+	n.mu.Lock()
+	n.machine, n.gs = m, gs
+	n.mu.Unlock()
+	return nil
+}
+
+// Form runs the cell-init decree from the machine at via over members,
+// asking for journals journals, and retries while a member is not up yet
+// or another proposer contends. It returns the chosen plan.
+func Form(ctx context.Context, via string, members []string, journals int) (*pb.CellPlan, error) {
+	conn, err := grpc.NewClient(via, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	var last string
+	for range formAttemptsMax {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		r, err := pb.NewMachineClient(conn).CellInit(cctx, &pb.CellInitRequest{Members: members, Journals: uint32(journals)})
+		cancel()
+		if err == nil && r.GetInitialized() {
+			return r.GetPlan(), nil
+		}
+		if err != nil {
+			last = err.Error()
+		} else {
+			last = r.GetRefusal()
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("testcell: cell init: %w (last: %s)", ctx.Err(), last)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return nil, fmt.Errorf("testcell: cell init failed: %s", last)
+}
+
+// Addrs lists the machines' gRPC addresses.
+func (c *Cell) Addrs() []string {
+	out := make([]string, len(c.Nodes))
+	for i, n := range c.Nodes {
+		out[i] = n.Addr
+	}
+	return out
+}
+
+// Machine is node i's machine (nil while stopped).
+func (c *Cell) Machine(i int) *machine.Machine {
+	n := c.Nodes[i]
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.machine
+}
+
+// Inspect asks node i, in process, for journal id's consensus facts.
+func (c *Cell) Inspect(ctx context.Context, i int, id journal.ID) (host.InspectReply, error) {
+	m := c.Machine(i)
+	if m == nil {
+		return host.InspectReply{}, errors.New("testcell: the machine is stopped")
+	}
+	r, err := m.Call(ctx, host.Call{Kind: host.CallInspect, Inspect: host.InspectRequest{Journal: id}})
+	return r.Inspect, err
+}
+
+// WaitLeader waits until exactly one running machine says it leads journal
+// id, and returns its index.
+func (c *Cell) WaitLeader(ctx context.Context, id journal.ID) (int, error) {
+	for {
+		leader, leaders := -1, 0
+		for i := range c.Nodes {
+			if in, err := c.Inspect(ctx, i, id); err == nil && in.Role == "leader" {
+				leader, leaders = i, leaders+1
+			}
+		}
+		if leaders == 1 {
+			return leader, nil
+		}
+		select {
+		case <-ctx.Done():
+			return -1, fmt.Errorf("testcell: no single leader of %s: %w", id, ctx.Err())
+		case <-time.After(pollEvery):
+		}
+	}
+}
+
+// Stop stops node i (its gRPC server, then its machine). Its data dir
+// stays; Restart brings it back as an existing member.
+func (c *Cell) Stop(i int) error {
+	n := c.Nodes[i]
+	n.mu.Lock()
+	m, gs := n.machine, n.gs
+	n.machine, n.gs = nil, nil
+	n.mu.Unlock()
+	if m == nil {
+		return nil
+	}
+	gs.Stop()
+	return m.Close()
+}
+
+// Restart starts a stopped node i again on its address.
+func (c *Cell) Restart(i int) error {
+	n := c.Nodes[i]
+	if c.Machine(i) != nil {
+		return fmt.Errorf("testcell: machine %d is running", i)
+	}
+	lis, err := net.Listen("tcp", n.Addr)
+	if err != nil {
+		return err
+	}
+	return c.serve(n, lis, i)
+}
+
+// Close stops every machine.
+func (c *Cell) Close() error {
+	var first error
+	for i := range c.Nodes {
+		if err := c.Stop(i); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// Calls counts the gRPC calls node n received for a full method name, e.g.
+// "/paros.v1.Journal/Write".
+func (n *Node) Calls(method string) int64 {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.calls[method]
+}
+
+func (n *Node) record(method string) {
+	n.mu.Lock()
+	if n.calls == nil {
+		n.calls = map[string]int64{}
+	}
+	n.calls[method]++
+	n.mu.Unlock()
+}
+
+func (n *Node) count(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	n.record(info.FullMethod)
+	return h(ctx, req)
+}
+
+func (n *Node) countStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	n.record(info.FullMethod)
+	return h(srv, ss)
+}
