@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"syscall"
@@ -19,6 +20,7 @@ import (
 	"github.com/parosdb/paros/machine"
 	"github.com/parosdb/paros/runtime"
 	"github.com/parosdb/paros/storage"
+	"github.com/parosdb/paros/storage/machinerecord"
 )
 
 // Exit codes of `paros serve` (reference design §4.7).
@@ -45,7 +47,10 @@ func classify(err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, storage.ErrAmnesia), errors.Is(err, storage.ErrConfigMismatch),
-		errors.Is(err, storage.ErrFormatted), errors.Is(err, machine.ErrLostIdentity), errors.Is(err, storage.ErrBadMarker):
+		errors.Is(err, storage.ErrFormatted), errors.Is(err, machine.ErrLostIdentity), errors.Is(err, storage.ErrBadMarker),
+		errors.Is(err, machinerecord.ErrDamaged), errors.Is(err, machinerecord.ErrInvalid):
+		// A damaged or edited machine record is a lost identity: restarting
+		// would only meet it again.
 		return exitError{exitBootRefused, fmt.Errorf("boot refused (do not restart): %w", err)}
 	case errors.Is(err, storage.ErrCorruption), errors.Is(err, storage.ErrFailed), errors.As(err, new(*storage.IOError)):
 		return exitError{exitStorageFault, fmt.Errorf("storage fault: %w", err)}
@@ -105,7 +110,7 @@ func (n *node) stop() {
 
 func init() {
 	subcommands = append(subcommands, func() *cobra.Command {
-		var data, listen, advertise, metricsAddr string
+		var data, listen, advertise, metricsAddr, pprofAddr string
 		cmd := &cobra.Command{
 			Use:   "serve",
 			Short: "run one paros machine",
@@ -117,6 +122,9 @@ start is an existing member: a missing store is refused as amnesia (exit 78).`,
 				n, err := startNode(data, listen, advertise, metricsAddr, log)
 				if err != nil {
 					return err
+				}
+				if pprofAddr != "" {
+					servePprof(pprofAddr, log)
 				}
 				sig := make(chan os.Signal, 1)
 				signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
@@ -135,6 +143,24 @@ start is an existing member: a missing store is refused as amnesia (exit 78).`,
 		cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:7400", "gRPC listen address")
 		cmd.Flags().StringVar(&advertise, "advertise", "", "address peers and clients use (default: the listen address)")
 		cmd.Flags().StringVar(&metricsAddr, "metrics", "", "admin HTTP address serving /metrics (empty: off)")
+		cmd.Flags().StringVar(&pprofAddr, "pprof", "", "HTTP address serving net/http/pprof (empty: off; for bench/)")
+		_ = cmd.Flags().MarkHidden("pprof")
 		return cmd
 	})
+}
+
+// servePprof serves net/http/pprof on addr (the hidden --pprof flag, used by
+// the benchmark harness in bench/ to profile a running machine).
+func servePprof(addr string, log *slog.Logger) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	go func() {
+		if err := http.ListenAndServe(addr, mux); err != nil {
+			log.Warn("pprof server stopped", "addr", addr, "err", err)
+		}
+	}()
 }

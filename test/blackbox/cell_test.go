@@ -357,8 +357,8 @@ func TestEditedRecordIsRefused(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("a machine with an edited record kept running")
 	}
-	if code := p.cmd.ProcessState.ExitCode(); code == 0 {
-		t.Fatalf("restart under an edited record exited 0; stderr %q", p.stderr.String())
+	if code := p.cmd.ProcessState.ExitCode(); code != 78 {
+		t.Fatalf("restart under an edited record exited %d, want 78 (do not restart); stderr %q", code, p.stderr.String())
 	}
 }
 
