@@ -37,7 +37,7 @@ func (h *Host) OnCall(c Call) {
 			h.reply(c.ID, Response{Kind: CallWrite, Reply: journal.Reply{NoVerdict: journal.TooLarge}})
 			return
 		}
-		h.propose(j, c, journal.Write(journal.Entry{Leader: w.Leader, Seq: w.Seq, Records: w.Records}))
+		h.proposeWrite(j, c, journal.Write(journal.Entry{Leader: w.Leader, Seq: w.Seq, Records: w.Records}))
 	case CallTruncate:
 		h.propose(j, c, journal.Truncate(c.Truncate.Leader, c.Truncate.UpTo))
 	case CallSetLeader:
@@ -138,6 +138,7 @@ func (h *Host) abandonJumped(j *journalRT) {
 
 // expireCalls answers calls parked longer than CallTimeoutTicks: ambiguous.
 func (h *Host) expireCalls(j *journalRT) {
+	h.expireHeld(j)
 	for _, s := range sortedSlots(j.calls) {
 		if p := j.calls[s]; h.now >= p.deadline {
 			h.lose(p)

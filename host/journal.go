@@ -91,6 +91,9 @@ type journalRT struct {
 	reopenAt  uint64
 	draining  bool
 	incarnate int
+	// order holds fenced writes that reached the leader ahead of their
+	// predecessors (order.go).
+	order ordering
 	// released is the journal state after the last slot whose verdict was
 	// released (its batch durable). Reads are served from it, never from
 	// the live fold: the live fold may hold slots a leader decided with its
@@ -165,6 +168,7 @@ func (h *Host) quarantine(j *journalRT, err error) {
 		h.reply(c.id, Response{Kind: c.kind, Reply: journal.Reply{NoVerdict: journal.Unavailable}})
 	}
 	j.calls = map[paxos.Slot]*parkedCall{}
+	h.dropHeld(j)
 	for _, r := range j.reads {
 		h.answerRead(r, journal.ReadReply{FromSeq: r.req.FromSeq})
 	}
