@@ -1,8 +1,10 @@
-// Package client holds the decisions of the paros client library, written
-// sans-IO: the types here build requests and absorb replies, and never send,
-// wait, read a clock or draw a random number. A later layer wraps them in
-// gRPC handles; the simulator's chain workload drives the very same types
-// over simulated calls.
+// Package client is the paros client library. Its decisions are written
+// sans-IO: Reader, Writer and Resolve build requests and absorb replies, and
+// never send, wait, read a clock or draw a random number. The network
+// handles (Dial, Journal, WriterHandle, ReaderHandle, in conn.go,
+// journal.go, writerhandle.go and readerhandle.go) wrap them in gRPC calls;
+// the simulator's chain workload drives the very same sans-IO types over
+// simulated calls, so the sweep proves the library.
 //
 // Three pieces:
 //
