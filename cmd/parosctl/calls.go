@@ -229,7 +229,11 @@ func readCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			_, err = g.readOnce(id, from, limit, wait)
+			next, gap, err := g.readOnce(id, from, limit, wait)
+			if err == nil && gap {
+				// After the gap line, the page where the journal resumes.
+				_, _, err = g.readOnce(id, next, limit, wait)
+			}
 			return err
 		},
 	}
@@ -239,22 +243,23 @@ func readCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-// readOnce prints one page and returns the next position.
-func (g *globals) readOnce(id *pb.JournalId, from uint64, limit, wait uint32) (uint64, error) {
+// readOnce prints one page (or the gap a truncation left, never silently)
+// and returns the next position and whether it was a gap.
+func (g *globals) readOnce(id *pb.JournalId, from uint64, limit, wait uint32) (uint64, bool, error) {
 	r, err := g.read(id, from, limit, wait)
 	if err != nil {
-		return from, err
+		return from, false, err
 	}
 	if r.GetTruncated() {
 		first := r.GetState().GetFirstSeq()
 		g.print(fmt.Sprintf("gap: positions [%d, %d) were truncated; resuming at %d", from, first, first),
 			map[string]any{"gap_from": from, "resumed_at": first})
-		return first, nil
+		return first, true, nil
 	}
 	for i, rec := range r.GetRecords() {
 		g.print(fmt.Sprintf("%d\t%s", from+uint64(i), rec), map[string]any{"seq": from + uint64(i), "record": string(rec)})
 	}
-	return from + uint64(len(r.GetRecords())), nil
+	return from + uint64(len(r.GetRecords())), false, nil
 }
 
 func tailCmd(g *globals) *cobra.Command {
@@ -270,11 +275,11 @@ func tailCmd(g *globals) *cobra.Command {
 				return err
 			}
 			for {
-				next, err := g.readOnce(id, from, 0, 1000)
+				next, gap, err := g.readOnce(id, from, 0, 1000)
 				if err != nil {
 					return err
 				}
-				if next == from && !follow {
+				if next == from && !gap && !follow {
 					return nil
 				}
 				from = next
