@@ -118,18 +118,24 @@ func (h *Host) lose(p *parkedCall) {
 }
 
 // abandonJumped answers calls whose slot this node folded past without a
-// verdict (a trim-point jump skips slots): ambiguous.
+// verdict: only a trim-point jump skips slots (every other applied slot is
+// released with its Committed), so it scans only after a jump.
 func (h *Host) abandonJumped(j *journalRT) {
 	if len(j.calls) == 0 {
 		return
 	}
+	jumps := j.node.Counters().TrimJumps
+	if jumps == j.jumpsSeen {
+		return
+	}
+	if len(j.batches) > 0 {
+		return // verdicts for these may still be in a held batch
+	}
+	j.jumpsSeen = jumps
 	applied := j.node.Applied()
 	for _, s := range sortedSlots(j.calls) {
 		if s > applied {
 			break
-		}
-		if len(j.batches) > 0 {
-			return // verdicts for these may still be in a held batch
 		}
 		h.lose(j.calls[s])
 		delete(j.calls, s)

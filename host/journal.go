@@ -91,6 +91,8 @@ type journalRT struct {
 	reopenAt  uint64
 	draining  bool
 	incarnate int
+	// jumpsSeen is the node's trim-jump count abandonJumped last acted on.
+	jumpsSeen uint64
 	// order holds fenced writes that reached the leader ahead of their
 	// predecessors (order.go).
 	order ordering
@@ -138,6 +140,7 @@ func (h *Host) boot(j *journalRT, claim storage.Claim) {
 		return
 	}
 	j.node, j.status, j.fault = n, Live, nil
+	j.jumpsSeen = 0
 	j.calls = map[paxos.Slot]*parkedCall{}
 	// The fold a booted node starts from is durable: it may be served.
 	j.released = n.State()
