@@ -50,9 +50,12 @@ func (n *Node) handlePrepare(m Message) {
 	if n.ownBallot().Less(m.Ballot) {
 		n.stepDown()
 	}
-	if !n.IsLeader() {
-		n.resetElectionTimer()
-	}
+	// A promise is no evidence of a live leader, so it does not restart
+	// this node's election timer (only a leader's messages do). Restarting
+	// it let lagging candidates, whose paged Phase 1 kept being overtaken
+	// by each other's higher ballots, hold every up-to-date node silent
+	// forever (sweep seed 20416): now an up-to-date node times out and
+	// wins with a Phase 1 that has nothing to page.
 	n.send(Message{Type: MsgPromise, To: m.From, Ballot: m.Ballot, Slot: m.Slot,
 		Entries: res.entries, Faulty: res.faulty, Next: res.next})
 }
