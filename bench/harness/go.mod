@@ -1,8 +1,8 @@
-module github.com/parosdb/paros/bench
+module github.com/parosdb/paros/bench/harness
 
 go 1.26.7
 
-replace github.com/parosdb/paros => ../
+replace github.com/parosdb/paros => ../../
 
 require (
 	github.com/nats-io/nats-server/v2 v2.15.2
