@@ -34,6 +34,7 @@ import (
 	pb "github.com/parosdb/paros/api/parospb/paros/v1"
 	"github.com/parosdb/paros/client"
 	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/machine"
 	"github.com/parosdb/paros/wire"
 )
 
@@ -146,23 +147,9 @@ func (s *parosSys) start(ctx context.Context, dir string) error {
 
 // cellInit forms the cell with the CellInit RPC (what `parosctl init` does).
 func (s *parosSys) cellInit(ctx context.Context) (*pb.CellPlan, error) {
-	mc := pb.NewMachineClient(s.conns[0])
-	var last string
-	for range 50 {
-		cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-		r, err := mc.CellInit(cctx, &pb.CellInitRequest{Members: s.addrs, Journals: parosJournals})
-		cancel()
-		if err == nil && r.GetInitialized() {
-			return r.GetPlan(), nil
-		}
-		if err != nil {
-			last = err.Error()
-		} else {
-			last = r.GetRefusal()
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	return nil, fmt.Errorf("paros cell init failed: %s", last)
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	return machine.InitCell(ctx, s.addrs[0], s.addrs, parosJournals)
 }
 
 // leaderOf finds the member whose node leads consensus for journal j.

@@ -12,11 +12,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/spf13/cobra"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-
 	pb "github.com/parosdb/paros/api/parospb/paros/v1"
+	"github.com/parosdb/paros/machine"
+	"github.com/spf13/cobra"
 )
 
 func init() {
@@ -110,27 +108,13 @@ func runDev(data string, portBase int, verbose bool) error {
 // formDevCell runs cell init (it resumes a formed cell: the decree adopts
 // the plan the machines already voted for).
 func formDevCell(addrs []string) (*pb.CellPlan, error) {
-	conn, err := grpc.NewClient(addrs[0], grpc.WithTransportCredentials(insecure.NewCredentials()))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	plan, err := machine.InitCell(ctx, addrs[0], addrs, 1)
 	if err != nil {
-		return nil, err
+		return nil, exitError{exitInfra, err}
 	}
-	defer conn.Close()
-	var last string
-	for range 20 {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		r, err := pb.NewMachineClient(conn).CellInit(ctx, &pb.CellInitRequest{Members: addrs, Journals: 1})
-		cancel()
-		if err == nil && r.GetInitialized() {
-			return r.GetPlan(), nil
-		}
-		if err != nil {
-			last = err.Error()
-		} else {
-			last = r.GetRefusal()
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	return nil, exitError{exitInfra, fmt.Errorf("cell init failed: %s", last)}
+	return plan, nil
 }
 
 func formatJournalID(id *pb.JournalId) string {

@@ -113,18 +113,9 @@ func (n *Node) flushAccepts() {
 // answered in one Accepted; a refusal is a Nack naming the promise and the
 // floor.
 func (n *Node) handleAccept(m Message) {
-	if m.Ballot.IsZero() || m.Ballot.Node != m.From {
+	if !n.followLeader(m) {
 		return
 	}
-	if m.Ballot.Less(n.acc.Promised()) {
-		n.send(Message{Type: MsgNack, To: m.From, Ballot: n.acc.Promised(), Refused: m.Ballot, Slot: n.acc.Floor()})
-		return
-	}
-	if n.ownBallot().Less(m.Ballot) {
-		n.stepDown()
-	}
-	n.leaderHint = m.From
-	n.resetElectionTimer()
 	var votes []SlotVote
 	belowFloor := false
 	for _, e := range m.Entries {
@@ -145,6 +136,28 @@ func (n *Node) handleAccept(m Message) {
 	if belowFloor {
 		n.send(Message{Type: MsgNack, To: m.From, Ballot: n.acc.Promised(), Refused: m.Ballot, Slot: n.acc.Floor()})
 	}
+}
+
+// followLeader is what an Accept or a Heartbeat says about leadership: a
+// malformed ballot is ignored; a ballot below the promise is refused with a
+// Nack naming the promise and the floor (a stale leader then steps down at
+// once); otherwise the node follows that leader (stepping down from a lower
+// campaign or leadership of its own) and restarts its election timer. It
+// reports whether the message is to be acted on.
+func (n *Node) followLeader(m Message) bool {
+	if m.Ballot.IsZero() || m.Ballot.Node != m.From {
+		return false
+	}
+	if m.Ballot.Less(n.acc.Promised()) {
+		n.send(Message{Type: MsgNack, To: m.From, Ballot: n.acc.Promised(), Refused: m.Ballot, Slot: n.acc.Floor()})
+		return false
+	}
+	if n.ownBallot().Less(m.Ballot) {
+		n.stepDown()
+	}
+	n.leaderHint = m.From
+	n.resetElectionTimer()
+	return true
 }
 
 // handleAccepted folds votes into the Phase-2 tally.

@@ -92,18 +92,9 @@ func (n *Node) noopFill(l *leading) {
 // handleHeartbeat: a leader at or above the promise is followed; a stale
 // one is told so with a Nack (so it steps down at once).
 func (n *Node) handleHeartbeat(m Message) {
-	if m.Ballot.IsZero() || m.Ballot.Node != m.From {
+	if !n.followLeader(m) {
 		return
 	}
-	if m.Ballot.Less(n.acc.Promised()) {
-		n.send(Message{Type: MsgNack, To: m.From, Ballot: n.acc.Promised(), Refused: m.Ballot, Slot: n.acc.Floor()})
-		return
-	}
-	if n.ownBallot().Less(m.Ballot) {
-		n.stepDown()
-	}
-	n.leaderHint = m.From
-	n.resetElectionTimer()
 	n.learnCommit(m.Ballot, m.Commit, m.From)
 	n.send(Message{Type: MsgHeartbeatAck, To: m.From, Ballot: m.Ballot, Commit: n.rep.chosenIndex,
 		Watermark: n.acc.VoteWatermark()})

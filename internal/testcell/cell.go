@@ -25,7 +25,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	pb "github.com/parosdb/paros/api/parospb/paros/v1"
 	"github.com/parosdb/paros/core/journal"
@@ -39,9 +38,6 @@ import (
 const (
 	// NodesMax bounds the machines of one cell.
 	NodesMax = 9
-	// formAttemptsMax bounds the CellInit attempts (a member may still be
-	// binding its port, or two proposers may contend).
-	formAttemptsMax = 20
 	// pollEvery is the period of every wait in this package.
 	pollEvery = 10 * time.Millisecond
 )
@@ -160,31 +156,7 @@ func (c *Cell) serve(n *Node, lis net.Listener, i int) error {
 // asking for journals journals, and retries while a member is not up yet
 // or another proposer contends. It returns the chosen plan.
 func Form(ctx context.Context, via string, members []string, journals int) (*pb.CellPlan, error) {
-	conn, err := grpc.NewClient(via, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close()
-	var last string
-	for range formAttemptsMax {
-		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		r, err := pb.NewMachineClient(conn).CellInit(cctx, &pb.CellInitRequest{Members: members, Journals: uint32(journals)})
-		cancel()
-		if err == nil && r.GetInitialized() {
-			return r.GetPlan(), nil
-		}
-		if err != nil {
-			last = err.Error()
-		} else {
-			last = r.GetRefusal()
-		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("testcell: cell init: %w (last: %s)", ctx.Err(), last)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-	return nil, fmt.Errorf("testcell: cell init failed: %s", last)
+	return machine.InitCell(ctx, via, members, uint32(journals))
 }
 
 // Addrs lists the machines' gRPC addresses.
