@@ -94,5 +94,18 @@ func (c Config) Validate() error {
 	case c.Mode != journal.ModeSingle && c.Mode != journal.ModeMulti:
 		return fmt.Errorf("%w: writer mode unset", ErrConfig)
 	}
+	// One member alone may not be a Phase-1 quorum of several (flexible
+	// q1 = 1, or a grid of one column): such a candidate wins on its own
+	// promise before that promise is durable and sends Accepts early, so a
+	// crash could make it reuse the ballot for another value. (Found by
+	// review; the quorum system itself is valid, the combination with early
+	// Accepts is not.)
+	if c.Acceptors.Size() > 1 {
+		for _, id := range c.Acceptors.Members() {
+			if c.Acceptors.Phase1(c.Acceptors.SetOf(id), 0) == quorum.Won {
+				return fmt.Errorf("%w: member %d alone is a Phase-1 quorum of %s", ErrConfig, id, c.Acceptors)
+			}
+		}
+	}
 	return nil
 }

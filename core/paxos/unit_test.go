@@ -18,6 +18,7 @@ import (
 
 	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/core/paxos"
+	"github.com/parosdb/paros/core/quorum"
 	"github.com/parosdb/paros/storage/memstore"
 )
 
@@ -795,5 +796,31 @@ func TestUnitCampaignLost(t *testing.T) {
 	rd = s.step(paxos.Message{Type: paxos.MsgNack, From: 2, To: 1, Ballot: higher, Refused: bal(1, 1), Slot: 7})
 	if reqs := ofType(rd.Messages, paxos.MsgCatchUpRequest); len(reqs) != 1 || reqs[0].To != 2 || reqs[0].Slot != 1 {
 		t.Fatalf("catch-up after a high floor: %v", rd.Messages)
+	}
+}
+
+// A lone member may not be a Phase-1 quorum of several: it would win on its
+// own undurable promise and send Accepts early (docs/divergences.md).
+func TestConfigRefusesALoneMemberPhase1Quorum(t *testing.T) {
+	flex, err := quorum.NewFlexible([]quorum.ID{1, 2, 3}, 1, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	column, err := quorum.NewGrid([]quorum.ID{1, 2, 3}, 3, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	solo, err := quorum.NewMajority([]quorum.ID{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sys := range []quorum.System{flex, column} {
+		cfg := paxos.Config{ID: 1, Acceptors: sys, Mode: journal.ModeSingle}
+		if err := cfg.Validate(); !errors.Is(err, paxos.ErrConfig) {
+			t.Fatalf("%s: Validate = %v, want ErrConfig", sys, err)
+		}
+	}
+	if err := (paxos.Config{ID: 1, Acceptors: solo, Mode: journal.ModeSingle}).Validate(); err != nil {
+		t.Fatalf("a one-member cell: %v", err)
 	}
 }
