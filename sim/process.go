@@ -27,7 +27,10 @@ type proc struct {
 	// persist completion syncs, then the process dies before it hears.
 	crashAfterSync bool
 	// failNextPersist injects a storage fault into journal j's next persist.
-	failNext    map[journal.ID]bool
+	failNext map[journal.ID]bool
+	// failed: a journal's store after a failed sync, refusing writes until
+	// it is reopened.
+	failed      map[journal.ID]bool
 	pausedUntil int64
 	stale       staleView
 	wiped       bool
@@ -61,7 +64,7 @@ func (e env) Send(to paxos.NodeID, batch []host.Envelope) {
 func (e env) Persist(t host.Token, j journal.ID, ops []paxos.WriteOp, sync bool) {
 	p := e.p
 	st := p.stores[j]
-	fail := p.failNext[j]
+	fail := p.failNext[j] || p.failed[j]
 	delete(p.failNext, j)
 	if !fail {
 		st.Append(ops)
@@ -75,10 +78,15 @@ func (e env) Persist(t host.Token, j journal.ID, ops []paxos.WriteOp, sync bool)
 		if !p.up || p.inc != inc {
 			return
 		}
-		if fail {
-			// A failed sync: what reached the disk is unknown. The store is
-			// reopened at quarantine's end (dropping unsynced writes).
-			w.counts.DiskFaults++
+		if fail || p.failed[j] {
+			// A failed sync: what reached the disk is unknown. Like the
+			// Pebble store, the journal's store then refuses every later
+			// write until it is reopened at quarantine's end (which drops
+			// what was not synced), so no later batch lands without it.
+			if !p.failed[j] {
+				w.counts.DiskFaults++
+			}
+			p.failed[j] = true
 			p.h.OnPersisted(t, &storage.IOError{Op: "sync", Outcome: storage.OutcomeUnknown, Err: errInjected})
 			p.after()
 			return
@@ -108,6 +116,7 @@ func (e env) FormatStore(j journal.ID, m storage.Marker) error { return e.p.stor
 
 func (e env) ReopenStore(j journal.ID) error {
 	e.p.stores[j].Reopen()
+	delete(e.p.failed, j)
 	return nil
 }
 
@@ -217,6 +226,7 @@ func (w *World) crash(p *proc, seam string) {
 		w.counts.CrashesUnsynced++
 	}
 	w.counts.Crashes++
+	clear(p.failed) // a restart reopens every store
 	p.up = false
 	p.inc++
 	p.h = nil

@@ -109,7 +109,7 @@ func run(seed uint64, o Options) Result {
 	w.audit = newAudit(w)
 	w.clients = newClients(w)
 	for _, id := range w.shape.Nodes {
-		p := &proc{w: w, id: id, stores: map[journal.ID]*memstore.Store{}, failNext: map[journal.ID]bool{}}
+		p := &proc{w: w, id: id, stores: map[journal.ID]*memstore.Store{}, failNext: map[journal.ID]bool{}, failed: map[journal.ID]bool{}}
 		for _, j := range w.shape.Journals {
 			p.stores[j.ID] = memstore.New()
 		}
