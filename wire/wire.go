@@ -40,7 +40,9 @@ func UUIDFromPB(u *pb.LeaderUuid) journal.LeaderUUID {
 	return journal.LeaderUUID{Hi: u.GetHi(), Lo: u.GetLo()}
 }
 
-func JournalIDToPB(id journal.ID) *pb.JournalId { return &pb.JournalId{Tenant: id.Tenant, Journal: id.Journal} }
+func JournalIDToPB(id journal.ID) *pb.JournalId {
+	return &pb.JournalId{Tenant: id.Tenant, Journal: id.Journal}
+}
 
 func JournalIDFromPB(id *pb.JournalId) journal.ID {
 	return journal.ID{Tenant: id.GetTenant(), Journal: id.GetJournal()}
