@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/proto"
 
 	pb "github.com/parosdb/paros/api/parospb/paros/v1"
 	"github.com/parosdb/paros/core/paxos"
@@ -70,7 +71,19 @@ const (
 	backoffMin       = 50 * time.Millisecond
 	backoffMax       = 2 * time.Second
 	mergeEnvelopeMax = 1024
+	// mergeBytesMax bounds a merged Deliver; one message is itself bounded
+	// by paxos.MessageBytesMax plus one write.
+	mergeBytesMax = 4 << 20
+	// PeerMessageBytesMax is the gRPC frame limit of the Peer stream, on
+	// both sides: a merged Deliver plus one message of the largest kind.
+	PeerMessageBytesMax = 16 << 20
 )
+
+// ServerOptions are the gRPC server options a paros process needs (the
+// Peer stream's frame limit).
+func ServerOptions() []grpc.ServerOption {
+	return []grpc.ServerOption{grpc.MaxRecvMsgSize(PeerMessageBytesMax)}
+}
 
 func (t *transport) run(p *peerSender) {
 	defer t.wg.Done()
@@ -97,7 +110,8 @@ func (t *transport) run(p *peerSender) {
 // stream holds one connection to the peer until it fails or the process
 // stops.
 func (t *transport) stream(p *peerSender) error {
-	conn, err := grpc.NewClient(p.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(p.addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(PeerMessageBytesMax)))
 	if err != nil {
 		return err
 	}
@@ -131,11 +145,20 @@ func (t *transport) stream(p *peerSender) error {
 			return ctx.Err()
 		}
 		// Merge what else is queued into this send.
+		size := proto.Size(d)
 	merge:
-		for len(d.Envelopes) < mergeEnvelopeMax {
+		for len(d.Envelopes) < mergeEnvelopeMax && size < mergeBytesMax {
 			select {
 			case more := <-p.q:
+				if n := proto.Size(more); size+n > mergeBytesMax {
+					if err := s.Send(d); err != nil {
+						return err
+					}
+					d, size = more, n
+					continue
+				}
 				d.Envelopes = append(d.Envelopes, more.Envelopes...)
+				size += proto.Size(more)
 			default:
 				break merge
 			}

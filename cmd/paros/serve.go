@@ -86,7 +86,7 @@ func startNode(dataDir, listen, advertise, metricsAddr string, log *slog.Logger)
 		lis.Close()
 		return nil, classify(err)
 	}
-	gs := grpc.NewServer()
+	gs := grpc.NewServer(runtime.ServerOptions()...)
 	m.Register(gs)
 	go func() { _ = gs.Serve(lis) }()
 	n := &node{m: m, gs: gs, lis: lis}

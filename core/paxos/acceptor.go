@@ -122,12 +122,14 @@ func (a *Acceptor) Prepare(b Ballot, from Slot, pageMax int) promiseResult {
 	}
 	res := promiseResult{granted: true}
 	s := max(from, a.floor)
+	bytes := 0
 	for ; s <= a.last; s++ {
-		if len(res.entries)+len(res.faulty) >= pageMax {
+		if n := len(res.entries) + len(res.faulty); n >= pageMax || n > 0 && bytes >= MessageBytesMax {
 			res.next = s
 			break
 		}
 		if r := a.log.at(s); r != nil && r.ok {
+			bytes += commandBytes(r.cmd)
 			res.entries = append(res.entries, SlotCommand{Slot: s, Ballot: r.ballot, Command: r.cmd})
 		} else if fb, ok := a.faulty[s]; ok {
 			res.faulty = append(res.faulty, SlotBallot{Slot: s, Ballot: fb})

@@ -81,6 +81,16 @@ type Message struct {
 	State     journal.State
 }
 
+// MessageBytesMax is the soft bound on the record bytes one message carries
+// (STYLE rule 11). Accept batches, Promise pages and catch-up pages stop
+// adding entries once they reach it, after at least one entry, so a message
+// is at most MessageBytesMax plus one write (1 MiB) — well inside a
+// transport's frame limit even when writes are large.
+const MessageBytesMax = 2 << 20
+
+// commandBytes is the record bytes a command carries.
+func commandBytes(c journal.Command) int { return c.Entry.Bytes() }
+
 // EarlyOK reports whether the message may leave before its batch is
 // durable: it promises nothing and announces no decision (DESIGN §3). Prepare
 // is not on the list even though DESIGN allows it: a candidate's own

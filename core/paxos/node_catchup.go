@@ -31,11 +31,16 @@ func (n *Node) handleCatchUpRequest(m Message) {
 		return
 	}
 	var entries []SlotCommand
+	bytes := 0
 	for s := m.Slot; s <= n.rep.chosenIndex && len(entries) < n.opts.CatchUpBatch; s++ {
+		if len(entries) > 0 && bytes >= MessageBytesMax {
+			break
+		}
 		b, cmd, ok := n.acc.Record(s)
 		if !ok {
 			break // a faulty record: the repair path (CTRL) owns it
 		}
+		bytes += commandBytes(cmd)
 		entries = append(entries, SlotCommand{Slot: s, Ballot: b, Command: cmd})
 	}
 	n.send(Message{Type: MsgCatchUpResponse, To: m.From, Entries: entries})
@@ -64,7 +69,12 @@ func (n *Node) handleCatchUpResponse(m Message) {
 		n.acc.Learn(e.Slot, e.Ballot, e.Command)
 		n.rep.markChosen(e.Slot, e.Command)
 	}
-	if len(m.Entries) >= n.opts.CatchUpBatch && n.rep.chosenIndex < max(n.knownCommit, m.Entries[len(m.Entries)-1].Slot+1) {
+	bytes := 0
+	for _, e := range m.Entries {
+		bytes += commandBytes(e.Command)
+	}
+	full := len(m.Entries) >= n.opts.CatchUpBatch || len(m.Entries) > 0 && bytes >= MessageBytesMax
+	if full && n.rep.chosenIndex < max(n.knownCommit, m.Entries[len(m.Entries)-1].Slot+1) {
 		n.requestCatchUp(m.From)
 	}
 }

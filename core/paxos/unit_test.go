@@ -824,3 +824,67 @@ func TestConfigRefusesALoneMemberPhase1Quorum(t *testing.T) {
 		t.Fatalf("a one-member cell: %v", err)
 	}
 }
+
+// STYLE rule 11: messages are bounded in bytes as well as in entries. With
+// writes of 600 KiB, an Accept batch, a Promise page and a catch-up page each
+// carry at most MessageBytesMax of records plus one write.
+func TestMessagesAreBoundedInBytes(t *testing.T) {
+	big := func(i int) journal.Entry {
+		return journal.Entry{Records: [][]byte{make([]byte, 600<<10), {byte(i)}}}
+	}
+	net := newNetwork(t, majority(3), journal.ModeMulti, paxos.Options{ElectionTicks: 6, HeartbeatTicks: 2}, 1)
+	l := net.node(1)
+	net.electLeader(l)
+	for i := range 12 {
+		l.node.Propose(big(i))
+	}
+	net.drain(l)
+	limit := paxos.MessageBytesMax + (600<<10 + 1)
+	check := func(what string) {
+		for _, m := range net.pool {
+			bytes := 0
+			for _, e := range m.Entries {
+				bytes += e.Command.Entry.Bytes()
+			}
+			if bytes > limit {
+				t.Fatalf("%s: a %s carries %d record bytes (limit %d)", what, m.Type, bytes, limit)
+			}
+		}
+	}
+	check("accepts")
+	net.settle(5)
+	if l.node.ChosenIndex() < 12 {
+		t.Fatalf("chosen %d, want all 12 big writes", l.node.ChosenIndex())
+	}
+	// A lagging node catches up through byte-bounded pages.
+	lag := net.node(3)
+	net.crash(lag)
+	for i := range 12 {
+		l.node.Propose(big(100 + i))
+	}
+	net.drain(l)
+	net.settle(5)
+	net.boot(lag)
+	sawCatchUp := false
+	for range 40 {
+		for len(net.pool) > 0 {
+			check("catch-up")
+			if net.pool[0].Type == paxos.MsgCatchUpResponse && len(net.pool[0].Entries) > 0 {
+				sawCatchUp = true
+			}
+			net.deliver(0)
+			for _, x := range net.nodes {
+				net.sync(x)
+			}
+		}
+		for _, x := range net.nodes {
+			net.tick(x)
+		}
+	}
+	if !sawCatchUp {
+		t.Fatalf("the lagging node never received a catch-up page")
+	}
+	if got, want := lag.node.ChosenIndex(), l.node.ChosenIndex(); got != want {
+		t.Fatalf("lagging node chose %d, leader %d", got, want)
+	}
+}

@@ -143,7 +143,8 @@ func (c *Cell) serve(n *Node, lis net.Listener, i int) error {
 		lis.Close()
 		return err
 	}
-	gs := grpc.NewServer(grpc.ChainUnaryInterceptor(n.count), grpc.ChainStreamInterceptor(n.countStream))
+	gs := grpc.NewServer(append(runtime.ServerOptions(),
+		grpc.ChainUnaryInterceptor(n.count), grpc.ChainStreamInterceptor(n.countStream))...)
 	m.Register(gs)
 	go func() { _ = gs.Serve(lis) }()
 	n.mu.Lock()
