@@ -49,7 +49,9 @@ func (s JournalStatus) String() string {
 
 // pending is one Ready's effects waiting for its writes to be durable.
 type pending struct {
-	token     Token
+	token Token
+	// batch is the node's Ready number, reported to MarkDurable on release.
+	batch     uint64
 	durable   bool
 	msgs      []paxos.Message
 	committed []paxos.Committed
@@ -209,7 +211,7 @@ func (h *Host) drain(j *journalRT) {
 	defer func() { j.draining = false }()
 	for j.status == Live && j.node.HasReady() {
 		rd := j.node.Ready()
-		b := &pending{token: h.nextToken(), durable: len(rd.Writes) == 0}
+		b := &pending{token: h.nextToken(), batch: rd.Batch, durable: len(rd.Writes) == 0}
 		for _, m := range rd.Messages {
 			if m.EarlyOK() {
 				h.enqueue(j, m)
@@ -226,6 +228,10 @@ func (h *Host) drain(j *journalRT) {
 		}
 		sync := rd.MustSync
 		j.node.Advance()
+		if j.node.StorageFault() != nil {
+			h.coldFault(j)
+			return
+		}
 		h.jitter(j)
 		j.batches = append(j.batches, b)
 		if ops != nil {
@@ -258,6 +264,9 @@ func (h *Host) release(j *journalRT) {
 			h.enqueue(j, m)
 		}
 		j.released = b.state
+		// This batch and every earlier one are durable: their records may
+		// leave the node's hot window.
+		j.node.MarkDurable(b.batch)
 		for _, c := range b.committed {
 			h.observeCommitted(j, c)
 			h.answerCommitted(j, c)
@@ -270,6 +279,18 @@ func (h *Host) release(j *journalRT) {
 		h.abandonJumped(j)
 		h.wakeWaitingReads(j)
 	}
+	if j.status == Live && j.node.StorageFault() != nil {
+		h.coldFault(j) // a read page met it (the read was answered unserved)
+	}
+}
+
+// coldFault ends an incarnation whose node could not read an evicted
+// record back. Nothing built on the failed read was released (the core
+// answers no such question, and a verdict it could not judge is Unheld);
+// the journal reboots from its store, whose boot scan classifies the damage.
+func (h *Host) coldFault(j *journalRT) {
+	h.counters.ColdReadFaults++
+	h.quarantine(j, fmt.Errorf("journal %s: %w", j.spec.ID, j.node.StorageFault()))
 }
 
 // onPersisted marks a batch durable, or quarantines its journal.

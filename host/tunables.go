@@ -55,6 +55,11 @@ type Tunables struct {
 	ProposeQueueMax int
 	PromiseBatch    int
 	CatchUpBatch    int
+	// HotSlotsMax and HotBytesMax bound the applied records a journal keeps
+	// in memory; older ones are read back from the store (paxos.Options;
+	// floors 1; production 4096 slots and 4 MiB).
+	HotSlotsMax int
+	HotBytesMax int
 }
 
 // Production is the production profile ("reasoned, not measured").
@@ -83,6 +88,8 @@ func (t Tunables) withDefaults() Tunables {
 	def(&t.ProposeQueueMax, 4096)
 	def(&t.PromiseBatch, 64)
 	def(&t.CatchUpBatch, 256)
+	def(&t.HotSlotsMax, 4096)
+	def(&t.HotBytesMax, 4<<20)
 	return t
 }
 
@@ -115,5 +122,6 @@ func (t Tunables) Validate() error {
 func (t Tunables) coreOptions() paxos.Options {
 	return paxos.Options{ElectionTicks: t.ElectionTicks, HeartbeatTicks: t.HeartbeatTicks,
 		PipelineWindow: t.PipelineWindow, ProposeQueueMax: t.ProposeQueueMax,
-		PromiseBatch: t.PromiseBatch, CatchUpBatch: t.CatchUpBatch, ReadTTLTicks: t.ReadRetryTicks}
+		PromiseBatch: t.PromiseBatch, CatchUpBatch: t.CatchUpBatch, ReadTTLTicks: t.ReadRetryTicks,
+		HotSlotsMax: t.HotSlotsMax, HotBytesMax: t.HotBytesMax}
 }

@@ -26,6 +26,7 @@ type audit struct {
 	// durable promise per (node, journal): never decreases.
 	promise    map[njournal]paxos.Ballot
 	memPromise map[njournal]incBallot
+	hotChecked map[njournal]incSlot
 	// record bytes per position, and the folding chain per position.
 	records map[jpos]uint64
 	chains  map[jpos]uint64
@@ -39,6 +40,10 @@ type njournal struct {
 	n paxos.NodeID
 	j journal.ID
 }
+type incSlot struct {
+	node *paxos.Node
+	s    paxos.Slot
+}
 type incBallot struct {
 	node *paxos.Node // the journal's incarnation (a reopened journal is a new node)
 	b    paxos.Ballot
@@ -50,7 +55,7 @@ type jpos struct {
 
 func newAudit(w *World) *audit {
 	return &audit{w: w, gates: map[string]int{}, chosen: map[jslot]journal.Command{}, verdict: map[jslot]journal.Outcome{},
-		promise: map[njournal]paxos.Ballot{}, memPromise: map[njournal]incBallot{}, records: map[jpos]uint64{}, chains: map[jpos]uint64{}}
+		promise: map[njournal]paxos.Ballot{}, memPromise: map[njournal]incBallot{}, hotChecked: map[njournal]incSlot{}, records: map[jpos]uint64{}, chains: map[jpos]uint64{}}
 }
 
 func (a *audit) violation(claim, format string, args ...any) {
@@ -142,6 +147,36 @@ func (a *audit) promises(p *proc) {
 			a.violation("a node's promised ballot never decreases", "n%d %s: %s after %s in one boot", p.id, short(js.ID), n.Promised(), seen.b)
 		}
 		a.memPromise[k] = incBallot{node: n, b: n.Promised()}
+	}
+}
+
+// evicted checks, after every event a process handles, that every slot a
+// live node moved out of its hot window is on its disk (cold.go, rule 2):
+// a record evicted before it was durable would be read back as missing,
+// or lost with a crash while the node believes it held it.
+func (a *audit) evicted(p *proc) {
+	if p.h == nil || !p.up {
+		return
+	}
+	for _, js := range a.w.shape.Journals {
+		n := p.h.Node(js.ID)
+		if n == nil {
+			continue
+		}
+		k := njournal{p.id, js.ID}
+		seen := a.hotChecked[k]
+		from := max(n.Floor(), seen.s)
+		if seen.node != n {
+			from = n.Floor()
+		}
+		for s := from; s < n.HotBase(); s++ {
+			if _, _, ok := p.stores[js.ID].Accepted(s); !ok {
+				a.violation("storage: an evicted record is always on disk", "n%d %s: slot %d evicted (hot base %d) but not durable",
+					p.id, short(js.ID), s, n.HotBase())
+				break
+			}
+		}
+		a.hotChecked[k] = incSlot{node: n, s: n.HotBase()}
 	}
 }
 

@@ -91,7 +91,7 @@ func (e env) Persist(t host.Token, j journal.ID, ops []paxos.WriteOp, sync bool)
 			p.after()
 			return
 		}
-		st.Sync()
+		st.SyncFirst() // this batch only: later ones are still in flight
 		w.audit.synced(p, j)
 		if p.crashAfterSync {
 			p.crashAfterSync = false
@@ -196,6 +196,7 @@ func (p *proc) after() {
 		return
 	}
 	p.w.audit.promises(p)
+	p.w.audit.evicted(p)
 	if stopped, err := p.h.Stopped(); stopped && p.up {
 		w := p.w
 		w.sched.note("n%d stops: %v", p.id, err)

@@ -42,6 +42,8 @@ type Counts struct {
 	Partitions, Pauses, DiskFaults, Rots, Wipes, EditedRestarts        uint64
 	Elections, GapFills, TrimJumps, Truncations, CatchUps, Blocked     uint64
 	CheckQuorum, Quarantines, HistoryOps, FailStops, StaleLeaders      uint64
+	Evicted                                                            uint64
+	ColdReads                                                          paxos.ColdReads
 }
 
 // Result is the outcome of one seed.
@@ -175,9 +177,19 @@ func (w *World) collect(p *proc) {
 			w.counts.CatchUps += c.CatchUps
 			w.counts.Blocked += c.CampaignsBlocked
 			w.counts.CheckQuorum += c.CheckQuorumDowns
+			w.counts.Evicted += c.Evicted
+			for i, v := range c.ColdReads {
+				w.counts.ColdReads[i] += v
+			}
 		}
 	}
 	w.counts.Quarantines += p.h.Counters().Quarantines
+	if n := p.h.Counters().ColdReadFaults; n > 0 {
+		// The simulated disk only damages the records of a crashed node,
+		// which the boot scan then classifies: a live node's cold read
+		// fails only if it evicted a record that was not durable.
+		w.audit.violation("storage: an evicted record is always on disk", "node %d: %d cold reads failed", p.id, n)
+	}
 }
 
 func (w *World) gateCounts(r *Result) {
@@ -199,6 +211,12 @@ func (w *World) gateCounts(r *Result) {
 	set("a process dies after sync, before send", c.CrashesAfterSync)
 	set("a storage fault quarantines a journal", c.Quarantines)
 	set("a leader without an ack quorum steps down (CheckQuorum)", c.CheckQuorum)
+	set("applied records leave memory (the hot window)", c.Evicted)
+	set("a lagging peer catches up from evicted records", c.ColdReads[paxos.ColdCatchUp])
+	set("a Promise page reports evicted records", c.ColdReads[paxos.ColdPromise])
+	set("a read page is served from evicted records", c.ColdReads[paxos.ColdPage])
+	set("a retry of an evicted write is judged from the store", c.ColdReads[paxos.ColdDedup])
+	set("an Accept for an evicted slot is voted from the store", c.ColdReads[paxos.ColdVote])
 }
 
 // lincheck checks every journal's client history with porcupine.
@@ -248,6 +266,10 @@ func GateNames() []string {
 		"a restart under an edited configuration is refused",
 		"a wiped node's boot is refused as amnesia",
 		"a write of other bytes at a taken position is refused",
+		"applied records leave memory (the hot window)",
+		"a lagging peer catches up from evicted records",
+		"a read page is served from evicted records",
+		"a retry of an evicted write is judged from the store",
 	}
 	slices.Sort(g)
 	return g

@@ -95,6 +95,13 @@ func drawShape(g rng, o Options) Shape {
 		ReadRecordsMax:   1 + g.intn(16),
 		WaitMsMax:        g.intn(300),
 	}
+	// Most seeds keep a tiny hot window, so catch-up, Phase 1, reads and
+	// duplicate checks read evicted records back from the store all the
+	// time; the rest keep the production window.
+	if g.pct(75) {
+		s.Tun.HotSlotsMax = 1 + g.intn(48)
+		s.Tun.HotBytesMax = 1 + g.intn(16<<10)
+	}
 	s.LatencyMin = int64(200+g.intn(800)) * us
 	s.LatencyMax = s.LatencyMin + int64(g.intn(5000))*us
 	s.DropPct = g.intn(4)

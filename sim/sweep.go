@@ -99,6 +99,10 @@ func (c *Counts) add(o Counts) {
 	c.CatchUps += o.CatchUps
 	c.Blocked += o.Blocked
 	c.CheckQuorum += o.CheckQuorum
+	c.Evicted += o.Evicted
+	for i, v := range o.ColdReads {
+		c.ColdReads[i] += v
+	}
 	c.Quarantines += o.Quarantines
 	c.HistoryOps += o.HistoryOps
 	c.FailStops += o.FailStops

@@ -57,7 +57,13 @@ type BootState struct {
 	Sealed  journal.State
 	Records []paxos.SlotCommand // ascending by slot
 	Faulty  []paxos.SlotBallot  // ascending by slot
+	// Cold reads records back after the node evicted them from memory
+	// (paxos.ColdLog); nil keeps every record in memory.
+	Cold paxos.ColdLog
 }
+
+// ColdLog implements paxos.ColdSource.
+func (b *BootState) ColdLog() paxos.ColdLog { return b.Cold }
 
 // InitialState implements paxos.Storage.
 func (b *BootState) InitialState() paxos.HardState { return b.Hard }
@@ -105,7 +111,10 @@ func (b *BootState) SealedState() journal.State {
 // FaultyEntries implements paxos.Storage.
 func (b *BootState) FaultyEntries() []paxos.SlotBallot { return b.Faulty }
 
-var _ paxos.Storage = (*BootState)(nil)
+var (
+	_ paxos.Storage    = (*BootState)(nil)
+	_ paxos.ColdSource = (*BootState)(nil)
+)
 
 // Marker is the configuration a store was formatted under. Boot compares
 // it with the operator's claim; a store is never silently reformatted.

@@ -11,6 +11,9 @@ type record struct {
 	ballot Ballot
 	cmd    journal.Command
 	ok     bool
+	// batch is the Ready that carries the record's write (0: read at boot,
+	// durable already). It may leave memory once that batch is durable.
+	batch uint64
 }
 
 // Acceptor is the durable voting role (Paxos Made Simple §2.2): it promises
@@ -22,7 +25,15 @@ type Acceptor struct {
 	promised Ballot
 	// Invariant: floor >= 1; records below floor are chosen and dropped.
 	floor Slot
-	log   slotLog[record]
+	// log holds the hot window [log.base, last]. Invariant: floor <=
+	// log.base; a slot in [floor, log.base) was evicted and is on disk,
+	// holding its chosen value (cold.go).
+	log slotLog[record]
+	// hotBytes is the record bytes held in log.
+	hotBytes int
+	cold     *coldReader
+	// batch is the number of the Ready the next emitted op rides in.
+	batch uint64
 	// Invariant: last == 0 or log.at(last).ok; no record above last.
 	last Slot
 	// voteWatermark is the highest slot this acceptor ever voted in. It is
@@ -33,13 +44,14 @@ type Acceptor struct {
 	out    *[]WriteOp
 }
 
-func newAcceptor(st Storage, out *[]WriteOp) *Acceptor {
+func newAcceptor(st Storage, out *[]WriteOp, cold *coldReader) *Acceptor {
 	hs := st.InitialState()
-	a := &Acceptor{promised: hs.Promised, floor: max(st.FirstSlot(), 1), out: out}
+	a := &Acceptor{promised: hs.Promised, floor: max(st.FirstSlot(), 1), out: out, cold: cold, batch: 1}
 	a.log = newSlotLog[record](a.floor)
 	for s := a.floor; s <= st.LastSlot(); s++ {
 		if b, c, ok := st.Accepted(s); ok {
 			*a.log.ensure(s) = record{ballot: b, cmd: c, ok: true}
+			a.hotBytes += commandBytes(c)
 			a.last = s
 		}
 	}
@@ -70,13 +82,36 @@ func (a *Acceptor) LastSlot() Slot { return a.last }
 // VoteWatermark is the highest slot this acceptor voted in.
 func (a *Acceptor) VoteWatermark() Slot { return a.voteWatermark }
 
-// Record returns the record at slot, if held.
+// Record returns the record at slot, if held: from memory in the hot
+// window, read back from the ColdLog below it. A failed cold read reports
+// false and raises the node's StorageFault.
 func (a *Acceptor) Record(s Slot) (Ballot, journal.Command, bool) {
+	if a.isCold(s) {
+		sc, ok := a.cold.one(ColdLookup, s)
+		return sc.Ballot, sc.Command, ok
+	}
 	r := a.log.at(s)
 	if r == nil || !r.ok {
 		return Ballot{}, journal.Command{}, false
 	}
 	return r.ballot, r.cmd, true
+}
+
+// isCold reports whether s was evicted from the hot window.
+func (a *Acceptor) isCold(s Slot) bool { return s >= a.floor && s < a.log.base }
+
+// evictBelow drops the hot records below base (cold.go's rules are the
+// caller's to check).
+func (a *Acceptor) evictBelow(base Slot) {
+	for s := a.log.base; s < base; s++ {
+		if r := a.log.at(s); r != nil && r.ok {
+			a.hotBytes -= commandBytes(r.cmd)
+		}
+	}
+	a.log.dropBelow(base)
+	if a.hotBytes < 0 {
+		panic(fmt.Sprintf("paxos: acceptor hot bytes %d < 0", a.hotBytes))
+	}
 }
 
 // Faulty reports whether the record at s lost its value.
@@ -109,6 +144,9 @@ type promiseResult struct {
 	entries []SlotCommand
 	faulty  []SlotBallot
 	next    Slot
+	// unanswerable: granted, but a cold read failed, so no page can be
+	// told (the node's StorageFault is raised; send nothing).
+	unanswerable bool
 }
 
 // Prepare answers Phase 1 for ballot b over the suffix from `from`. It grants
@@ -123,6 +161,29 @@ func (a *Acceptor) Prepare(b Ballot, from Slot, pageMax int) promiseResult {
 	res := promiseResult{granted: true}
 	s := max(from, a.floor)
 	bytes := 0
+	// The cold part of the suffix first: evicted records are chosen values,
+	// and every one must be reported (an omitted record reads as "nothing
+	// accepted", which would let the candidate Noop a chosen slot).
+	for s < a.log.base && s <= a.last {
+		if n := len(res.entries); n >= pageMax || n > 0 && bytes >= MessageBytesMax {
+			res.next = s
+			return res
+		}
+		to := min(a.log.base, s+Slot(min(coldChunkSlots, pageMax-len(res.entries))))
+		recs, ok := a.cold.read(ColdPromise, s, to)
+		if !ok {
+			return promiseResult{unanswerable: true}
+		}
+		for _, r := range recs {
+			if n := len(res.entries); n >= pageMax || n > 0 && bytes >= MessageBytesMax {
+				res.next = r.Slot
+				return res
+			}
+			bytes += commandBytes(r.Command)
+			res.entries = append(res.entries, r)
+		}
+		s = to
+	}
 	for ; s <= a.last; s++ {
 		if n := len(res.entries) + len(res.faulty); n >= pageMax || n > 0 && bytes >= MessageBytesMax {
 			res.next = s
@@ -150,6 +211,9 @@ func (a *Acceptor) Admit(b Ballot, s Slot, cmd journal.Command) bool {
 	if b.IsZero() || s < a.floor || s == 0 || s-a.floor >= SlotsAheadMax || !a.raisePromise(b) {
 		return false
 	}
+	if a.isCold(s) {
+		return a.admitCold(b, s, cmd)
+	}
 	r := a.log.ensure(s)
 	if r.ok && r.ballot == b {
 		if !r.cmd.Equal(cmd) {
@@ -165,11 +229,47 @@ func (a *Acceptor) Admit(b Ballot, s Slot, cmd journal.Command) bool {
 		// durable record at b, which would overwrite the chosen one. No vote.
 		return false
 	}
-	*r = record{ballot: b, cmd: cmd, ok: true}
+	a.put(r, b, cmd)
 	delete(a.faulty, s)
 	a.last = max(a.last, s)
 	a.voteWatermark = max(a.voteWatermark, s)
 	a.emit(WriteOp{Kind: OpAccept, Slot: s, Ballot: b, Command: cmd})
+	return true
+}
+
+// put overwrites a hot record, keeping hotBytes.
+func (a *Acceptor) put(r *record, b Ballot, cmd journal.Command) {
+	if r.ok {
+		a.hotBytes -= commandBytes(r.cmd)
+	}
+	*r = record{ballot: b, cmd: cmd, ok: true, batch: a.batch}
+	a.hotBytes += commandBytes(cmd)
+}
+
+// admitCold is Admit for an evicted slot: the same rules against the
+// record read back from disk. The slot is chosen and its record holds the
+// chosen value, so a proposer at a higher ballot carries that value (P2b);
+// the vote is written to disk and not brought back into memory. A failed
+// read is no vote.
+func (a *Acceptor) admitCold(b Ballot, s Slot, cmd journal.Command) bool {
+	old, ok := a.cold.one(ColdVote, s)
+	if !ok {
+		return false
+	}
+	switch {
+	case old.Ballot == b:
+		if !old.Command.Equal(cmd) {
+			panic(fmt.Sprintf("paxos: acceptor asked to accept two values at slot %d ballot %s: %s then %s", s, b, old.Command, cmd))
+		}
+	case b.Less(old.Ballot):
+		return false
+	default:
+		if !old.Command.Equal(cmd) {
+			panic(fmt.Sprintf("paxos: slot %d chosen as %s, proposed as %s at higher ballot %s", s, old.Command, cmd, b))
+		}
+		a.emit(WriteOp{Kind: OpAccept, Slot: s, Ballot: b, Command: cmd})
+	}
+	a.voteWatermark = max(a.voteWatermark, s)
 	return true
 }
 
@@ -182,6 +282,9 @@ func (a *Acceptor) Learn(s Slot, b Ballot, cmd journal.Command) {
 	if s < a.floor || s-a.floor >= SlotsAheadMax {
 		return
 	}
+	if a.isCold(s) {
+		return // an evicted record already holds the chosen value (cold.go)
+	}
 	r := a.log.ensure(s)
 	if r.ok && !r.ballot.Less(b) {
 		if !r.cmd.Equal(cmd) {
@@ -189,7 +292,7 @@ func (a *Acceptor) Learn(s Slot, b Ballot, cmd journal.Command) {
 		}
 		return
 	}
-	*r = record{ballot: b, cmd: cmd, ok: true}
+	a.put(r, b, cmd)
 	delete(a.faulty, s)
 	a.last = max(a.last, s)
 	a.emit(WriteOp{Kind: OpAccept, Slot: s, Ballot: b, Command: cmd})
@@ -202,7 +305,9 @@ func (a *Acceptor) truncate(floor Slot) {
 		return
 	}
 	a.floor = floor
-	a.log.dropBelow(floor)
+	if floor > a.log.base {
+		a.evictBelow(floor)
+	}
 	for s := range a.faulty {
 		if s < floor {
 			delete(a.faulty, s)

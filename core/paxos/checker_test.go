@@ -83,6 +83,10 @@ func (g *gates) add(c paxos.Counters) {
 	g.Truncations += c.Truncations
 	g.ReadsServed += c.ReadsServed
 	g.ReadsExpired += c.ReadsExpired
+	g.Evicted += c.Evicted
+	for i, v := range c.ColdReads {
+		g.ColdReads[i] += v
+	}
 }
 
 var uuids = []journal.LeaderUUID{{Hi: 1, Lo: 0xa}, {Hi: 2, Lo: 0xb}, {Hi: 3, Lo: 0xc}}
@@ -96,6 +100,11 @@ func runSeed(t testing.TB, seed uint64, steps int, trace bool) gates {
 	}
 	opts := paxos.Options{ElectionTicks: 6, HeartbeatTicks: 2, PipelineWindow: 4, ProposeQueueMax: 16,
 		PromiseBatch: 3, CatchUpBatch: 4, ReadTTLTicks: 8}
+	if seed%2 == 0 {
+		// A tiny hot window: applied records leave memory almost at once and
+		// every lagging peer, Phase 1 and retry reads them back from disk.
+		opts.HotSlotsMax, opts.HotBytesMax = 1+int(seed/2%6), 64
+	}
 	net := newNetwork(t, sys, mode, opts, seed)
 	net.trace = trace
 	rng := net.rng
@@ -316,6 +325,10 @@ func TestCheckerRandomized(t *testing.T) {
 		"a quorum read is served":                                       total.ReadsServed,
 		"a quorum read expires unserved":                                total.ReadsExpired,
 		"a crash loses unsynced writes":                                 uint64(total.crashesUnsynced),
+		"applied records leave memory (the hot window)":                 total.Evicted,
+		"a lagging peer catches up from evicted records":                total.ColdReads[paxos.ColdCatchUp],
+		"a Promise page reports evicted records":                        total.ColdReads[paxos.ColdPromise],
+		"a retry of an evicted write is judged from the store":          total.ColdReads[paxos.ColdDedup],
 	} {
 		if v == 0 {
 			t.Errorf("gate never fired: %s", name)

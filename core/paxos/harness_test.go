@@ -36,6 +36,8 @@ type tnode struct {
 	boot        int
 	promiseSeen paxos.Ballot
 	firstSeen   journal.Seq
+	// lastBatch is the newest Ready with writes; sync reports it durable.
+	lastBatch uint64
 	// durablePromise is the highest promise seen on disk.
 	durablePromise paxos.Ballot
 	applied        map[paxos.Slot]paxos.Committed // this boot's folds
@@ -119,6 +121,9 @@ func (net *network) drain(tn *tnode) {
 	for tn.up && tn.node.HasReady() {
 		rd := tn.node.Ready()
 		tn.store.Append(rd.Writes)
+		if len(rd.Writes) > 0 {
+			tn.lastBatch = rd.Batch
+		}
 		var held []paxos.Message
 		for _, m := range rd.Messages {
 			if m.EarlyOK() {
@@ -167,6 +172,7 @@ func (net *network) sync(tn *tnode) {
 		return
 	}
 	tn.store.Sync()
+	tn.node.MarkDurable(tn.lastBatch)
 	net.releaseFolds(tn)
 	for _, b := range tn.held {
 		net.pool = append(net.pool, b.msgs...)

@@ -64,6 +64,12 @@ type Node struct {
 	cur, handed batch
 	readyOut    bool
 
+	// cold reads evicted records back (cold.go); cold.log nil keeps
+	// everything in memory. durableBatch is the highest Ready number the
+	// caller reported durable (MarkDurable).
+	cold         coldReader
+	durableBatch uint64
+
 	counters Counters
 }
 
@@ -99,6 +105,10 @@ type Counters struct {
 	ReadsServed      uint64
 	ReadsExpired     uint64
 	CampaignsBlocked uint64
+	// Evicted counts slots moved out of the hot window; ColdReads counts
+	// reads of evicted records back from the store, by purpose (cold.go).
+	Evicted   uint64
+	ColdReads ColdReads
 }
 
 // NewNode boots a node from its store. Boot is restart: the node always
@@ -118,12 +128,16 @@ func NewNode(cfg Config, opts Options, st Storage) (*Node, error) {
 	idx, _ := cfg.Acceptors.IndexOf(cfg.ID)
 	n := &Node{cfg: cfg, opts: opts, me: idx, sys: cfg.Acceptors, sealed: sealed,
 		phase: following{}, electionTimeout: opts.ElectionTicks, wantTimeout: true}
-	n.acc = newAcceptor(st, &n.cur.writes)
+	if cs, ok := st.(ColdSource); ok {
+		n.cold.log = cs.ColdLog()
+	}
+	n.acc = newAcceptor(st, &n.cur.writes, &n.cold)
 	// The acceptor emitted nothing at boot; the out pointer follows n.cur.
 	hs := st.InitialState()
 	floor := n.acc.Floor()
 	chosen := max(hs.ChosenIndex, floor-1)
 	n.rep = newReplica(cfg.Mode, floor, floor-1, sealed)
+	n.rep.cold = &n.cold
 	// Every slot <= the durable chosen index is chosen with the value on
 	// disk. A missing or faulty record clamps the index (CTRL repairs it).
 	for s := floor; s <= chosen; s++ {
@@ -136,6 +150,8 @@ func NewNode(cfg Config, opts Options, st Storage) (*Node, error) {
 	n.rep.persistedChosen = max(hs.ChosenIndex, n.rep.chosenIndex)
 	n.highestSeen = n.acc.Promised()
 	n.afterEvent()
+	// What boot read is durable: the fold past the hot window leaves memory.
+	n.evict()
 	n.assertInvariants()
 	return n, nil
 }
@@ -187,7 +203,11 @@ func (n *Node) Acceptor() *Acceptor { return n.acc }
 func (n *Node) Replica() *Replica { return n.rep }
 
 // Counters returns how often each recovery path fired.
-func (n *Node) Counters() Counters { return n.counters }
+func (n *Node) Counters() Counters {
+	c := n.counters
+	c.ColdReads = n.cold.reads
+	return c
+}
 
 // ReadLog serves a page from the fold (reference design §3.5). Call it after
 // a ReadState for the read came back OK.
@@ -247,7 +267,9 @@ func (n *Node) Ready() Ready {
 	if op, ok := n.rep.chosenIndexOp(); ok {
 		n.cur.writes = append(n.cur.writes, op)
 	}
-	rd := Ready{Writes: n.cur.writes, Messages: n.cur.messages, Committed: n.cur.committed, ReadStates: n.cur.reads}
+	rd := Ready{Writes: n.cur.writes, Messages: n.cur.messages, Committed: n.cur.committed, ReadStates: n.cur.reads,
+		Batch: n.acc.batch}
+	n.acc.batch++
 	for _, op := range rd.Writes {
 		if op.NeedsSync() {
 			rd.MustSync = true
@@ -381,6 +403,10 @@ func (n *Node) assertInvariants() {
 	a, r := n.acc, n.rep
 	if a.floor != r.floor {
 		panic(fmt.Sprintf("paxos: node %d acceptor floor %d != learner floor %d", n.cfg.ID, a.floor, r.floor))
+	}
+	if a.log.base != r.chosen.base || a.log.base < a.floor || a.log.base > r.applied+1 {
+		panic(fmt.Sprintf("paxos: node %d hot window: acceptor %d learner %d floor %d applied %d",
+			n.cfg.ID, a.log.base, r.chosen.base, a.floor, r.applied))
 	}
 	if r.applied+1 < r.floor || r.applied > r.chosenIndex {
 		panic(fmt.Sprintf("paxos: node %d floor %d applied %d chosen %d", n.cfg.ID, r.floor, r.applied, r.chosenIndex))

@@ -32,7 +32,30 @@ func (n *Node) handleCatchUpRequest(m Message) {
 	}
 	var entries []SlotCommand
 	bytes := 0
-	for s := m.Slot; s <= n.rep.chosenIndex && len(entries) < n.opts.CatchUpBatch; s++ {
+	s := m.Slot
+	// Evicted slots first, read back in chunks (cold.go). A failed read
+	// answers nothing: StorageFault is raised and the requester retries.
+	for s < n.acc.log.base && s <= n.rep.chosenIndex && len(entries) < n.opts.CatchUpBatch {
+		if len(entries) > 0 && bytes >= MessageBytesMax {
+			n.send(Message{Type: MsgCatchUpResponse, To: m.From, Entries: entries})
+			return
+		}
+		to := min(n.acc.log.base, n.rep.chosenIndex+1, s+Slot(min(coldChunkSlots, n.opts.CatchUpBatch-len(entries))))
+		recs, ok := n.cold.read(ColdCatchUp, s, to)
+		if !ok {
+			return
+		}
+		for _, r := range recs {
+			if len(entries) > 0 && bytes >= MessageBytesMax {
+				n.send(Message{Type: MsgCatchUpResponse, To: m.From, Entries: entries})
+				return
+			}
+			bytes += commandBytes(r.Command)
+			entries = append(entries, r)
+		}
+		s = to
+	}
+	for ; s <= n.rep.chosenIndex && len(entries) < n.opts.CatchUpBatch; s++ {
 		if len(entries) > 0 && bytes >= MessageBytesMax {
 			break
 		}

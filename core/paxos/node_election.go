@@ -43,6 +43,9 @@ func (n *Node) handlePrepare(m Message) {
 		return
 	}
 	res := n.acc.Prepare(m.Ballot, m.Slot, n.opts.PromiseBatch)
+	if res.unanswerable {
+		return // a cold read failed: no page can be told (StorageFault is raised)
+	}
 	if !res.granted {
 		n.send(Message{Type: MsgNack, To: m.From, Ballot: n.acc.Promised(), Refused: m.Ballot, Slot: n.acc.Floor()})
 		return

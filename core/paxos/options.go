@@ -29,6 +29,11 @@ type Options struct {
 	ReadsMax int
 	// ResendBatch bounds the Accepts re-sent on one beat.
 	ResendBatch int
+	// HotSlotsMax and HotBytesMax bound the applied slots (and their record
+	// bytes) a node keeps in memory when its Storage hands it a ColdLog;
+	// older ones are read back from the store (cold.go). Floors 1.
+	HotSlotsMax int
+	HotBytesMax int
 }
 
 // Defaults for Options.
@@ -43,6 +48,11 @@ const (
 	defaultReadTTLTicks      = 10
 	defaultReadsMax          = 4096
 	defaultResendBatch       = 64
+	// A follower a few seconds behind, a reader near the tail and a retry of
+	// a recent write are served from memory; 4 MiB per journal keeps 64
+	// journals under 256 MiB of records.
+	defaultHotSlotsMax = 4096
+	defaultHotBytesMax = 4 << 20
 )
 
 func (o Options) withDefaults() Options {
@@ -61,6 +71,8 @@ func (o Options) withDefaults() Options {
 	set(&o.ReadTTLTicks, defaultReadTTLTicks)
 	set(&o.ReadsMax, defaultReadsMax)
 	set(&o.ResendBatch, defaultResendBatch)
+	set(&o.HotSlotsMax, defaultHotSlotsMax)
+	set(&o.HotBytesMax, defaultHotBytesMax)
 	return o
 }
 
@@ -76,7 +88,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("%w: pipeline window %d / queue %d", ErrConfig, o.PipelineWindow, o.ProposeQueueMax)
 	case o.PromiseBatch < 1 || o.PromiseBatch > promiseBatchCeiling:
 		return fmt.Errorf("%w: promise batch %d not in [1, %d]", ErrConfig, o.PromiseBatch, promiseBatchCeiling)
-	case o.CatchUpBatch < 1 || o.CatchUpRetryTicks < 1 || o.ReadTTLTicks < 1 || o.ReadsMax < 1 || o.ResendBatch < 1:
+	case o.CatchUpBatch < 1 || o.CatchUpRetryTicks < 1 || o.ReadTTLTicks < 1 || o.ReadsMax < 1 || o.ResendBatch < 1 ||
+		o.HotSlotsMax < 1 || o.HotBytesMax < 1:
 		return fmt.Errorf("%w: a bound is below 1", ErrConfig)
 	}
 	return nil

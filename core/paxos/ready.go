@@ -18,6 +18,10 @@ import "github.com/parosdb/paros/core/journal"
 // The buckets are owned by the node and reused: they are valid until the
 // next Advance, so a caller that persists asynchronously copies them first.
 type Ready struct {
+	// Batch numbers this Ready (1, 2, … per node): report it to MarkDurable
+	// once its Writes and every earlier batch's are durable, so records may
+	// leave the hot window.
+	Batch      uint64
 	Writes     []WriteOp
 	MustSync   bool
 	Messages   []Message

@@ -33,7 +33,10 @@ type Replica struct {
 	floor       Slot
 	chosenIndex Slot
 	applied     Slot
-	chosen      slotLog[chosenValue]
+	// chosen holds the hot window from the acceptor's log.base up; slots
+	// in [floor, chosen.base) were evicted and are read back cold.
+	chosen slotLog[chosenValue]
+	cold   *coldReader
 	// state is the fold of every slot <= applied.
 	state journal.State
 	// positions: ascending by seq, contiguous (each starts where the last
@@ -48,6 +51,7 @@ func newReplica(mode journal.WriterMode, floor, chosenIndex Slot, sealed journal
 	r := &Replica{mode: mode, floor: floor, chosenIndex: chosenIndex, applied: floor - 1, state: sealed,
 		heldFrom: sealed.NextSeq, persistedChosen: chosenIndex}
 	r.chosen = newSlotLog[chosenValue](floor)
+	r.cold = &coldReader{}
 	return r
 }
 
@@ -68,6 +72,10 @@ func (r *Replica) Covers(s Slot) bool { return s <= r.applied }
 
 // Chosen returns the chosen value at s if this node holds it.
 func (r *Replica) Chosen(s Slot) (journal.Command, bool) {
+	if r.isCold(s) {
+		sc, ok := r.cold.one(ColdLookup, s)
+		return sc.Command, ok
+	}
 	v := r.chosen.at(s)
 	if v == nil || !v.ok {
 		return journal.Command{}, false
@@ -75,10 +83,14 @@ func (r *Replica) Chosen(s Slot) (journal.Command, bool) {
 	return v.cmd, true
 }
 
+// isCold reports whether s was evicted from the hot window.
+func (r *Replica) isCold(s Slot) bool { return s >= r.floor && s < r.chosen.base }
+
 // markChosen records that s is chosen with cmd and advances the contiguous
-// chosen index. It reports whether the index moved.
+// chosen index. It reports whether the index moved. An evicted slot is
+// applied already: there is nothing to learn.
 func (r *Replica) markChosen(s Slot, cmd journal.Command) bool {
-	if s < r.floor {
+	if s < r.chosen.base {
 		return false
 	}
 	v := r.chosen.ensure(s)
@@ -110,7 +122,21 @@ func (r *Replica) EntryAt(seq journal.Seq) (journal.Entry, journal.Held) {
 	if i == len(r.positions) || r.positions[i].seq != seq {
 		return journal.Entry{}, journal.Absent
 	}
-	c, ok := r.Chosen(r.positions[i].slot)
+	var c journal.Command
+	var ok bool
+	if slot := r.positions[i].slot; r.isCold(slot) {
+		var sc SlotCommand
+		sc, ok = r.cold.one(ColdDedup, slot)
+		c = sc.Command
+	} else {
+		c, ok = r.Chosen(slot)
+	}
+	if !ok && r.isCold(r.positions[i].slot) {
+		// The cold read failed (StorageFault is raised): the node cannot
+		// tell Duplicate from Refused, like a node that no longer holds
+		// the write; both leave the state alone.
+		return journal.Entry{}, journal.NotHeld
+	}
 	if !ok || c.Kind != journal.KindWrite {
 		panic(fmt.Sprintf("paxos: positions index names slot %d which holds no write", r.positions[i].slot))
 	}
@@ -239,10 +265,22 @@ func (r *Replica) Read(from journal.Seq, limit, maxBytes int) LogRead {
 		return r.positions[i].seq+journal.Seq(r.positions[i].count) > from
 	})
 	var recs [][]byte
+	var cold []SlotCommand // a chunk of evicted slots read back at once
 	bytes := 0
 	for ; i < len(r.positions); i++ {
 		p := r.positions[i]
-		c, _ := r.Chosen(p.slot)
+		var c journal.Command
+		if r.isCold(p.slot) {
+			if len(cold) == 0 || p.slot < cold[0].Slot || p.slot >= cold[0].Slot+Slot(len(cold)) {
+				var ok bool
+				if cold, ok = r.cold.read(ColdPage, p.slot, min(r.chosen.base, p.slot+coldChunkSlots)); !ok {
+					return LogRead{Kind: ReadNotHeld, View: view}
+				}
+			}
+			c = cold[p.slot-cold[0].Slot].Command
+		} else {
+			c, _ = r.Chosen(p.slot)
+		}
 		for k, rec := range c.Entry.Records {
 			seq := p.seq + journal.Seq(k)
 			if seq < from {

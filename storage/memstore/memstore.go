@@ -43,6 +43,8 @@ type Store struct {
 	failNext error
 	// Syncs counts Sync calls that made something durable.
 	Syncs int
+	// ColdReads counts ColdRecords calls.
+	ColdReads int
 }
 
 // New returns an empty store (a fresh journal).
@@ -61,6 +63,22 @@ func (s *Store) Append(ops []paxos.WriteOp) {
 
 // Pending is the number of batches written and not yet synced.
 func (s *Store) Pending() int { return len(s.pending) }
+
+// SyncFirst makes only the oldest pending batch durable, as a disk that
+// completes writes in order does when that batch's sync returns: batches
+// written after it are not yet on disk (nor readable by a cold read) and
+// a crash still loses them.
+func (s *Store) SyncFirst() {
+	if len(s.pending) == 0 {
+		return
+	}
+	for _, op := range s.pending[0] {
+		s.durable.apply(op)
+	}
+	s.pending[0] = nil
+	s.pending = s.pending[1:]
+	s.Syncs++
+}
 
 // Sync makes every pending batch durable, in order.
 func (s *Store) Sync() {
@@ -113,7 +131,7 @@ func (s *Store) Reopen() {
 // Boot implements storage.LogStore: the durable state as the core sees it.
 func (s *Store) Boot() (*storage.BootState, error) {
 	b := &storage.BootState{Hard: s.InitialState(), Floor: s.durable.floor, Sealed: s.durable.sealed,
-		Records: s.Records(), Faulty: s.FaultyEntries()}
+		Records: s.Records(), Faulty: s.FaultyEntries(), Cold: s}
 	if s.durable.marker != nil {
 		m := *s.durable.marker
 		m.Members = slices.Clone(m.Members)
@@ -301,4 +319,30 @@ func (s *Store) Records() []paxos.SlotCommand {
 	return out
 }
 
-var _ paxos.Storage = (*Store)(nil)
+// ColdRecords implements paxos.ColdLog over the durable records: a node
+// only evicts durable ones. A slot without an intact record is a
+// corruption error (a rotted value, or a record that never reached disk).
+func (s *Store) ColdRecords(from, to paxos.Slot) ([]paxos.SlotCommand, error) {
+	s.ColdReads++
+	out := make([]paxos.SlotCommand, 0, to-from)
+	for slot := from; slot < to; slot++ {
+		r, ok := s.durable.records[slot]
+		if !ok || slot < s.durable.floor {
+			what := "record"
+			if _, rotted := s.durable.faulty[slot]; rotted {
+				what = "record value"
+			}
+			return nil, &storage.CorruptionError{What: what, Slot: slot, Detail: "no intact durable record for a cold read"}
+		}
+		out = append(out, paxos.SlotCommand{Slot: slot, Ballot: r.ballot, Command: r.cmd})
+	}
+	return out, nil
+}
+
+// ColdLog implements paxos.ColdSource.
+func (s *Store) ColdLog() paxos.ColdLog { return s }
+
+var (
+	_ paxos.Storage    = (*Store)(nil)
+	_ paxos.ColdSource = (*Store)(nil)
+)

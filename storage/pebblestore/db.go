@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -82,6 +83,11 @@ type DB struct {
 	pdb *pebble.DB
 
 	mu sync.Mutex
+	// readers is held shared by cold reads (which never take mu, so they
+	// never wait behind a commit's fsync) and exclusively by Close.
+	// unusable mirrors failed != nil || closed for them.
+	readers  sync.RWMutex
+	unusable atomic.Bool
 	// failed is the first write or sync error. Invariant: failed != nil =>
 	// every call but Close returns ErrFailed.
 	failed   error
@@ -186,6 +192,9 @@ func (db *DB) Close() error {
 		return storage.ErrClosed
 	}
 	db.closed = true
+	db.unusable.Store(true)
+	db.readers.Lock()
+	defer db.readers.Unlock()
 	err := db.closePebble()
 	if db.failed != nil {
 		return nil // the failure was reported when it happened
@@ -452,6 +461,7 @@ func (db *DB) applyLocked(pb *pebble.Batch, sync bool) (err error) {
 		}
 		if err != nil {
 			db.failed = err
+			db.unusable.Store(true)
 			op := "write"
 			if sync {
 				op = "sync"

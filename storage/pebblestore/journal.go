@@ -159,7 +159,7 @@ func (j *Journal) Boot() (*storage.BootState, error) {
 	if err != nil {
 		return nil, db.readErr(j.id, "boot scan", err)
 	}
-	b := &storage.BootState{Floor: 1, Sealed: journal.Initial()}
+	b := &storage.BootState{Floor: 1, Sealed: journal.Initial(), Cold: j}
 	st := scalars{loaded: true, floor: 1, sealed: journal.Initial()}
 	holdsState := false
 	var rs recordScan
