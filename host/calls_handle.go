@@ -1,6 +1,8 @@
 package host
 
 import (
+	"slices"
+
 	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/core/paxos"
 )
@@ -9,22 +11,48 @@ import (
 // and parked until their slot applies (or redirected when this node does
 // not lead); Read opens a quorum read; Inspect answers at once.
 func (h *Host) OnCall(c Call) {
+	if j := h.takeCall(c); j != nil {
+		h.drain(j)
+		h.flush()
+	}
+}
+
+// OnCalls takes several calls in one turn, in order (a pipelined stream's
+// writes): each is handled as OnCall handles it, and each journal touched
+// is drained once after all of them, so their slots share a Ready — one
+// persist, one Accept per peer — instead of one each.
+func (h *Host) OnCalls(cs []Call) {
+	var touched []*journalRT
+	for _, c := range cs {
+		if j := h.takeCall(c); j != nil && !slices.Contains(touched, j) {
+			touched = append(touched, j)
+		}
+	}
+	for _, j := range touched {
+		h.drain(j)
+	}
+	h.flush()
+}
+
+// takeCall answers c at once or parks it; it returns the journal to drain
+// (nil when c was answered without touching one).
+func (h *Host) takeCall(c Call) *journalRT {
 	if h.stopped {
 		h.reply(c.ID, unavailable(c))
-		return
+		return nil
 	}
 	j := h.journal(c.Journal())
 	if j == nil || !c.Journal().IsSet() {
 		h.reply(c.ID, unknownJournal(c))
-		return
+		return nil
 	}
 	if c.Kind == CallInspect {
 		h.reply(c.ID, Response{Kind: CallInspect, Inspect: h.inspect(j)})
-		return
+		return nil
 	}
 	if j.status != Live {
 		h.reply(c.ID, unavailable(c))
-		return
+		return nil
 	}
 	switch c.Kind {
 	case CallWrite:
@@ -35,7 +63,7 @@ func (h *Host) OnCall(c Call) {
 		}
 		if len(w.Records) > h.tun.BatchRecordsMax || bytes > h.tun.BatchBytesMax {
 			h.reply(c.ID, Response{Kind: CallWrite, Reply: journal.Reply{NoVerdict: journal.TooLarge}})
-			return
+			return nil
 		}
 		h.proposeWrite(j, c, journal.Write(journal.Entry{Leader: w.Leader, Seq: w.Seq, Records: w.Records}))
 	case CallTruncate:
@@ -45,8 +73,7 @@ func (h *Host) OnCall(c Call) {
 	case CallRead:
 		h.openRead(j, &parkedRead{id: c.ID, req: c.Read, waitTill: h.now + h.waitTicks(c.Read.WaitMs)})
 	}
-	h.drain(j)
-	h.flush()
+	return j
 }
 
 func unavailable(c Call) Response {

@@ -224,6 +224,15 @@ func (m *Machine) Call(ctx context.Context, c host.Call) (host.Response, error) 
 	return rt.Call(ctx, c)
 }
 
+// Submit forwards pipelined calls to the runtime (runtime.Runtime.Submit).
+func (m *Machine) Submit(ctx context.Context, calls []host.Call, reply func(int, host.Response)) error {
+	rt := m.Runtime()
+	if rt == nil {
+		return server.ErrNotServing
+	}
+	return rt.Submit(ctx, calls, reply)
+}
+
 // Deliver forwards inbound peer traffic to the runtime.
 func (m *Machine) Deliver(from uint64, batch []host.Envelope) {
 	if rt := m.Runtime(); rt != nil {

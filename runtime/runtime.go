@@ -64,7 +64,7 @@ type Runtime struct {
 	log     *slog.Logger
 	inbox   chan func()
 	h       *host.Host
-	calls   map[host.CallID]chan host.Response // loop-owned
+	calls   map[host.CallID]func(host.Response) // loop-owned; each must not block
 	callID  atomic.Uint64
 	store   *storer
 	tr      *transport
@@ -91,7 +91,7 @@ func Start(cfg Config) (*Runtime, error) {
 		return nil, err
 	}
 	r := &Runtime{cfg: cfg, log: cfg.Logger.With("node", cfg.NodeID), inbox: make(chan func(), inboxCapacity),
-		calls: map[host.CallID]chan host.Response{}, stop: make(chan struct{}), stopped: make(chan struct{}),
+		calls: map[host.CallID]func(host.Response){}, stop: make(chan struct{}), stopped: make(chan struct{}),
 		rng:     mrand.New(mrand.NewPCG(binary.LittleEndian.Uint64(seed[:8]), binary.LittleEndian.Uint64(seed[8:]))),
 		metrics: cfg.Metrics}
 	if r.metrics == nil {
@@ -201,7 +201,7 @@ func (r *Runtime) Call(ctx context.Context, c host.Call) (host.Response, error) 
 	ch := make(chan host.Response, 1)
 	start := time.Now()
 	if err := r.postWait(ctx, func() {
-		r.calls[c.ID] = ch
+		r.calls[c.ID] = func(resp host.Response) { ch <- resp }
 		r.h.OnCall(c)
 	}); err != nil {
 		return host.Response{}, err
@@ -216,6 +216,33 @@ func (r *Runtime) Call(ctx context.Context, c host.Call) (host.Response, error) 
 	case <-r.stopped:
 		return host.Response{}, ErrStopped
 	}
+}
+
+// Submit hands calls to the loop in one turn, in order, without waiting for
+// their replies: reply(i, resp) is called on the loop when calls[i] is
+// answered, and must not block (give it a channel with room for every call
+// outstanding). Calls that reach the loop together are proposed together,
+// so a pipelined stream's writes share Accepts and syncs. An error means
+// none was submitted.
+func (r *Runtime) Submit(ctx context.Context, calls []host.Call, reply func(i int, resp host.Response)) error {
+	start := time.Now()
+	ids := make([]host.CallID, len(calls))
+	for i := range calls {
+		ids[i] = host.CallID(r.callID.Add(1))
+	}
+	return r.postWait(ctx, func() {
+		cs := make([]host.Call, len(calls))
+		for i := range calls {
+			cs[i] = calls[i]
+			cs[i].ID = ids[i]
+			kind := cs[i].Kind
+			r.calls[ids[i]] = func(resp host.Response) {
+				r.metrics.observeCall(kind, time.Since(start))
+				reply(i, resp)
+			}
+		}
+		r.h.OnCalls(cs)
+	})
 }
 
 // Deliver hands an inbound batch to the loop; a full inbox drops it.
@@ -257,9 +284,9 @@ func (e env) Persist(t host.Token, j journal.ID, ops []paxos.WriteOp, sync bool)
 }
 
 func (e env) Reply(id host.CallID, resp host.Response) {
-	if ch, ok := e.r.calls[id]; ok {
+	if sink, ok := e.r.calls[id]; ok {
 		delete(e.r.calls, id)
-		ch <- resp
+		sink(resp)
 	}
 }
 

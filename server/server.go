@@ -34,6 +34,9 @@ import (
 // Backend is what the services need of a running process.
 type Backend interface {
 	Call(ctx context.Context, c host.Call) (host.Response, error)
+	// Submit hands calls over in one turn, in order, and answers each
+	// through reply without blocking (runtime.Runtime.Submit).
+	Submit(ctx context.Context, calls []host.Call, reply func(i int, resp host.Response)) error
 	Deliver(from uint64, batch []host.Envelope)
 }
 
@@ -42,6 +45,10 @@ type RuntimeBackend struct{ R *runtime.Runtime }
 
 func (b RuntimeBackend) Call(ctx context.Context, c host.Call) (host.Response, error) {
 	return b.R.Call(ctx, c)
+}
+
+func (b RuntimeBackend) Submit(ctx context.Context, calls []host.Call, reply func(int, host.Response)) error {
+	return b.R.Submit(ctx, calls, reply)
 }
 
 func (b RuntimeBackend) Deliver(from uint64, batch []host.Envelope) {
@@ -73,19 +80,29 @@ func tooLarge(req *pb.WriteRequest) bool {
 var TooLargeDetail = fmt.Sprintf("a write carries at most %d records and %d bytes", journal.WriteRecordsMax, journal.WriteBytesMax)
 
 func (s *Journal) Write(ctx context.Context, req *pb.WriteRequest) (*pb.WriteReply, error) {
-	id := wire.JournalIDFromPB(req.GetJournal())
-	if !id.IsSet() {
-		return &pb.WriteReply{Verdict: wire.VerdictToPB(journal.Reply{NoVerdict: journal.UnknownJournal})}, nil
+	c, refusal, err := writeCall(req)
+	if err != nil || refusal != nil {
+		return refusal, err
 	}
-	if tooLarge(req) {
-		return nil, status.Error(codes.InvalidArgument, "TOO_LARGE: "+TooLargeDetail)
-	}
-	r, err := s.call(ctx, host.Call{Kind: host.CallWrite, Write: journal.WriteRequest{Journal: id,
-		Leader: wire.UUIDFromPB(req.GetLeader()), Seq: journal.Seq(req.GetSeq()), Records: req.GetRecords()}})
+	r, err := s.call(ctx, c)
 	if err != nil {
 		return nil, err
 	}
 	return &pb.WriteReply{Verdict: wire.VerdictToPB(r.Reply)}, nil
+}
+
+// writeCall validates a Write before consensus: an unset journal is
+// refused in-band, a batch over the limits with InvalidArgument.
+func writeCall(req *pb.WriteRequest) (host.Call, *pb.WriteReply, error) {
+	id := wire.JournalIDFromPB(req.GetJournal())
+	if !id.IsSet() {
+		return host.Call{}, &pb.WriteReply{Verdict: wire.VerdictToPB(journal.Reply{NoVerdict: journal.UnknownJournal})}, nil
+	}
+	if tooLarge(req) {
+		return host.Call{}, nil, status.Error(codes.InvalidArgument, "TOO_LARGE: "+TooLargeDetail)
+	}
+	return host.Call{Kind: host.CallWrite, Write: journal.WriteRequest{Journal: id,
+		Leader: wire.UUIDFromPB(req.GetLeader()), Seq: journal.Seq(req.GetSeq()), Records: req.GetRecords()}}, nil, nil
 }
 
 func (s *Journal) Truncate(ctx context.Context, req *pb.TruncateRequest) (*pb.TruncateReply, error) {

@@ -66,6 +66,21 @@ func (f *fakeBackend) Call(_ context.Context, c host.Call) (host.Response, error
 	return r, f.err
 }
 
+func (f *fakeBackend) Submit(_ context.Context, calls []host.Call, reply func(int, host.Response)) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return f.err
+	}
+	for i, c := range calls {
+		f.calls = append(f.calls, c)
+		r := f.resp
+		r.Kind = c.Kind
+		reply(i, r)
+	}
+	return nil
+}
+
 func (f *fakeBackend) Deliver(from uint64, batch []host.Envelope) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -160,6 +160,110 @@ func (Refusal) EnumDescriptor() ([]byte, []int) {
 	return file_paros_v1_journal_proto_rawDescGZIP(), []int{1}
 }
 
+type WriteStreamRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Write         *WriteRequest          `protobuf:"bytes,2,opt,name=write,proto3" json:"write,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WriteStreamRequest) Reset() {
+	*x = WriteStreamRequest{}
+	mi := &file_paros_v1_journal_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WriteStreamRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WriteStreamRequest) ProtoMessage() {}
+
+func (x *WriteStreamRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_paros_v1_journal_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WriteStreamRequest.ProtoReflect.Descriptor instead.
+func (*WriteStreamRequest) Descriptor() ([]byte, []int) {
+	return file_paros_v1_journal_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *WriteStreamRequest) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *WriteStreamRequest) GetWrite() *WriteRequest {
+	if x != nil {
+		return x.Write
+	}
+	return nil
+}
+
+type WriteStreamReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Reply         *WriteReply            `protobuf:"bytes,2,opt,name=reply,proto3" json:"reply,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WriteStreamReply) Reset() {
+	*x = WriteStreamReply{}
+	mi := &file_paros_v1_journal_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WriteStreamReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WriteStreamReply) ProtoMessage() {}
+
+func (x *WriteStreamReply) ProtoReflect() protoreflect.Message {
+	mi := &file_paros_v1_journal_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WriteStreamReply.ProtoReflect.Descriptor instead.
+func (*WriteStreamReply) Descriptor() ([]byte, []int) {
+	return file_paros_v1_journal_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *WriteStreamReply) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *WriteStreamReply) GetReply() *WriteReply {
+	if x != nil {
+		return x.Reply
+	}
+	return nil
+}
+
 type WriteRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Journal       *JournalId             `protobuf:"bytes,1,opt,name=journal,proto3" json:"journal,omitempty"`
@@ -172,7 +276,7 @@ type WriteRequest struct {
 
 func (x *WriteRequest) Reset() {
 	*x = WriteRequest{}
-	mi := &file_paros_v1_journal_proto_msgTypes[0]
+	mi := &file_paros_v1_journal_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -184,7 +288,7 @@ func (x *WriteRequest) String() string {
 func (*WriteRequest) ProtoMessage() {}
 
 func (x *WriteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_journal_proto_msgTypes[0]
+	mi := &file_paros_v1_journal_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -197,7 +301,7 @@ func (x *WriteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteRequest.ProtoReflect.Descriptor instead.
 func (*WriteRequest) Descriptor() ([]byte, []int) {
-	return file_paros_v1_journal_proto_rawDescGZIP(), []int{0}
+	return file_paros_v1_journal_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *WriteRequest) GetJournal() *JournalId {
@@ -247,7 +351,7 @@ type Verdict struct {
 
 func (x *Verdict) Reset() {
 	*x = Verdict{}
-	mi := &file_paros_v1_journal_proto_msgTypes[1]
+	mi := &file_paros_v1_journal_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -259,7 +363,7 @@ func (x *Verdict) String() string {
 func (*Verdict) ProtoMessage() {}
 
 func (x *Verdict) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_journal_proto_msgTypes[1]
+	mi := &file_paros_v1_journal_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -272,7 +376,7 @@ func (x *Verdict) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Verdict.ProtoReflect.Descriptor instead.
 func (*Verdict) Descriptor() ([]byte, []int) {
-	return file_paros_v1_journal_proto_rawDescGZIP(), []int{1}
+	return file_paros_v1_journal_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Verdict) GetOutcome() Outcome {
@@ -333,7 +437,7 @@ type WriteReply struct {
 
 func (x *WriteReply) Reset() {
 	*x = WriteReply{}
-	mi := &file_paros_v1_journal_proto_msgTypes[2]
+	mi := &file_paros_v1_journal_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -345,7 +449,7 @@ func (x *WriteReply) String() string {
 func (*WriteReply) ProtoMessage() {}
 
 func (x *WriteReply) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_journal_proto_msgTypes[2]
+	mi := &file_paros_v1_journal_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -358,7 +462,7 @@ func (x *WriteReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteReply.ProtoReflect.Descriptor instead.
 func (*WriteReply) Descriptor() ([]byte, []int) {
-	return file_paros_v1_journal_proto_rawDescGZIP(), []int{2}
+	return file_paros_v1_journal_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *WriteReply) GetVerdict() *Verdict {
@@ -380,7 +484,7 @@ type ReadRequest struct {
 
 func (x *ReadRequest) Reset() {
 	*x = ReadRequest{}
-	mi := &file_paros_v1_journal_proto_msgTypes[3]
+	mi := &file_paros_v1_journal_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -392,7 +496,7 @@ func (x *ReadRequest) String() string {
 func (*ReadRequest) ProtoMessage() {}
 
 func (x *ReadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_journal_proto_msgTypes[3]
+	mi := &file_paros_v1_journal_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -405,7 +509,7 @@ func (x *ReadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadRequest.ProtoReflect.Descriptor instead.
 func (*ReadRequest) Descriptor() ([]byte, []int) {
-	return file_paros_v1_journal_proto_rawDescGZIP(), []int{3}
+	return file_paros_v1_journal_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ReadRequest) GetJournal() *JournalId {
@@ -452,7 +556,7 @@ type ReadReply struct {
 
 func (x *ReadReply) Reset() {
 	*x = ReadReply{}
-	mi := &file_paros_v1_journal_proto_msgTypes[4]
+	mi := &file_paros_v1_journal_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -464,7 +568,7 @@ func (x *ReadReply) String() string {
 func (*ReadReply) ProtoMessage() {}
 
 func (x *ReadReply) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_journal_proto_msgTypes[4]
+	mi := &file_paros_v1_journal_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -477,7 +581,7 @@ func (x *ReadReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadReply.ProtoReflect.Descriptor instead.
 func (*ReadReply) Descriptor() ([]byte, []int) {
-	return file_paros_v1_journal_proto_rawDescGZIP(), []int{4}
+	return file_paros_v1_journal_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ReadReply) GetServed() bool {
@@ -533,7 +637,7 @@ type TruncateRequest struct {
 
 func (x *TruncateRequest) Reset() {
 	*x = TruncateRequest{}
-	mi := &file_paros_v1_journal_proto_msgTypes[5]
+	mi := &file_paros_v1_journal_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -545,7 +649,7 @@ func (x *TruncateRequest) String() string {
 func (*TruncateRequest) ProtoMessage() {}
 
 func (x *TruncateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_journal_proto_msgTypes[5]
+	mi := &file_paros_v1_journal_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -558,7 +662,7 @@ func (x *TruncateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateRequest.ProtoReflect.Descriptor instead.
 func (*TruncateRequest) Descriptor() ([]byte, []int) {
-	return file_paros_v1_journal_proto_rawDescGZIP(), []int{5}
+	return file_paros_v1_journal_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *TruncateRequest) GetJournal() *JournalId {
@@ -591,7 +695,7 @@ type TruncateReply struct {
 
 func (x *TruncateReply) Reset() {
 	*x = TruncateReply{}
-	mi := &file_paros_v1_journal_proto_msgTypes[6]
+	mi := &file_paros_v1_journal_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -603,7 +707,7 @@ func (x *TruncateReply) String() string {
 func (*TruncateReply) ProtoMessage() {}
 
 func (x *TruncateReply) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_journal_proto_msgTypes[6]
+	mi := &file_paros_v1_journal_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -616,7 +720,7 @@ func (x *TruncateReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateReply.ProtoReflect.Descriptor instead.
 func (*TruncateReply) Descriptor() ([]byte, []int) {
-	return file_paros_v1_journal_proto_rawDescGZIP(), []int{6}
+	return file_paros_v1_journal_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *TruncateReply) GetVerdict() *Verdict {
@@ -637,7 +741,7 @@ type SetLeaderRequest struct {
 
 func (x *SetLeaderRequest) Reset() {
 	*x = SetLeaderRequest{}
-	mi := &file_paros_v1_journal_proto_msgTypes[7]
+	mi := &file_paros_v1_journal_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -649,7 +753,7 @@ func (x *SetLeaderRequest) String() string {
 func (*SetLeaderRequest) ProtoMessage() {}
 
 func (x *SetLeaderRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_journal_proto_msgTypes[7]
+	mi := &file_paros_v1_journal_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -662,7 +766,7 @@ func (x *SetLeaderRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetLeaderRequest.ProtoReflect.Descriptor instead.
 func (*SetLeaderRequest) Descriptor() ([]byte, []int) {
-	return file_paros_v1_journal_proto_rawDescGZIP(), []int{7}
+	return file_paros_v1_journal_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *SetLeaderRequest) GetJournal() *JournalId {
@@ -695,7 +799,7 @@ type SetLeaderReply struct {
 
 func (x *SetLeaderReply) Reset() {
 	*x = SetLeaderReply{}
-	mi := &file_paros_v1_journal_proto_msgTypes[8]
+	mi := &file_paros_v1_journal_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -707,7 +811,7 @@ func (x *SetLeaderReply) String() string {
 func (*SetLeaderReply) ProtoMessage() {}
 
 func (x *SetLeaderReply) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_journal_proto_msgTypes[8]
+	mi := &file_paros_v1_journal_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -720,7 +824,7 @@ func (x *SetLeaderReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetLeaderReply.ProtoReflect.Descriptor instead.
 func (*SetLeaderReply) Descriptor() ([]byte, []int) {
-	return file_paros_v1_journal_proto_rawDescGZIP(), []int{8}
+	return file_paros_v1_journal_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *SetLeaderReply) GetVerdict() *Verdict {
@@ -734,7 +838,13 @@ var File_paros_v1_journal_proto protoreflect.FileDescriptor
 
 const file_paros_v1_journal_proto_rawDesc = "" +
 	"\n" +
-	"\x16paros/v1/journal.proto\x12\bparos.v1\x1a\x15paros/v1/common.proto\"\x97\x01\n" +
+	"\x16paros/v1/journal.proto\x12\bparos.v1\x1a\x15paros/v1/common.proto\"R\n" +
+	"\x12WriteStreamRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12,\n" +
+	"\x05write\x18\x02 \x01(\v2\x16.paros.v1.WriteRequestR\x05write\"N\n" +
+	"\x10WriteStreamReply\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12*\n" +
+	"\x05reply\x18\x02 \x01(\v2\x14.paros.v1.WriteReplyR\x05reply\"\x97\x01\n" +
 	"\fWriteRequest\x12-\n" +
 	"\ajournal\x18\x01 \x01(\v2\x13.paros.v1.JournalIdR\ajournal\x12,\n" +
 	"\x06leader\x18\x02 \x01(\v2\x14.paros.v1.LeaderUuidR\x06leader\x12\x10\n" +
@@ -799,12 +909,13 @@ const file_paros_v1_journal_proto_rawDesc = "" +
 	"\x11REFUSAL_TOO_LARGE\x10\x03\x12\x10\n" +
 	"\fREFUSAL_LOST\x10\x04\x12\x17\n" +
 	"\x13REFUSAL_UNAVAILABLE\x10\x05\x12\x10\n" +
-	"\fREFUSAL_BUSY\x10\x062\xf7\x01\n" +
+	"\fREFUSAL_BUSY\x10\x062\xc4\x02\n" +
 	"\aJournal\x125\n" +
 	"\x05Write\x12\x16.paros.v1.WriteRequest\x1a\x14.paros.v1.WriteReply\x122\n" +
 	"\x04Read\x12\x15.paros.v1.ReadRequest\x1a\x13.paros.v1.ReadReply\x12>\n" +
 	"\bTruncate\x12\x19.paros.v1.TruncateRequest\x1a\x17.paros.v1.TruncateReply\x12A\n" +
-	"\tSetLeader\x12\x1a.paros.v1.SetLeaderRequest\x1a\x18.paros.v1.SetLeaderReplyB7Z5github.com/parosdb/paros/api/parospb/paros/v1;parosv1b\x06proto3"
+	"\tSetLeader\x12\x1a.paros.v1.SetLeaderRequest\x1a\x18.paros.v1.SetLeaderReply\x12K\n" +
+	"\vWriteStream\x12\x1c.paros.v1.WriteStreamRequest\x1a\x1a.paros.v1.WriteStreamReply(\x010\x01B7Z5github.com/parosdb/paros/api/parospb/paros/v1;parosv1b\x06proto3"
 
 var (
 	file_paros_v1_journal_proto_rawDescOnce sync.Once
@@ -819,52 +930,58 @@ func file_paros_v1_journal_proto_rawDescGZIP() []byte {
 }
 
 var file_paros_v1_journal_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_paros_v1_journal_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_paros_v1_journal_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_paros_v1_journal_proto_goTypes = []any{
-	(Outcome)(0),             // 0: paros.v1.Outcome
-	(Refusal)(0),             // 1: paros.v1.Refusal
-	(*WriteRequest)(nil),     // 2: paros.v1.WriteRequest
-	(*Verdict)(nil),          // 3: paros.v1.Verdict
-	(*WriteReply)(nil),       // 4: paros.v1.WriteReply
-	(*ReadRequest)(nil),      // 5: paros.v1.ReadRequest
-	(*ReadReply)(nil),        // 6: paros.v1.ReadReply
-	(*TruncateRequest)(nil),  // 7: paros.v1.TruncateRequest
-	(*TruncateReply)(nil),    // 8: paros.v1.TruncateReply
-	(*SetLeaderRequest)(nil), // 9: paros.v1.SetLeaderRequest
-	(*SetLeaderReply)(nil),   // 10: paros.v1.SetLeaderReply
-	(*JournalId)(nil),        // 11: paros.v1.JournalId
-	(*LeaderUuid)(nil),       // 12: paros.v1.LeaderUuid
-	(*JournalState)(nil),     // 13: paros.v1.JournalState
+	(Outcome)(0),               // 0: paros.v1.Outcome
+	(Refusal)(0),               // 1: paros.v1.Refusal
+	(*WriteStreamRequest)(nil), // 2: paros.v1.WriteStreamRequest
+	(*WriteStreamReply)(nil),   // 3: paros.v1.WriteStreamReply
+	(*WriteRequest)(nil),       // 4: paros.v1.WriteRequest
+	(*Verdict)(nil),            // 5: paros.v1.Verdict
+	(*WriteReply)(nil),         // 6: paros.v1.WriteReply
+	(*ReadRequest)(nil),        // 7: paros.v1.ReadRequest
+	(*ReadReply)(nil),          // 8: paros.v1.ReadReply
+	(*TruncateRequest)(nil),    // 9: paros.v1.TruncateRequest
+	(*TruncateReply)(nil),      // 10: paros.v1.TruncateReply
+	(*SetLeaderRequest)(nil),   // 11: paros.v1.SetLeaderRequest
+	(*SetLeaderReply)(nil),     // 12: paros.v1.SetLeaderReply
+	(*JournalId)(nil),          // 13: paros.v1.JournalId
+	(*LeaderUuid)(nil),         // 14: paros.v1.LeaderUuid
+	(*JournalState)(nil),       // 15: paros.v1.JournalState
 }
 var file_paros_v1_journal_proto_depIdxs = []int32{
-	11, // 0: paros.v1.WriteRequest.journal:type_name -> paros.v1.JournalId
-	12, // 1: paros.v1.WriteRequest.leader:type_name -> paros.v1.LeaderUuid
-	0,  // 2: paros.v1.Verdict.outcome:type_name -> paros.v1.Outcome
-	1,  // 3: paros.v1.Verdict.refusal:type_name -> paros.v1.Refusal
-	13, // 4: paros.v1.Verdict.state:type_name -> paros.v1.JournalState
-	3,  // 5: paros.v1.WriteReply.verdict:type_name -> paros.v1.Verdict
-	11, // 6: paros.v1.ReadRequest.journal:type_name -> paros.v1.JournalId
-	13, // 7: paros.v1.ReadReply.state:type_name -> paros.v1.JournalState
-	11, // 8: paros.v1.TruncateRequest.journal:type_name -> paros.v1.JournalId
-	12, // 9: paros.v1.TruncateRequest.leader:type_name -> paros.v1.LeaderUuid
-	3,  // 10: paros.v1.TruncateReply.verdict:type_name -> paros.v1.Verdict
-	11, // 11: paros.v1.SetLeaderRequest.journal:type_name -> paros.v1.JournalId
-	12, // 12: paros.v1.SetLeaderRequest.new_leader:type_name -> paros.v1.LeaderUuid
-	12, // 13: paros.v1.SetLeaderRequest.old_leader:type_name -> paros.v1.LeaderUuid
-	3,  // 14: paros.v1.SetLeaderReply.verdict:type_name -> paros.v1.Verdict
-	2,  // 15: paros.v1.Journal.Write:input_type -> paros.v1.WriteRequest
-	5,  // 16: paros.v1.Journal.Read:input_type -> paros.v1.ReadRequest
-	7,  // 17: paros.v1.Journal.Truncate:input_type -> paros.v1.TruncateRequest
-	9,  // 18: paros.v1.Journal.SetLeader:input_type -> paros.v1.SetLeaderRequest
-	4,  // 19: paros.v1.Journal.Write:output_type -> paros.v1.WriteReply
-	6,  // 20: paros.v1.Journal.Read:output_type -> paros.v1.ReadReply
-	8,  // 21: paros.v1.Journal.Truncate:output_type -> paros.v1.TruncateReply
-	10, // 22: paros.v1.Journal.SetLeader:output_type -> paros.v1.SetLeaderReply
-	19, // [19:23] is the sub-list for method output_type
-	15, // [15:19] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	4,  // 0: paros.v1.WriteStreamRequest.write:type_name -> paros.v1.WriteRequest
+	6,  // 1: paros.v1.WriteStreamReply.reply:type_name -> paros.v1.WriteReply
+	13, // 2: paros.v1.WriteRequest.journal:type_name -> paros.v1.JournalId
+	14, // 3: paros.v1.WriteRequest.leader:type_name -> paros.v1.LeaderUuid
+	0,  // 4: paros.v1.Verdict.outcome:type_name -> paros.v1.Outcome
+	1,  // 5: paros.v1.Verdict.refusal:type_name -> paros.v1.Refusal
+	15, // 6: paros.v1.Verdict.state:type_name -> paros.v1.JournalState
+	5,  // 7: paros.v1.WriteReply.verdict:type_name -> paros.v1.Verdict
+	13, // 8: paros.v1.ReadRequest.journal:type_name -> paros.v1.JournalId
+	15, // 9: paros.v1.ReadReply.state:type_name -> paros.v1.JournalState
+	13, // 10: paros.v1.TruncateRequest.journal:type_name -> paros.v1.JournalId
+	14, // 11: paros.v1.TruncateRequest.leader:type_name -> paros.v1.LeaderUuid
+	5,  // 12: paros.v1.TruncateReply.verdict:type_name -> paros.v1.Verdict
+	13, // 13: paros.v1.SetLeaderRequest.journal:type_name -> paros.v1.JournalId
+	14, // 14: paros.v1.SetLeaderRequest.new_leader:type_name -> paros.v1.LeaderUuid
+	14, // 15: paros.v1.SetLeaderRequest.old_leader:type_name -> paros.v1.LeaderUuid
+	5,  // 16: paros.v1.SetLeaderReply.verdict:type_name -> paros.v1.Verdict
+	4,  // 17: paros.v1.Journal.Write:input_type -> paros.v1.WriteRequest
+	7,  // 18: paros.v1.Journal.Read:input_type -> paros.v1.ReadRequest
+	9,  // 19: paros.v1.Journal.Truncate:input_type -> paros.v1.TruncateRequest
+	11, // 20: paros.v1.Journal.SetLeader:input_type -> paros.v1.SetLeaderRequest
+	2,  // 21: paros.v1.Journal.WriteStream:input_type -> paros.v1.WriteStreamRequest
+	6,  // 22: paros.v1.Journal.Write:output_type -> paros.v1.WriteReply
+	8,  // 23: paros.v1.Journal.Read:output_type -> paros.v1.ReadReply
+	10, // 24: paros.v1.Journal.Truncate:output_type -> paros.v1.TruncateReply
+	12, // 25: paros.v1.Journal.SetLeader:output_type -> paros.v1.SetLeaderReply
+	3,  // 26: paros.v1.Journal.WriteStream:output_type -> paros.v1.WriteStreamReply
+	22, // [22:27] is the sub-list for method output_type
+	17, // [17:22] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_paros_v1_journal_proto_init() }
@@ -879,7 +996,7 @@ func file_paros_v1_journal_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_paros_v1_journal_proto_rawDesc), len(file_paros_v1_journal_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   9,
+			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

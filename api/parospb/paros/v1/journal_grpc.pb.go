@@ -19,10 +19,11 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Journal_Write_FullMethodName     = "/paros.v1.Journal/Write"
-	Journal_Read_FullMethodName      = "/paros.v1.Journal/Read"
-	Journal_Truncate_FullMethodName  = "/paros.v1.Journal/Truncate"
-	Journal_SetLeader_FullMethodName = "/paros.v1.Journal/SetLeader"
+	Journal_Write_FullMethodName       = "/paros.v1.Journal/Write"
+	Journal_Read_FullMethodName        = "/paros.v1.Journal/Read"
+	Journal_Truncate_FullMethodName    = "/paros.v1.Journal/Truncate"
+	Journal_SetLeader_FullMethodName   = "/paros.v1.Journal/SetLeader"
+	Journal_WriteStream_FullMethodName = "/paros.v1.Journal/WriteStream"
 )
 
 // JournalClient is the client API for Journal service.
@@ -44,6 +45,17 @@ type JournalClient interface {
 	Truncate(ctx context.Context, in *TruncateRequest, opts ...grpc.CallOption) (*TruncateReply, error)
 	// SetLeader moves the writer fence (compare-and-set).
 	SetLeader(ctx context.Context, in *SetLeaderRequest, opts ...grpc.CallOption) (*SetLeaderReply, error)
+	// WriteStream pipelines Writes over one stream. Each request carries a
+	// caller-chosen id and one WriteRequest, judged exactly as a unary Write
+	// (its own slot, position check and verdict); each reply answers one id,
+	// in whatever order the verdicts land. Requests reach the server's
+	// consensus in stream order, so a fenced writer's pipelined writes at
+	// consecutive positions are never refused for overtaking each other (a
+	// unary call each can). A server keeps at most write_stream_window
+	// requests of one stream unanswered and stops reading past that. A reply
+	// with outcome NONE is ambiguous exactly as for Write; a stream that
+	// ends leaves every unanswered request ambiguous.
+	WriteStream(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[WriteStreamRequest, WriteStreamReply], error)
 }
 
 type journalClient struct {
@@ -94,6 +106,19 @@ func (c *journalClient) SetLeader(ctx context.Context, in *SetLeaderRequest, opt
 	return out, nil
 }
 
+func (c *journalClient) WriteStream(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[WriteStreamRequest, WriteStreamReply], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Journal_ServiceDesc.Streams[0], Journal_WriteStream_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[WriteStreamRequest, WriteStreamReply]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Journal_WriteStreamClient = grpc.BidiStreamingClient[WriteStreamRequest, WriteStreamReply]
+
 // JournalServer is the server API for Journal service.
 // All implementations must embed UnimplementedJournalServer
 // for forward compatibility.
@@ -113,6 +138,17 @@ type JournalServer interface {
 	Truncate(context.Context, *TruncateRequest) (*TruncateReply, error)
 	// SetLeader moves the writer fence (compare-and-set).
 	SetLeader(context.Context, *SetLeaderRequest) (*SetLeaderReply, error)
+	// WriteStream pipelines Writes over one stream. Each request carries a
+	// caller-chosen id and one WriteRequest, judged exactly as a unary Write
+	// (its own slot, position check and verdict); each reply answers one id,
+	// in whatever order the verdicts land. Requests reach the server's
+	// consensus in stream order, so a fenced writer's pipelined writes at
+	// consecutive positions are never refused for overtaking each other (a
+	// unary call each can). A server keeps at most write_stream_window
+	// requests of one stream unanswered and stops reading past that. A reply
+	// with outcome NONE is ambiguous exactly as for Write; a stream that
+	// ends leaves every unanswered request ambiguous.
+	WriteStream(grpc.BidiStreamingServer[WriteStreamRequest, WriteStreamReply]) error
 	mustEmbedUnimplementedJournalServer()
 }
 
@@ -134,6 +170,9 @@ func (UnimplementedJournalServer) Truncate(context.Context, *TruncateRequest) (*
 }
 func (UnimplementedJournalServer) SetLeader(context.Context, *SetLeaderRequest) (*SetLeaderReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetLeader not implemented")
+}
+func (UnimplementedJournalServer) WriteStream(grpc.BidiStreamingServer[WriteStreamRequest, WriteStreamReply]) error {
+	return status.Error(codes.Unimplemented, "method WriteStream not implemented")
 }
 func (UnimplementedJournalServer) mustEmbedUnimplementedJournalServer() {}
 func (UnimplementedJournalServer) testEmbeddedByValue()                 {}
@@ -228,6 +267,13 @@ func _Journal_SetLeader_Handler(srv interface{}, ctx context.Context, dec func(i
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Journal_WriteStream_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(JournalServer).WriteStream(&grpc.GenericServerStream[WriteStreamRequest, WriteStreamReply]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Journal_WriteStreamServer = grpc.BidiStreamingServer[WriteStreamRequest, WriteStreamReply]
+
 // Journal_ServiceDesc is the grpc.ServiceDesc for Journal service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -252,6 +298,13 @@ var Journal_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _Journal_SetLeader_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "WriteStream",
+			Handler:       _Journal_WriteStream_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+	},
 	Metadata: "paros/v1/journal.proto",
 }
