@@ -292,7 +292,10 @@ func runSystem(ctx context.Context, s system, work string, t timing, pb *progres
 	if p, ok := s.(*parosSys); ok {
 		multi := func() (writer, error) { return p.newMultiWriter(ctx, parosJournals, 5*time.Second) }
 		coal := func() (writer, error) { return p.newCoalescingWriter(ctx, 5*time.Second) }
+		stream := func() (writer, error) { return p.newStreamWriter(ctx, 5*time.Second) }
 		phases = append(phases,
+			phase{"w2-64-stream", "W2: 64 in flight, one write stream", w2Low, 1, stream, false},
+			phase{"w2-1000-stream", "W2: 1,000 in flight, one write stream", w2High, 1, stream, true},
 			phase{"w2-64-journals", "W2: 64 in flight, 64 journals", w2Low, 1, multi, false},
 			phase{"w2-1000-journals", "W2: 1,000 in flight, 64 journals", w2High, 1, multi, false},
 			phase{"w2-64-coalescing", "W2: 64 in flight, coalescing writer", w2Low, 1, coal, false},

@@ -248,6 +248,11 @@ func (r *report) markdown(stamp string) string {
 		{"W2 1,000 in flight", "w2-1000", "w2-1000", wps, thousands, false},
 		{"W2 1,000 in flight", "w2-1000", "w2-1000", p50, f1, true},
 		{"W2 1,000 in flight", "w2-1000", "w2-1000", p99, f1, true},
+		{"W2 64 — paros, one WriteStream", "w2-64-stream", "w2-64", wps, thousands, false},
+		{"W2 64 — paros, one WriteStream", "w2-64-stream", "w2-64", p50, f1, true},
+		{"W2 1,000 — paros, one WriteStream", "w2-1000-stream", "w2-1000", wps, thousands, false},
+		{"W2 1,000 — paros, one WriteStream", "w2-1000-stream", "w2-1000", p50, f1, true},
+		{"W2 1,000 — paros, one WriteStream", "w2-1000-stream", "w2-1000", p99, f1, true},
 		{"W2 64 — paros over 64 journals", "w2-64-journals", "w2-64", wps, thousands, false},
 		{"W2 64 — paros over 64 journals", "w2-64-journals", "w2-64", p50, f1, true},
 		{"W2 1,000 — paros over 64 journals", "w2-1000-journals", "w2-1000", wps, thousands, false},
@@ -265,6 +270,7 @@ func (r *report) markdown(stamp string) string {
 	}
 	names := []string{"p50 ms", "p99 ms", "p99.9 ms", "mean ms", "writes/s",
 		"writes/s", "p50 ms", "p99 ms", "writes/s", "p50 ms", "p99 ms",
+		"writes/s", "p50 ms", "writes/s", "p50 ms", "p99 ms",
 		"writes/s", "p50 ms", "writes/s", "p50 ms", "writes/s", "p50 ms", "writes/s", "p50 ms",
 		"records/s", "p50 ms", "records/s", "MB/s", "p50 ms", "p99 ms"}
 	if len(names) != len(rows) {
@@ -463,6 +469,7 @@ func checkTargets(r *report) []targetCheck {
 	etcd2, js2 := get("etcd", "w2-1000"), get("nats-always", "w2-1000")
 	for _, v := range []struct{ id, what string }{
 		{"w2-1000", "one fenced writer, pipelined"},
+		{"w2-1000-stream", "one fenced writer, one WriteStream"},
 		{"w2-1000-journals", "64 journals"},
 		{"w2-1000-coalescing", "one fenced writer, coalescing"},
 	} {
@@ -569,6 +576,7 @@ func (r *report) svg() string {
 		ss = append(ss, se)
 		if s.Key == "paros" {
 			for _, v := range []struct{ suffix, name, color string }{
+				{"stream", "paros, one WriteStream", "#2ca02c"},
 				{"journals", "paros, 64 journals", "#ff7f0e"},
 				{"coalescing", "paros, coalescing writer", "#9467bd"},
 			} {
