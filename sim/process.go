@@ -32,6 +32,10 @@ type proc struct {
 	// it is reopened.
 	failed      map[journal.ID]bool
 	pausedUntil int64
+	// callInbox holds calls read and not yet handed to the host (only
+	// when the shape batches calls); callDrain says a drain is scheduled.
+	callInbox   []host.Call
+	callDrain   bool
 	stale       staleView
 	wiped       bool
 	downForGood bool
@@ -230,6 +234,7 @@ func (w *World) crash(p *proc, seam string) {
 	clear(p.failed) // a restart reopens every store
 	p.up = false
 	p.inc++
+	p.callInbox, p.callDrain = nil, false // calls read and not yet handled die with it
 	p.h = nil
 	w.sched.note("crash n%d (%s, unsynced=%v)", p.id, seam, unsynced)
 }

@@ -42,7 +42,7 @@ type Counts struct {
 	Partitions, Pauses, DiskFaults, Rots, Wipes, EditedRestarts        uint64
 	Elections, GapFills, TrimJumps, Truncations, CatchUps, Blocked     uint64
 	CheckQuorum, Quarantines, HistoryOps, FailStops, StaleLeaders      uint64
-	Evicted                                                            uint64
+	Evicted, CallBatches, CallsBatched                                 uint64
 	ColdReads                                                          paxos.ColdReads
 }
 
@@ -215,6 +215,7 @@ func (w *World) gateCounts(r *Result) {
 	set("a lagging peer catches up from evicted records", c.ColdReads[paxos.ColdCatchUp])
 	set("a Promise page reports evicted records", c.ColdReads[paxos.ColdPromise])
 	set("a read page is served from evicted records", c.ColdReads[paxos.ColdPage])
+	set("calls read together are handed to the host in one turn (OnCalls)", c.CallsBatched)
 	set("a retry of an evicted write is judged from the store", c.ColdReads[paxos.ColdDedup])
 	set("an Accept for an evicted slot is voted from the store", c.ColdReads[paxos.ColdVote])
 }
@@ -270,6 +271,7 @@ func GateNames() []string {
 		"a lagging peer catches up from evicted records",
 		"a read page is served from evicted records",
 		"a retry of an evicted write is judged from the store",
+		"calls read together are handed to the host in one turn (OnCalls)",
 	}
 	slices.Sort(g)
 	return g

@@ -26,7 +26,11 @@ type Shape struct {
 	// Faults enabled for this seed.
 	Crashes, Partitions, Pauses, Rot, Wipe, EditConfig, DiskFaults, LongOutage bool
 	// StaleLeader: a paused leader wakes before it hears of its successor.
-	StaleLeader     bool
+	StaleLeader bool
+	// CallBatchUs > 0: a server reads client calls like a WriteStream's
+	// submitter, handing the host (OnCalls) every call that arrived within
+	// that many microseconds of the first, in arrival order.
+	CallBatchUs     int64
 	ChaosMs, TailMs int64
 }
 
@@ -120,6 +124,9 @@ func drawShape(g rng, o Options) Shape {
 	s.EditConfig = g.pct(15)
 	s.DiskFaults = g.pct(25)
 	s.LongOutage = g.pct(40)
+	if g.pct(50) {
+		s.CallBatchUs = int64(1 + g.intn(2000))
+	}
 	s.ChaosMs = o.ChaosMs
 	s.TailMs = o.TailMs
 	return s

@@ -100,6 +100,8 @@ func (c *Counts) add(o Counts) {
 	c.Blocked += o.Blocked
 	c.CheckQuorum += o.CheckQuorum
 	c.Evicted += o.Evicted
+	c.CallBatches += o.CallBatches
+	c.CallsBatched += o.CallsBatched
 	for i, v := range o.ColdReads {
 		c.ColdReads[i] += v
 	}

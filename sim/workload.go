@@ -287,8 +287,33 @@ func (cs *clients) arrive(to paxos.NodeID, call host.Call) {
 		w.sched.at(p.pausedUntil, lbl("call %d → n%d (after pause)", uint64(call.ID), uint64(to)), func() { cs.arrive(to, call) })
 		return
 	}
-	p.h.OnCall(call)
-	p.after()
+	if w.shape.CallBatchUs == 0 {
+		p.h.OnCall(call)
+		p.after()
+		return
+	}
+	p.callInbox = append(p.callInbox, call)
+	if p.callDrain {
+		return
+	}
+	p.callDrain = true
+	inc := p.inc
+	w.sched.after(w.shape.CallBatchUs*us, lbl("calls → n%d", uint64(to)), func() {
+		if p.inc != inc {
+			return // the process died holding them: they were lost (crash resets the inbox)
+		}
+		batch := p.callInbox
+		p.callInbox, p.callDrain = nil, false
+		if !p.up || len(batch) == 0 {
+			return
+		}
+		w.counts.CallBatches++
+		if len(batch) > 1 {
+			w.counts.CallsBatched += uint64(len(batch))
+		}
+		p.h.OnCalls(batch)
+		p.after()
+	})
 }
 
 // reply routes a server's answer back to its client after network latency.
