@@ -1,0 +1,142 @@
+package server_test
+
+// This file checks Journal.WriteStream over a real gRPC server on an
+// in-memory listener, against the fake Backend: requests reach the backend
+// in stream order and each reply names its request's id; a write naming an
+// unset journal and one over the batch limits are refused in-band and the
+// stream carries on; an idle machine answers UNKNOWN_JOURNAL and a failed
+// hand-over an ambiguous LOST, never an error read as "not done"; and a
+// half-closed stream ends cleanly once every request was answered.
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/test/bufconn"
+
+	pb "github.com/parosdb/paros/api/parospb/paros/v1"
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/host"
+	"github.com/parosdb/paros/server"
+	"github.com/parosdb/paros/wire"
+)
+
+func journalClient(t *testing.T, b server.Backend) pb.JournalClient {
+	t.Helper()
+	lis := bufconn.Listen(1 << 20)
+	gs := grpc.NewServer()
+	pb.RegisterJournalServer(gs, &server.Journal{B: b})
+	go func() { _ = gs.Serve(lis) }()
+	t.Cleanup(gs.Stop)
+	conn, err := grpc.NewClient("passthrough:///bufnet",
+		grpc.WithContextDialer(func(context.Context, string) (net.Conn, error) { return lis.Dial() }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return pb.NewJournalClient(conn)
+}
+
+// streamAll sends reqs on one stream, half-closes it and returns the
+// replies by id.
+func streamAll(t *testing.T, c pb.JournalClient, reqs []*pb.WriteStreamRequest) map[uint64]journal.Reply {
+	t.Helper()
+	st, err := c.WriteStream(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range reqs {
+		if err := st.Send(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.CloseSend(); err != nil {
+		t.Fatal(err)
+	}
+	got := map[uint64]journal.Reply{}
+	for {
+		m, err := st.Recv()
+		if errors.Is(err, io.EOF) {
+			return got
+		}
+		if err != nil {
+			t.Fatalf("recv after %d replies: %v", len(got), err)
+		}
+		got[m.GetId()] = wire.VerdictFromPB(m.GetReply().GetVerdict())
+	}
+}
+
+func write(id uint64, seq uint64, recs ...[]byte) *pb.WriteStreamRequest {
+	return &pb.WriteStreamRequest{Id: id, Write: &pb.WriteRequest{Journal: jidPB, Leader: fence, Seq: seq, Records: recs}}
+}
+
+func TestWriteStreamOrderAndInBandRefusals(t *testing.T) {
+	// Arrange: a backend that accepts everything; 100 writes with an unset
+	// journal at id 50 and an oversized batch at id 70.
+	b := &fakeBackend{resp: host.Response{Reply: journal.Reply{Outcome: journal.Outcome{Kind: journal.Accepted}}}}
+	c := journalClient(t, b)
+	var reqs []*pb.WriteStreamRequest
+	for i := uint64(1); i <= 100; i++ {
+		switch i {
+		case 50:
+			reqs = append(reqs, &pb.WriteStreamRequest{Id: i, Write: &pb.WriteRequest{Leader: fence, Seq: i}})
+		case 70:
+			big := make([][]byte, journal.WriteRecordsMax+1)
+			reqs = append(reqs, write(i, i, big...))
+		default:
+			reqs = append(reqs, write(i, i, []byte("r")))
+		}
+	}
+
+	// Act.
+	got := streamAll(t, c, reqs)
+
+	// Check: every id answered once; the 98 valid writes reached the
+	// backend in stream order.
+	if len(got) != 100 {
+		t.Fatalf("%d replies, want 100", len(got))
+	}
+	if got[50].NoVerdict != journal.UnknownJournal || got[70].NoVerdict != journal.TooLarge {
+		t.Fatalf("in-band refusals: id 50 %v, id 70 %v", got[50], got[70])
+	}
+	if got[99].Outcome.Kind != journal.Accepted {
+		t.Fatalf("the stream did not carry on after the refusals: %v", got[99])
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.calls) != 98 {
+		t.Fatalf("backend got %d calls, want 98", len(b.calls))
+	}
+	for i := 1; i < len(b.calls); i++ {
+		if b.calls[i].Write.Seq <= b.calls[i-1].Write.Seq {
+			t.Fatalf("call %d at seq %d after seq %d: not in stream order", i, b.calls[i].Write.Seq, b.calls[i-1].Write.Seq)
+		}
+	}
+}
+
+func TestWriteStreamBackendErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want journal.Reply
+	}{
+		{"an idle machine", server.ErrNotServing, journal.Reply{NoVerdict: journal.UnknownJournal}},
+		{"a failed hand-over is ambiguous", errors.New("stopped"), journal.Reply{NoVerdict: journal.Lost}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := journalClient(t, &fakeBackend{err: tc.err})
+
+			got := streamAll(t, c, []*pb.WriteStreamRequest{write(7, 1, []byte("r"))})
+
+			if got[7].NoVerdict != tc.want.NoVerdict {
+				t.Fatalf("reply %v, want %v", got[7], tc.want)
+			}
+		})
+	}
+}
