@@ -211,7 +211,12 @@ func (h *Host) drain(j *journalRT) {
 	defer func() { j.draining = false }()
 	for j.status == Live && j.node.HasReady() {
 		rd := j.node.Ready()
-		b := &pending{token: h.nextToken(), batch: rd.Batch, durable: len(rd.Writes) == 0}
+		// A batch whose writes are all relaxed (SetChosenIndex) promises
+		// nothing that a crash could un-make: losing it only lowers the
+		// chosen-index hint boot starts from. It is released at once, not
+		// after a trip through the storage goroutine (a leader's verdicts
+		// and a follower's folds ride in such batches).
+		b := &pending{token: h.nextToken(), batch: rd.Batch, durable: !rd.MustSync}
 		for _, m := range rd.Messages {
 			if m.EarlyOK() {
 				h.enqueue(j, m)

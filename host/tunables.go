@@ -57,7 +57,7 @@ type Tunables struct {
 	CatchUpBatch    int
 	// HotSlotsMax and HotBytesMax bound the applied records a journal keeps
 	// in memory; older ones are read back from the store (paxos.Options;
-	// floors 1; production 4096 slots and 4 MiB).
+	// floors 1; production 1,024 slots and 1 MiB).
 	HotSlotsMax int
 	HotBytesMax int
 }
@@ -88,8 +88,8 @@ func (t Tunables) withDefaults() Tunables {
 	def(&t.ProposeQueueMax, 4096)
 	def(&t.PromiseBatch, 64)
 	def(&t.CatchUpBatch, 256)
-	def(&t.HotSlotsMax, 4096)
-	def(&t.HotBytesMax, 4<<20)
+	def(&t.HotSlotsMax, 1024)
+	def(&t.HotBytesMax, 1<<20)
 	return t
 }
 

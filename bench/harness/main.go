@@ -259,7 +259,7 @@ func plannedSeconds(t timing, systems []system) int {
 // runSystem starts one system, runs every workload against it, stops it.
 func runSystem(ctx context.Context, s system, work string, t timing, pb *progress, profDir string, rep *report) sysResult {
 	res := sysResult{Key: s.key(), Title: s.title(), Durability: s.durability(), Phases: map[string]*loadResult{},
-		PeakRSSMiB: map[string][]float64{}, CPUCores: map[string]float64{}, Refused: map[string]int64{}}
+		PeakRSSMiB: map[string][]float64{}, CPUCores: map[string]float64{}, Refused: map[string]int64{}, DiskBytes: map[string]int64{}}
 	dir := filepath.Join(work, s.key())
 	_ = os.MkdirAll(dir, 0o755)
 	defer os.RemoveAll(dir)
@@ -322,6 +322,7 @@ func runSystem(ctx context.Context, s system, work string, t timing, pb *progres
 			rss = sampleRSS(s.members(), rssInterval)
 		}
 		cpu0 := membersCPU(s.members())
+		disk0 := membersWriteBytes(s.members())
 		var profDone chan string
 		if ph.profile && s.pprofAddr(0) != "" {
 			profDone = startProfile(ctx, s, profDir, ph.id, t)
@@ -333,6 +334,9 @@ func runSystem(ctx context.Context, s system, work string, t timing, pb *progres
 		r := runClosed(ctx, w, ph.inflight, ph.batch, t.warmup, t.measure, func() { pb.add(1) })
 		w.close()
 		res.CPUCores[ph.id] = (membersCPU(s.members()) - cpu0).Seconds() / (t.warmup + t.measure).Seconds()
+		if r.Writes > 0 {
+			res.DiskBytes[ph.id] = membersWriteBytes(s.members()) - disk0
+		}
 		if isParos {
 			res.Refused[ph.id] = p.refusals.Load()
 		}
@@ -360,6 +364,17 @@ func runSystem(ctx context.Context, s system, work string, t timing, pb *progres
 	fr := runFailover(ctx, s, w5Inflight, t.failBefore, t.failAfter, func() { pb.add(1) })
 	res.Failover = &fr
 	return res
+}
+
+// membersWriteBytes sums procWriteBytes over the live members.
+func membersWriteBytes(cs []*child) int64 {
+	var n int64
+	for _, c := range cs {
+		if c.alive() {
+			n += procWriteBytes(c.cmd.Process.Pid)
+		}
+	}
+	return n
 }
 
 func membersCPU(cs []*child) time.Duration {

@@ -132,6 +132,23 @@ func procCPU(pid int) time.Duration {
 	return time.Duration(ut+st) * time.Second / 100 // USER_HZ = 100 on Linux
 }
 
+// procWriteBytes is what the process caused to be written to storage
+// (/proc/PID/io write_bytes: the page cache's writeback and direct writes,
+// which is what the disk has to absorb), or 0 where it cannot be read.
+func procWriteBytes(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "write_bytes: "); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
 // killAll ends every child the harness started that is still running.
 func killAll() {
 	childrenMu.Lock()

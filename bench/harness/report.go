@@ -49,6 +49,9 @@ type sysResult struct {
 	Failover   *failoverResult        `json:"w5_failover,omitempty"`
 	PeakRSSMiB map[string][]float64   `json:"peak_rss_mib_per_member"`
 	CPUCores   map[string]float64     `json:"members_cpu_cores"`
+	// DiskBytes is what the three members wrote to storage over a phase
+	// (warm-up included), from /proc/PID/io.
+	DiskBytes map[string]int64 `json:"members_disk_write_bytes,omitempty"`
 	// Refused counts paros writes refused because an earlier write of the
 	// same writer had not landed yet (each took a slot and was resent).
 	Refused map[string]int64 `json:"refused_ahead_of_tail,omitempty"`
@@ -328,6 +331,22 @@ func (r *report) markdown(stamp string) string {
 		}
 		return 0
 	}
+	// diskGet is the members' storage writes over a phase, in MB/s; per
+	// record, in bytes per acknowledged record (both over the whole phase).
+	diskGet := func(key, id string, perRecord bool) float64 {
+		s := r.sys(key)
+		if s == nil || s.DiskBytes[id] == 0 {
+			return 0
+		}
+		rate := float64(s.DiskBytes[id]) / (r.Params.WarmupS + r.Params.MeasureS)
+		if !perRecord {
+			return rate / 1e6
+		}
+		if p := s.Phases[id]; p != nil && p.RecsPerS > 0 {
+			return rate / p.RecsPerS
+		}
+		return 0
+	}
 	extra := []struct {
 		label, metric string
 		get           func(key string) float64
@@ -340,6 +359,9 @@ func (r *report) markdown(stamp string) string {
 		{"memory under W2", "peak RSS of a member, MiB", rssGet, f1},
 		{"CPU of the 3 members, W2 1,000", "cores", func(k string) float64 { return cpuGet(k, "w2-1000") }, f1},
 		{"CPU of the 3 members, W3 16 in flight", "cores", func(k string) float64 { return cpuGet(k, "w3-16") }, f1},
+		{"disk writes of the 3 members, W3 16 in flight", "MB/s", func(k string) float64 { return diskGet(k, "w3-16", false) }, f1},
+		{"disk writes of the 3 members, W3 16 in flight", "bytes per 256 B record", func(k string) float64 { return diskGet(k, "w3-16", true) }, thousands},
+		{"disk writes of the 3 members, W2 1,000", "bytes per 256 B record", func(k string) float64 { return diskGet(k, "w2-1000", true) }, thousands},
 	}
 	for _, e := range extra {
 		pv := e.get("paros")

@@ -48,11 +48,11 @@ const (
 	defaultReadTTLTicks      = 10
 	defaultReadsMax          = 4096
 	defaultResendBatch       = 64
-	// A follower a few seconds behind, a reader near the tail and a retry of
-	// a recent write are served from memory; 4 MiB per journal keeps 64
-	// journals under 256 MiB of records.
-	defaultHotSlotsMax = 4096
-	defaultHotBytesMax = 4 << 20
+	// A follower a moment behind, a reader near the tail and a retry of a
+	// recent write are served from memory; older ones from the store's
+	// caches. 1 MiB per journal keeps 64 journals under 64 MiB of records.
+	defaultHotSlotsMax = 1024
+	defaultHotBytesMax = 1 << 20
 )
 
 func (o Options) withDefaults() Options {

@@ -2,7 +2,6 @@ package paxos
 
 import (
 	"fmt"
-	"sort"
 
 	"github.com/parosdb/paros/core/journal"
 )
@@ -11,16 +10,6 @@ import (
 type chosenValue struct {
 	cmd journal.Command
 	ok  bool
-}
-
-// position is one applied Write in the positions index: the records
-// [seq, seq+count) live in slot, and before is the journal state the walk
-// held just before applying it (the sealed base if the log is cut there).
-type position struct {
-	seq    journal.Seq
-	count  uint64
-	slot   Slot
-	before journal.State
 }
 
 // Replica is the learner (reference design §2.2): the chosen log, the
@@ -39,9 +28,9 @@ type Replica struct {
 	cold   *coldReader
 	// state is the fold of every slot <= applied.
 	state journal.State
-	// positions: ascending by seq, contiguous (each starts where the last
-	// ended). heldFrom is the first position this node can produce.
-	positions []position
+	// positions finds the slot of every applied write (positions.go).
+	// heldFrom is the first position this node can produce.
+	positions positionIndex
 	heldFrom  journal.Seq
 	// persistedChosen is the chosen index last emitted as a write.
 	persistedChosen Slot
@@ -52,6 +41,7 @@ func newReplica(mode journal.WriterMode, floor, chosenIndex Slot, sealed journal
 		heldFrom: sealed.NextSeq, persistedChosen: chosenIndex}
 	r.chosen = newSlotLog[chosenValue](floor)
 	r.cold = &coldReader{}
+	r.positions = newPositionIndex(floor-1, sealed)
 	return r
 }
 
@@ -118,27 +108,28 @@ func (r *Replica) EntryAt(seq journal.Seq) (journal.Entry, journal.Held) {
 	if seq < r.heldFrom {
 		return journal.Entry{}, journal.NotHeld
 	}
-	i := sort.Search(len(r.positions), func(i int) bool { return r.positions[i].seq >= seq })
-	if i == len(r.positions) || r.positions[i].seq != seq {
+	i := r.positions.find(seq)
+	if i < 0 {
 		return journal.Entry{}, journal.Absent
 	}
+	slot := r.positions.entries[i].slot
 	var c journal.Command
 	var ok bool
-	if slot := r.positions[i].slot; r.isCold(slot) {
+	if r.isCold(slot) {
 		var sc SlotCommand
 		sc, ok = r.cold.one(ColdDedup, slot)
 		c = sc.Command
 	} else {
 		c, ok = r.Chosen(slot)
 	}
-	if !ok && r.isCold(r.positions[i].slot) {
+	if !ok && r.isCold(slot) {
 		// The cold read failed (StorageFault is raised): the node cannot
 		// tell Duplicate from Refused, like a node that no longer holds
 		// the write; both leave the state alone.
 		return journal.Entry{}, journal.NotHeld
 	}
 	if !ok || c.Kind != journal.KindWrite {
-		panic(fmt.Sprintf("paxos: positions index names slot %d which holds no write", r.positions[i].slot))
+		panic(fmt.Sprintf("paxos: positions index names slot %d which holds no write", slot))
 	}
 	return c.Entry, journal.Found
 }
@@ -158,8 +149,9 @@ func (r *Replica) walk(out *[]Committed, cut func(floor Slot, sealed journal.Sta
 		r.state = next
 		r.applied = s
 		if outc.Kind == journal.Accepted && v.cmd.Kind == journal.KindWrite {
-			r.positions = append(r.positions, position{seq: outc.Seq, count: outc.Count, slot: s, before: before})
+			r.positions.add(outc.Seq, s)
 		}
+		r.positions.noteState(s, next)
 		*out = append(*out, Committed{Slot: s, Command: v.cmd, Outcome: outc, State: next})
 		if outc.Kind == journal.Trimmed && next.FirstSeq > before.FirstSeq {
 			floor, sealed := r.cutPoint()
@@ -177,11 +169,8 @@ func (r *Replica) walk(out *[]Committed, cut func(floor Slot, sealed journal.Sta
 // lie below it").
 func (r *Replica) cutPoint() (Slot, journal.State) {
 	first := r.state.FirstSeq
-	i := sort.Search(len(r.positions), func(i int) bool {
-		return r.positions[i].seq+journal.Seq(r.positions[i].count) > first
-	})
-	if i < len(r.positions) {
-		return r.positions[i].slot, r.positions[i].before
+	if i := r.positions.covering(first, r.state.NextSeq); i < r.positions.len() {
+		return r.positions.entries[i].slot, r.positions.before(i)
 	}
 	return r.applied + 1, r.state
 }
@@ -197,13 +186,11 @@ func (r *Replica) dropBelow(floor Slot) {
 	}
 	r.floor = floor
 	r.chosen.dropBelow(floor)
-	i := sort.Search(len(r.positions), func(i int) bool { return r.positions[i].slot >= floor })
-	if i < len(r.positions) {
-		r.heldFrom = r.positions[i].seq
+	if first := r.positions.dropBelow(floor); first != 0 {
+		r.heldFrom = first
 	} else {
 		r.heldFrom = r.state.NextSeq
 	}
-	r.positions = append(r.positions[:0:0], r.positions[i:]...)
 }
 
 // trimTo installs a trim point: everything below point is chosen and gone,
@@ -214,7 +201,7 @@ func (r *Replica) trimTo(point Slot, state journal.State) {
 	r.chosenIndex = max(r.chosenIndex, point-1)
 	r.applied = point - 1
 	r.state = state
-	r.positions = r.positions[:0]
+	r.positions = newPositionIndex(point-1, state)
 	r.heldFrom = state.NextSeq
 	// Slots already learned above the point may now be contiguous.
 	for {
@@ -261,14 +248,12 @@ func (r *Replica) Read(from journal.Seq, limit, maxBytes int) LogRead {
 	if from >= r.state.NextSeq {
 		return LogRead{Kind: ReadPage, View: view}
 	}
-	i := sort.Search(len(r.positions), func(i int) bool {
-		return r.positions[i].seq+journal.Seq(r.positions[i].count) > from
-	})
+	i := r.positions.covering(from, r.state.NextSeq)
 	var recs [][]byte
 	var cold []SlotCommand // a chunk of evicted slots read back at once
 	bytes := 0
-	for ; i < len(r.positions); i++ {
-		p := r.positions[i]
+	for ; i < r.positions.len(); i++ {
+		p := r.positions.entries[i]
 		var c journal.Command
 		if r.isCold(p.slot) {
 			if len(cold) == 0 || p.slot < cold[0].Slot || p.slot >= cold[0].Slot+Slot(len(cold)) {
