@@ -5,6 +5,9 @@ import (
 	"errors"
 	"io"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	pb "github.com/parosdb/paros/api/parospb/paros/v1"
 	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/host"
@@ -20,6 +23,8 @@ const (
 	// submitBatchMax bounds the requests handed to the event loop in one
 	// turn (they share a Ready: one persist, one Accept per peer).
 	submitBatchMax = 256
+	// answersPerReplyMax bounds the answers packed into one reply message.
+	answersPerReplyMax = 256
 )
 
 // streamVerdict is one answer on its way to the stream's sender.
@@ -30,9 +35,9 @@ type streamVerdict struct {
 }
 
 // WriteStream implements paros.v1.Journal.WriteStream: one goroutine reads
-// requests, one hands them to the event loop in stream order (in batches
-// of what has arrived), and the handler's own goroutine sends the verdicts
-// as they land. Each request is validated like a unary Write, but every
+// requests, one hands their Writes to the event loop in stream order (in
+// batches of what has arrived), and the handler's own goroutine sends the
+// verdicts as they land, packing those that wait together into one reply. Each request is validated like a unary Write, but every
 // refusal is in-band (a TOO_LARGE write is answered with the TOO_LARGE
 // refusal, not a status that would end the stream for the others).
 //
@@ -45,43 +50,59 @@ func (s *Journal) WriteStream(stream pb.Journal_WriteStreamServer) error {
 	// outstanding (window is the semaphore), each answered exactly once.
 	out := make(chan streamVerdict, WriteStreamWindow)
 	window := make(chan struct{}, WriteStreamWindow)
-	reqs := make(chan *pb.WriteStreamRequest, submitBatchMax)
+	reqs := make(chan *pb.StreamWrite, submitBatchMax)
 	recvErr := make(chan error, 1)
 
 	go func() {
 		defer close(reqs)
 		for {
 			m, err := stream.Recv()
+			if err == nil && len(m.GetWrites()) > WriteStreamWindow {
+				err = status.Errorf(codes.InvalidArgument, "a WriteStream message carries at most %d writes, got %d",
+					WriteStreamWindow, len(m.GetWrites()))
+			}
 			if err != nil {
 				recvErr <- err
 				return
 			}
-			select {
-			case window <- struct{}{}:
-			case <-ctx.Done():
-				return
-			}
-			select {
-			case reqs <- m:
-			case <-ctx.Done():
-				return
+			for _, w := range m.GetWrites() {
+				select {
+				case window <- struct{}{}:
+				case <-ctx.Done():
+					return
+				}
+				select {
+				case reqs <- w:
+				case <-ctx.Done():
+					return
+				}
 			}
 		}
 	}()
 	go s.submitStream(ctx, reqs, out)
 
 	recvDone := false
+	answers := make([]*pb.StreamAnswer, 0, answersPerReplyMax)
 	for {
 		select {
 		case v := <-out:
-			reply := v.reply
-			if reply == nil {
-				reply = &pb.WriteReply{Verdict: wire.VerdictToPB(v.v)}
+			// Pack every verdict already waiting into one message.
+			answers = append(answers[:0], v.answer())
+		more:
+			for len(answers) < answersPerReplyMax {
+				select {
+				case v := <-out:
+					answers = append(answers, v.answer())
+				default:
+					break more
+				}
 			}
-			if err := stream.Send(&pb.WriteStreamReply{Id: v.id, Reply: reply}); err != nil {
+			if err := stream.Send(&pb.WriteStreamReply{Answers: answers}); err != nil {
 				return err
 			}
-			<-window
+			for range answers {
+				<-window
+			}
 		case err := <-recvErr:
 			if !errors.Is(err, io.EOF) {
 				return err
@@ -96,10 +117,18 @@ func (s *Journal) WriteStream(stream pb.Journal_WriteStreamServer) error {
 	}
 }
 
+func (v streamVerdict) answer() *pb.StreamAnswer {
+	reply := v.reply
+	if reply == nil {
+		reply = &pb.WriteReply{Verdict: wire.VerdictToPB(v.v)}
+	}
+	return &pb.StreamAnswer{Id: v.id, Reply: reply}
+}
+
 // submitStream hands the stream's requests to the backend in arrival order,
 // each batch being whatever has arrived (at most submitBatchMax).
-func (s *Journal) submitStream(ctx context.Context, reqs <-chan *pb.WriteStreamRequest, out chan<- streamVerdict) {
-	batch := make([]*pb.WriteStreamRequest, 0, submitBatchMax)
+func (s *Journal) submitStream(ctx context.Context, reqs <-chan *pb.StreamWrite, out chan<- streamVerdict) {
+	batch := make([]*pb.StreamWrite, 0, submitBatchMax)
 	for m := range reqs {
 		batch = append(batch[:0], m)
 	more:

@@ -5,7 +5,9 @@ package server_test
 // in stream order and each reply names its request's id; a write naming an
 // unset journal and one over the batch limits are refused in-band and the
 // stream carries on; an idle machine answers UNKNOWN_JOURNAL and a failed
-// hand-over an ambiguous LOST, never an error read as "not done"; and a
+// hand-over an ambiguous LOST, never an error read as "not done"; a message
+// may carry many Writes and a reply many answers, each id answered once;
+// a message over the window ends the stream with InvalidArgument; and a
 // half-closed stream ends cleanly once every request was answered.
 
 import (
@@ -16,7 +18,9 @@ import (
 	"testing"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/test/bufconn"
 
 	pb "github.com/parosdb/paros/api/parospb/paros/v1"
@@ -45,16 +49,18 @@ func journalClient(t *testing.T, b server.Backend) pb.JournalClient {
 
 // streamAll sends reqs on one stream, half-closes it and returns the
 // replies by id.
-func streamAll(t *testing.T, c pb.JournalClient, reqs []*pb.WriteStreamRequest) map[uint64]journal.Reply {
+func streamAll(t *testing.T, c pb.JournalClient, reqs []*pb.StreamWrite) map[uint64]journal.Reply {
 	t.Helper()
 	st, err := c.WriteStream(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range reqs {
-		if err := st.Send(r); err != nil {
-			t.Fatal(err)
-		}
+	// Two messages: the first carries one Write, the second all the rest.
+	if err := st.Send(&pb.WriteStreamRequest{Writes: reqs[:1]}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Send(&pb.WriteStreamRequest{Writes: reqs[1:]}); err != nil {
+		t.Fatal(err)
 	}
 	if err := st.CloseSend(); err != nil {
 		t.Fatal(err)
@@ -68,12 +74,17 @@ func streamAll(t *testing.T, c pb.JournalClient, reqs []*pb.WriteStreamRequest) 
 		if err != nil {
 			t.Fatalf("recv after %d replies: %v", len(got), err)
 		}
-		got[m.GetId()] = wire.VerdictFromPB(m.GetReply().GetVerdict())
+		for _, a := range m.GetAnswers() {
+			if _, dup := got[a.GetId()]; dup {
+				t.Fatalf("id %d answered twice", a.GetId())
+			}
+			got[a.GetId()] = wire.VerdictFromPB(a.GetReply().GetVerdict())
+		}
 	}
 }
 
-func write(id uint64, seq uint64, recs ...[]byte) *pb.WriteStreamRequest {
-	return &pb.WriteStreamRequest{Id: id, Write: &pb.WriteRequest{Journal: jidPB, Leader: fence, Seq: seq, Records: recs}}
+func write(id uint64, seq uint64, recs ...[]byte) *pb.StreamWrite {
+	return &pb.StreamWrite{Id: id, Write: &pb.WriteRequest{Journal: jidPB, Leader: fence, Seq: seq, Records: recs}}
 }
 
 func TestWriteStreamOrderAndInBandRefusals(t *testing.T) {
@@ -81,11 +92,11 @@ func TestWriteStreamOrderAndInBandRefusals(t *testing.T) {
 	// journal at id 50 and an oversized batch at id 70.
 	b := &fakeBackend{resp: host.Response{Reply: journal.Reply{Outcome: journal.Outcome{Kind: journal.Accepted}}}}
 	c := journalClient(t, b)
-	var reqs []*pb.WriteStreamRequest
+	var reqs []*pb.StreamWrite
 	for i := uint64(1); i <= 100; i++ {
 		switch i {
 		case 50:
-			reqs = append(reqs, &pb.WriteStreamRequest{Id: i, Write: &pb.WriteRequest{Leader: fence, Seq: i}})
+			reqs = append(reqs, &pb.StreamWrite{Id: i, Write: &pb.WriteRequest{Leader: fence, Seq: i}})
 		case 70:
 			big := make([][]byte, journal.WriteRecordsMax+1)
 			reqs = append(reqs, write(i, i, big...))
@@ -132,11 +143,30 @@ func TestWriteStreamBackendErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := journalClient(t, &fakeBackend{err: tc.err})
 
-			got := streamAll(t, c, []*pb.WriteStreamRequest{write(7, 1, []byte("r"))})
+			got := streamAll(t, c, []*pb.StreamWrite{write(7, 1, []byte("r"))})
 
 			if got[7].NoVerdict != tc.want.NoVerdict {
 				t.Fatalf("reply %v, want %v", got[7], tc.want)
 			}
 		})
+	}
+}
+
+func TestWriteStreamRefusesAMessageOverTheWindow(t *testing.T) {
+	c := journalClient(t, &fakeBackend{})
+	st, err := c.WriteStream(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := make([]*pb.StreamWrite, server.WriteStreamWindow+1)
+	for i := range ws {
+		ws[i] = write(uint64(i+1), uint64(i+1))
+	}
+
+	_ = st.Send(&pb.WriteStreamRequest{Writes: ws})
+	_, err = st.Recv()
+
+	if status.Code(err) != codes.InvalidArgument {
+		t.Fatalf("a message of %d writes: %v, want InvalidArgument", len(ws), err)
 	}
 }

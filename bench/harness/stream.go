@@ -1,9 +1,10 @@
 package main
 
 // streamWriter is one fenced writer whose single-record writes travel over
-// one Journal.WriteStream to the leader: each is still its own Write (its
-// own slot, position check and verdict), but they share one HTTP/2 stream
-// instead of a unary call each, and the server proposes them in stream
+// one client.WriteStream (the client library's) to the leader: each is
+// still its own Write (its own slot, position check and verdict), but they
+// share one HTTP/2 stream, and the messages of that stream, instead of a
+// unary call each, and the server proposes them in stream
 // order, so none is refused for overtaking another. A write whose verdict
 // the stream cannot give (a broken stream, NotLeader, an ambiguous reply)
 // is resent identically, at the same position, through the unary path.
@@ -14,18 +15,19 @@ import (
 	"time"
 
 	pb "github.com/parosdb/paros/api/parospb/paros/v1"
+	"github.com/parosdb/paros/client"
 	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/wire"
 )
 
 type streamWriter struct {
-	pw *parosWriter
+	pw   *parosWriter
+	conn *client.Conn
+	j    *client.Journal
 
 	mu      sync.Mutex // orders position assignment with Send
-	stream  pb.Journal_WriteStreamClient
-	cancel  context.CancelFunc
-	nextID  uint64
-	waiting map[uint64]chan *pb.WriteReply
+	ws      *client.WriteStream
+	waiting map[uint64]chan journal.Reply
 }
 
 func (s *parosSys) newStreamWriter(ctx context.Context, attempt time.Duration) (writer, error) {
@@ -33,86 +35,86 @@ func (s *parosSys) newStreamWriter(ctx context.Context, attempt time.Duration) (
 	if err != nil {
 		return nil, err
 	}
-	w := &streamWriter{pw: pw, waiting: map[uint64]chan *pb.WriteReply{}}
+	conn, err := client.Dial(s.addrs...)
+	if err != nil {
+		return nil, err
+	}
+	w := &streamWriter{pw: pw, conn: conn, j: conn.Journal(pw.id), waiting: map[uint64]chan journal.Reply{}}
 	if err := w.open(ctx); err != nil {
 		return nil, err
 	}
 	return w, nil
 }
 
-// open starts a stream to the member believed to lead and its receiver.
+// open starts a client.WriteStream to the member believed to lead, and its
+// receiver. Caller holds mu (or is the constructor).
 func (w *streamWriter) open(ctx context.Context) error {
-	sctx, cancel := context.WithCancel(ctx)
-	st, err := w.pw.s.jcs[int(w.pw.leader.Load())].WriteStream(sctx)
+	ws, err := w.j.OpenWriteStream(ctx)
 	if err != nil {
-		cancel()
 		return err
 	}
-	w.stream, w.cancel = st, cancel
-	go w.recv(st)
+	w.ws = ws
+	go w.recv(ws)
 	return nil
 }
 
 // recv hands every reply to the write waiting on its id; when the stream
-// breaks, every waiting write gets nil (ambiguous).
-func (w *streamWriter) recv(st pb.Journal_WriteStreamClient) {
+// ends, every write still waiting gets a reply without a verdict (ambiguous).
+func (w *streamWriter) recv(ws *client.WriteStream) {
 	for {
-		m, err := st.Recv()
+		id, r, err := ws.Recv()
 		w.mu.Lock()
 		if err != nil {
 			for id, ch := range w.waiting {
-				ch <- nil
+				ch <- journal.Reply{NoVerdict: journal.Lost}
 				delete(w.waiting, id)
 			}
-			if w.stream == st {
-				w.stream = nil
+			if w.ws == ws {
+				w.ws = nil
 			}
 			w.mu.Unlock()
 			return
 		}
-		if ch, ok := w.waiting[m.GetId()]; ok {
-			delete(w.waiting, m.GetId())
-			ch <- m.GetReply()
+		if ch, ok := w.waiting[id]; ok {
+			delete(w.waiting, id)
+			ch <- r
 		}
 		w.mu.Unlock()
 	}
 }
 
 func (w *streamWriter) write(ctx context.Context, recs [][]byte) (time.Time, error) {
-	ch := make(chan *pb.WriteReply, 1)
+	ch := make(chan journal.Reply, 1)
+	pw := w.pw
 	w.mu.Lock()
-	if w.stream == nil {
+	if w.ws == nil {
 		if err := w.open(ctx); err != nil {
 			w.mu.Unlock()
 			return w.fallback(ctx, 0, recs, false)
 		}
 	}
-	pw := w.pw
 	pw.mu.Lock()
 	seq := pw.next
 	pw.next += journal.Seq(len(recs))
 	pw.mu.Unlock()
-	w.nextID++
-	id := w.nextID
-	w.waiting[id] = ch
 	at := time.Now()
-	err := w.stream.Send(&pb.WriteStreamRequest{Id: id, Write: &pb.WriteRequest{Journal: pw.pid, Leader: pw.fence, Seq: uint64(seq), Records: recs}})
-	if err != nil {
-		delete(w.waiting, id)
-		w.stream = nil
-		w.cancel()
+	id, err := w.ws.Send(journal.WriteRequest{Leader: wire.UUIDFromPB(pw.fence), Seq: seq, Records: recs})
+	if err == nil {
+		w.waiting[id] = ch
+	} else {
+		w.ws.Close()
+		w.ws = nil
 	}
 	w.mu.Unlock()
 	if err != nil {
 		return w.fallback(ctx, seq, recs, true)
 	}
-	var r *pb.WriteReply
+	var rep journal.Reply
 	select {
-	case r = <-ch:
+	case rep = <-ch:
 	case <-ctx.Done():
 		return time.Time{}, ctx.Err()
 	}
-	rep := wire.VerdictFromPB(r.GetVerdict())
 	switch o := rep.Outcome; {
 	case (o.Kind == journal.Accepted || o.Kind == journal.Duplicate) && o.Seq == seq:
 		return at, nil
@@ -121,8 +123,9 @@ func (w *streamWriter) write(ctx context.Context, recs [][]byte) (time.Time, err
 	case rep.NoVerdict == journal.NotLeader:
 		pw.redirect(int(pw.leader.Load()), rep.LeaderHint)
 		w.mu.Lock()
-		if w.stream != nil {
-			w.stream, _ = nil, w.stream.CloseSend()
+		if w.ws != nil {
+			w.ws.Close()
+			w.ws = nil
 		}
 		w.mu.Unlock()
 	}
@@ -168,7 +171,8 @@ func (w *streamWriter) fallback(ctx context.Context, seq journal.Seq, recs [][]b
 func (w *streamWriter) close() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.cancel != nil {
-		w.cancel()
+	if w.ws != nil {
+		w.ws.Close()
 	}
+	_ = w.conn.Close()
 }

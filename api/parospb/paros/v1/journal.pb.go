@@ -162,8 +162,7 @@ func (Refusal) EnumDescriptor() ([]byte, []int) {
 
 type WriteStreamRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
-	Write         *WriteRequest          `protobuf:"bytes,2,opt,name=write,proto3" json:"write,omitempty"`
+	Writes        []*StreamWrite         `protobuf:"bytes,1,rep,name=writes,proto3" json:"writes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -198,14 +197,59 @@ func (*WriteStreamRequest) Descriptor() ([]byte, []int) {
 	return file_paros_v1_journal_proto_rawDescGZIP(), []int{0}
 }
 
-func (x *WriteStreamRequest) GetId() uint64 {
+func (x *WriteStreamRequest) GetWrites() []*StreamWrite {
+	if x != nil {
+		return x.Writes
+	}
+	return nil
+}
+
+type StreamWrite struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Write         *WriteRequest          `protobuf:"bytes,2,opt,name=write,proto3" json:"write,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StreamWrite) Reset() {
+	*x = StreamWrite{}
+	mi := &file_paros_v1_journal_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StreamWrite) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StreamWrite) ProtoMessage() {}
+
+func (x *StreamWrite) ProtoReflect() protoreflect.Message {
+	mi := &file_paros_v1_journal_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StreamWrite.ProtoReflect.Descriptor instead.
+func (*StreamWrite) Descriptor() ([]byte, []int) {
+	return file_paros_v1_journal_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *StreamWrite) GetId() uint64 {
 	if x != nil {
 		return x.Id
 	}
 	return 0
 }
 
-func (x *WriteStreamRequest) GetWrite() *WriteRequest {
+func (x *StreamWrite) GetWrite() *WriteRequest {
 	if x != nil {
 		return x.Write
 	}
@@ -214,15 +258,14 @@ func (x *WriteStreamRequest) GetWrite() *WriteRequest {
 
 type WriteStreamReply struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
-	Reply         *WriteReply            `protobuf:"bytes,2,opt,name=reply,proto3" json:"reply,omitempty"`
+	Answers       []*StreamAnswer        `protobuf:"bytes,1,rep,name=answers,proto3" json:"answers,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *WriteStreamReply) Reset() {
 	*x = WriteStreamReply{}
-	mi := &file_paros_v1_journal_proto_msgTypes[1]
+	mi := &file_paros_v1_journal_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -234,7 +277,7 @@ func (x *WriteStreamReply) String() string {
 func (*WriteStreamReply) ProtoMessage() {}
 
 func (x *WriteStreamReply) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_journal_proto_msgTypes[1]
+	mi := &file_paros_v1_journal_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -247,17 +290,62 @@ func (x *WriteStreamReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteStreamReply.ProtoReflect.Descriptor instead.
 func (*WriteStreamReply) Descriptor() ([]byte, []int) {
-	return file_paros_v1_journal_proto_rawDescGZIP(), []int{1}
+	return file_paros_v1_journal_proto_rawDescGZIP(), []int{2}
 }
 
-func (x *WriteStreamReply) GetId() uint64 {
+func (x *WriteStreamReply) GetAnswers() []*StreamAnswer {
+	if x != nil {
+		return x.Answers
+	}
+	return nil
+}
+
+type StreamAnswer struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Reply         *WriteReply            `protobuf:"bytes,2,opt,name=reply,proto3" json:"reply,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StreamAnswer) Reset() {
+	*x = StreamAnswer{}
+	mi := &file_paros_v1_journal_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StreamAnswer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StreamAnswer) ProtoMessage() {}
+
+func (x *StreamAnswer) ProtoReflect() protoreflect.Message {
+	mi := &file_paros_v1_journal_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StreamAnswer.ProtoReflect.Descriptor instead.
+func (*StreamAnswer) Descriptor() ([]byte, []int) {
+	return file_paros_v1_journal_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *StreamAnswer) GetId() uint64 {
 	if x != nil {
 		return x.Id
 	}
 	return 0
 }
 
-func (x *WriteStreamReply) GetReply() *WriteReply {
+func (x *StreamAnswer) GetReply() *WriteReply {
 	if x != nil {
 		return x.Reply
 	}
@@ -276,7 +364,7 @@ type WriteRequest struct {
 
 func (x *WriteRequest) Reset() {
 	*x = WriteRequest{}
-	mi := &file_paros_v1_journal_proto_msgTypes[2]
+	mi := &file_paros_v1_journal_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -288,7 +376,7 @@ func (x *WriteRequest) String() string {
 func (*WriteRequest) ProtoMessage() {}
 
 func (x *WriteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_journal_proto_msgTypes[2]
+	mi := &file_paros_v1_journal_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -301,7 +389,7 @@ func (x *WriteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteRequest.ProtoReflect.Descriptor instead.
 func (*WriteRequest) Descriptor() ([]byte, []int) {
-	return file_paros_v1_journal_proto_rawDescGZIP(), []int{2}
+	return file_paros_v1_journal_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *WriteRequest) GetJournal() *JournalId {
@@ -351,7 +439,7 @@ type Verdict struct {
 
 func (x *Verdict) Reset() {
 	*x = Verdict{}
-	mi := &file_paros_v1_journal_proto_msgTypes[3]
+	mi := &file_paros_v1_journal_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -363,7 +451,7 @@ func (x *Verdict) String() string {
 func (*Verdict) ProtoMessage() {}
 
 func (x *Verdict) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_journal_proto_msgTypes[3]
+	mi := &file_paros_v1_journal_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -376,7 +464,7 @@ func (x *Verdict) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Verdict.ProtoReflect.Descriptor instead.
 func (*Verdict) Descriptor() ([]byte, []int) {
-	return file_paros_v1_journal_proto_rawDescGZIP(), []int{3}
+	return file_paros_v1_journal_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Verdict) GetOutcome() Outcome {
@@ -437,7 +525,7 @@ type WriteReply struct {
 
 func (x *WriteReply) Reset() {
 	*x = WriteReply{}
-	mi := &file_paros_v1_journal_proto_msgTypes[4]
+	mi := &file_paros_v1_journal_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -449,7 +537,7 @@ func (x *WriteReply) String() string {
 func (*WriteReply) ProtoMessage() {}
 
 func (x *WriteReply) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_journal_proto_msgTypes[4]
+	mi := &file_paros_v1_journal_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -462,7 +550,7 @@ func (x *WriteReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteReply.ProtoReflect.Descriptor instead.
 func (*WriteReply) Descriptor() ([]byte, []int) {
-	return file_paros_v1_journal_proto_rawDescGZIP(), []int{4}
+	return file_paros_v1_journal_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *WriteReply) GetVerdict() *Verdict {
@@ -484,7 +572,7 @@ type ReadRequest struct {
 
 func (x *ReadRequest) Reset() {
 	*x = ReadRequest{}
-	mi := &file_paros_v1_journal_proto_msgTypes[5]
+	mi := &file_paros_v1_journal_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -496,7 +584,7 @@ func (x *ReadRequest) String() string {
 func (*ReadRequest) ProtoMessage() {}
 
 func (x *ReadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_journal_proto_msgTypes[5]
+	mi := &file_paros_v1_journal_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -509,7 +597,7 @@ func (x *ReadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadRequest.ProtoReflect.Descriptor instead.
 func (*ReadRequest) Descriptor() ([]byte, []int) {
-	return file_paros_v1_journal_proto_rawDescGZIP(), []int{5}
+	return file_paros_v1_journal_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ReadRequest) GetJournal() *JournalId {
@@ -556,7 +644,7 @@ type ReadReply struct {
 
 func (x *ReadReply) Reset() {
 	*x = ReadReply{}
-	mi := &file_paros_v1_journal_proto_msgTypes[6]
+	mi := &file_paros_v1_journal_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -568,7 +656,7 @@ func (x *ReadReply) String() string {
 func (*ReadReply) ProtoMessage() {}
 
 func (x *ReadReply) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_journal_proto_msgTypes[6]
+	mi := &file_paros_v1_journal_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -581,7 +669,7 @@ func (x *ReadReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadReply.ProtoReflect.Descriptor instead.
 func (*ReadReply) Descriptor() ([]byte, []int) {
-	return file_paros_v1_journal_proto_rawDescGZIP(), []int{6}
+	return file_paros_v1_journal_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ReadReply) GetServed() bool {
@@ -637,7 +725,7 @@ type TruncateRequest struct {
 
 func (x *TruncateRequest) Reset() {
 	*x = TruncateRequest{}
-	mi := &file_paros_v1_journal_proto_msgTypes[7]
+	mi := &file_paros_v1_journal_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -649,7 +737,7 @@ func (x *TruncateRequest) String() string {
 func (*TruncateRequest) ProtoMessage() {}
 
 func (x *TruncateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_journal_proto_msgTypes[7]
+	mi := &file_paros_v1_journal_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -662,7 +750,7 @@ func (x *TruncateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateRequest.ProtoReflect.Descriptor instead.
 func (*TruncateRequest) Descriptor() ([]byte, []int) {
-	return file_paros_v1_journal_proto_rawDescGZIP(), []int{7}
+	return file_paros_v1_journal_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *TruncateRequest) GetJournal() *JournalId {
@@ -695,7 +783,7 @@ type TruncateReply struct {
 
 func (x *TruncateReply) Reset() {
 	*x = TruncateReply{}
-	mi := &file_paros_v1_journal_proto_msgTypes[8]
+	mi := &file_paros_v1_journal_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -707,7 +795,7 @@ func (x *TruncateReply) String() string {
 func (*TruncateReply) ProtoMessage() {}
 
 func (x *TruncateReply) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_journal_proto_msgTypes[8]
+	mi := &file_paros_v1_journal_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -720,7 +808,7 @@ func (x *TruncateReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TruncateReply.ProtoReflect.Descriptor instead.
 func (*TruncateReply) Descriptor() ([]byte, []int) {
-	return file_paros_v1_journal_proto_rawDescGZIP(), []int{8}
+	return file_paros_v1_journal_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *TruncateReply) GetVerdict() *Verdict {
@@ -741,7 +829,7 @@ type SetLeaderRequest struct {
 
 func (x *SetLeaderRequest) Reset() {
 	*x = SetLeaderRequest{}
-	mi := &file_paros_v1_journal_proto_msgTypes[9]
+	mi := &file_paros_v1_journal_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -753,7 +841,7 @@ func (x *SetLeaderRequest) String() string {
 func (*SetLeaderRequest) ProtoMessage() {}
 
 func (x *SetLeaderRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_journal_proto_msgTypes[9]
+	mi := &file_paros_v1_journal_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -766,7 +854,7 @@ func (x *SetLeaderRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetLeaderRequest.ProtoReflect.Descriptor instead.
 func (*SetLeaderRequest) Descriptor() ([]byte, []int) {
-	return file_paros_v1_journal_proto_rawDescGZIP(), []int{9}
+	return file_paros_v1_journal_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SetLeaderRequest) GetJournal() *JournalId {
@@ -799,7 +887,7 @@ type SetLeaderReply struct {
 
 func (x *SetLeaderReply) Reset() {
 	*x = SetLeaderReply{}
-	mi := &file_paros_v1_journal_proto_msgTypes[10]
+	mi := &file_paros_v1_journal_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -811,7 +899,7 @@ func (x *SetLeaderReply) String() string {
 func (*SetLeaderReply) ProtoMessage() {}
 
 func (x *SetLeaderReply) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_journal_proto_msgTypes[10]
+	mi := &file_paros_v1_journal_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -824,7 +912,7 @@ func (x *SetLeaderReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetLeaderReply.ProtoReflect.Descriptor instead.
 func (*SetLeaderReply) Descriptor() ([]byte, []int) {
-	return file_paros_v1_journal_proto_rawDescGZIP(), []int{10}
+	return file_paros_v1_journal_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SetLeaderReply) GetVerdict() *Verdict {
@@ -838,11 +926,15 @@ var File_paros_v1_journal_proto protoreflect.FileDescriptor
 
 const file_paros_v1_journal_proto_rawDesc = "" +
 	"\n" +
-	"\x16paros/v1/journal.proto\x12\bparos.v1\x1a\x15paros/v1/common.proto\"R\n" +
-	"\x12WriteStreamRequest\x12\x0e\n" +
+	"\x16paros/v1/journal.proto\x12\bparos.v1\x1a\x15paros/v1/common.proto\"C\n" +
+	"\x12WriteStreamRequest\x12-\n" +
+	"\x06writes\x18\x01 \x03(\v2\x15.paros.v1.StreamWriteR\x06writes\"K\n" +
+	"\vStreamWrite\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12,\n" +
-	"\x05write\x18\x02 \x01(\v2\x16.paros.v1.WriteRequestR\x05write\"N\n" +
-	"\x10WriteStreamReply\x12\x0e\n" +
+	"\x05write\x18\x02 \x01(\v2\x16.paros.v1.WriteRequestR\x05write\"D\n" +
+	"\x10WriteStreamReply\x120\n" +
+	"\aanswers\x18\x01 \x03(\v2\x16.paros.v1.StreamAnswerR\aanswers\"J\n" +
+	"\fStreamAnswer\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12*\n" +
 	"\x05reply\x18\x02 \x01(\v2\x14.paros.v1.WriteReplyR\x05reply\"\x97\x01\n" +
 	"\fWriteRequest\x12-\n" +
@@ -930,58 +1022,62 @@ func file_paros_v1_journal_proto_rawDescGZIP() []byte {
 }
 
 var file_paros_v1_journal_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_paros_v1_journal_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_paros_v1_journal_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_paros_v1_journal_proto_goTypes = []any{
 	(Outcome)(0),               // 0: paros.v1.Outcome
 	(Refusal)(0),               // 1: paros.v1.Refusal
 	(*WriteStreamRequest)(nil), // 2: paros.v1.WriteStreamRequest
-	(*WriteStreamReply)(nil),   // 3: paros.v1.WriteStreamReply
-	(*WriteRequest)(nil),       // 4: paros.v1.WriteRequest
-	(*Verdict)(nil),            // 5: paros.v1.Verdict
-	(*WriteReply)(nil),         // 6: paros.v1.WriteReply
-	(*ReadRequest)(nil),        // 7: paros.v1.ReadRequest
-	(*ReadReply)(nil),          // 8: paros.v1.ReadReply
-	(*TruncateRequest)(nil),    // 9: paros.v1.TruncateRequest
-	(*TruncateReply)(nil),      // 10: paros.v1.TruncateReply
-	(*SetLeaderRequest)(nil),   // 11: paros.v1.SetLeaderRequest
-	(*SetLeaderReply)(nil),     // 12: paros.v1.SetLeaderReply
-	(*JournalId)(nil),          // 13: paros.v1.JournalId
-	(*LeaderUuid)(nil),         // 14: paros.v1.LeaderUuid
-	(*JournalState)(nil),       // 15: paros.v1.JournalState
+	(*StreamWrite)(nil),        // 3: paros.v1.StreamWrite
+	(*WriteStreamReply)(nil),   // 4: paros.v1.WriteStreamReply
+	(*StreamAnswer)(nil),       // 5: paros.v1.StreamAnswer
+	(*WriteRequest)(nil),       // 6: paros.v1.WriteRequest
+	(*Verdict)(nil),            // 7: paros.v1.Verdict
+	(*WriteReply)(nil),         // 8: paros.v1.WriteReply
+	(*ReadRequest)(nil),        // 9: paros.v1.ReadRequest
+	(*ReadReply)(nil),          // 10: paros.v1.ReadReply
+	(*TruncateRequest)(nil),    // 11: paros.v1.TruncateRequest
+	(*TruncateReply)(nil),      // 12: paros.v1.TruncateReply
+	(*SetLeaderRequest)(nil),   // 13: paros.v1.SetLeaderRequest
+	(*SetLeaderReply)(nil),     // 14: paros.v1.SetLeaderReply
+	(*JournalId)(nil),          // 15: paros.v1.JournalId
+	(*LeaderUuid)(nil),         // 16: paros.v1.LeaderUuid
+	(*JournalState)(nil),       // 17: paros.v1.JournalState
 }
 var file_paros_v1_journal_proto_depIdxs = []int32{
-	4,  // 0: paros.v1.WriteStreamRequest.write:type_name -> paros.v1.WriteRequest
-	6,  // 1: paros.v1.WriteStreamReply.reply:type_name -> paros.v1.WriteReply
-	13, // 2: paros.v1.WriteRequest.journal:type_name -> paros.v1.JournalId
-	14, // 3: paros.v1.WriteRequest.leader:type_name -> paros.v1.LeaderUuid
-	0,  // 4: paros.v1.Verdict.outcome:type_name -> paros.v1.Outcome
-	1,  // 5: paros.v1.Verdict.refusal:type_name -> paros.v1.Refusal
-	15, // 6: paros.v1.Verdict.state:type_name -> paros.v1.JournalState
-	5,  // 7: paros.v1.WriteReply.verdict:type_name -> paros.v1.Verdict
-	13, // 8: paros.v1.ReadRequest.journal:type_name -> paros.v1.JournalId
-	15, // 9: paros.v1.ReadReply.state:type_name -> paros.v1.JournalState
-	13, // 10: paros.v1.TruncateRequest.journal:type_name -> paros.v1.JournalId
-	14, // 11: paros.v1.TruncateRequest.leader:type_name -> paros.v1.LeaderUuid
-	5,  // 12: paros.v1.TruncateReply.verdict:type_name -> paros.v1.Verdict
-	13, // 13: paros.v1.SetLeaderRequest.journal:type_name -> paros.v1.JournalId
-	14, // 14: paros.v1.SetLeaderRequest.new_leader:type_name -> paros.v1.LeaderUuid
-	14, // 15: paros.v1.SetLeaderRequest.old_leader:type_name -> paros.v1.LeaderUuid
-	5,  // 16: paros.v1.SetLeaderReply.verdict:type_name -> paros.v1.Verdict
-	4,  // 17: paros.v1.Journal.Write:input_type -> paros.v1.WriteRequest
-	7,  // 18: paros.v1.Journal.Read:input_type -> paros.v1.ReadRequest
-	9,  // 19: paros.v1.Journal.Truncate:input_type -> paros.v1.TruncateRequest
-	11, // 20: paros.v1.Journal.SetLeader:input_type -> paros.v1.SetLeaderRequest
-	2,  // 21: paros.v1.Journal.WriteStream:input_type -> paros.v1.WriteStreamRequest
-	6,  // 22: paros.v1.Journal.Write:output_type -> paros.v1.WriteReply
-	8,  // 23: paros.v1.Journal.Read:output_type -> paros.v1.ReadReply
-	10, // 24: paros.v1.Journal.Truncate:output_type -> paros.v1.TruncateReply
-	12, // 25: paros.v1.Journal.SetLeader:output_type -> paros.v1.SetLeaderReply
-	3,  // 26: paros.v1.Journal.WriteStream:output_type -> paros.v1.WriteStreamReply
-	22, // [22:27] is the sub-list for method output_type
-	17, // [17:22] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	3,  // 0: paros.v1.WriteStreamRequest.writes:type_name -> paros.v1.StreamWrite
+	6,  // 1: paros.v1.StreamWrite.write:type_name -> paros.v1.WriteRequest
+	5,  // 2: paros.v1.WriteStreamReply.answers:type_name -> paros.v1.StreamAnswer
+	8,  // 3: paros.v1.StreamAnswer.reply:type_name -> paros.v1.WriteReply
+	15, // 4: paros.v1.WriteRequest.journal:type_name -> paros.v1.JournalId
+	16, // 5: paros.v1.WriteRequest.leader:type_name -> paros.v1.LeaderUuid
+	0,  // 6: paros.v1.Verdict.outcome:type_name -> paros.v1.Outcome
+	1,  // 7: paros.v1.Verdict.refusal:type_name -> paros.v1.Refusal
+	17, // 8: paros.v1.Verdict.state:type_name -> paros.v1.JournalState
+	7,  // 9: paros.v1.WriteReply.verdict:type_name -> paros.v1.Verdict
+	15, // 10: paros.v1.ReadRequest.journal:type_name -> paros.v1.JournalId
+	17, // 11: paros.v1.ReadReply.state:type_name -> paros.v1.JournalState
+	15, // 12: paros.v1.TruncateRequest.journal:type_name -> paros.v1.JournalId
+	16, // 13: paros.v1.TruncateRequest.leader:type_name -> paros.v1.LeaderUuid
+	7,  // 14: paros.v1.TruncateReply.verdict:type_name -> paros.v1.Verdict
+	15, // 15: paros.v1.SetLeaderRequest.journal:type_name -> paros.v1.JournalId
+	16, // 16: paros.v1.SetLeaderRequest.new_leader:type_name -> paros.v1.LeaderUuid
+	16, // 17: paros.v1.SetLeaderRequest.old_leader:type_name -> paros.v1.LeaderUuid
+	7,  // 18: paros.v1.SetLeaderReply.verdict:type_name -> paros.v1.Verdict
+	6,  // 19: paros.v1.Journal.Write:input_type -> paros.v1.WriteRequest
+	9,  // 20: paros.v1.Journal.Read:input_type -> paros.v1.ReadRequest
+	11, // 21: paros.v1.Journal.Truncate:input_type -> paros.v1.TruncateRequest
+	13, // 22: paros.v1.Journal.SetLeader:input_type -> paros.v1.SetLeaderRequest
+	2,  // 23: paros.v1.Journal.WriteStream:input_type -> paros.v1.WriteStreamRequest
+	8,  // 24: paros.v1.Journal.Write:output_type -> paros.v1.WriteReply
+	10, // 25: paros.v1.Journal.Read:output_type -> paros.v1.ReadReply
+	12, // 26: paros.v1.Journal.Truncate:output_type -> paros.v1.TruncateReply
+	14, // 27: paros.v1.Journal.SetLeader:output_type -> paros.v1.SetLeaderReply
+	4,  // 28: paros.v1.Journal.WriteStream:output_type -> paros.v1.WriteStreamReply
+	24, // [24:29] is the sub-list for method output_type
+	19, // [19:24] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_paros_v1_journal_proto_init() }
@@ -996,7 +1092,7 @@ func file_paros_v1_journal_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_paros_v1_journal_proto_rawDesc), len(file_paros_v1_journal_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   11,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -45,16 +45,17 @@ type JournalClient interface {
 	Truncate(ctx context.Context, in *TruncateRequest, opts ...grpc.CallOption) (*TruncateReply, error)
 	// SetLeader moves the writer fence (compare-and-set).
 	SetLeader(ctx context.Context, in *SetLeaderRequest, opts ...grpc.CallOption) (*SetLeaderReply, error)
-	// WriteStream pipelines Writes over one stream. Each request carries a
-	// caller-chosen id and one WriteRequest, judged exactly as a unary Write
-	// (its own slot, position check and verdict); each reply answers one id,
-	// in whatever order the verdicts land. Requests reach the server's
-	// consensus in stream order, so a fenced writer's pipelined writes at
-	// consecutive positions are never refused for overtaking each other (a
-	// unary call each can). A server keeps at most write_stream_window
-	// requests of one stream unanswered and stops reading past that. A reply
-	// with outcome NONE is ambiguous exactly as for Write; a stream that
-	// ends leaves every unanswered request ambiguous.
+	// WriteStream pipelines Writes over one stream. Each Write carries a
+	// caller-chosen id and is judged exactly as a unary Write (its own slot,
+	// position check and verdict); each answer names one id, in whatever
+	// order the verdicts land. A request message may carry many Writes and a
+	// reply message many answers: they share a frame, never a slot. Writes
+	// reach the server's consensus in stream order, so a fenced writer's
+	// pipelined writes at consecutive positions are never refused for
+	// overtaking each other (a unary call each can). A server keeps at most
+	// 4,096 Writes of one stream unanswered and stops reading past that. An
+	// answer with outcome NONE is ambiguous exactly as for Write; a stream
+	// that ends leaves every unanswered Write ambiguous.
 	WriteStream(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[WriteStreamRequest, WriteStreamReply], error)
 }
 
@@ -138,16 +139,17 @@ type JournalServer interface {
 	Truncate(context.Context, *TruncateRequest) (*TruncateReply, error)
 	// SetLeader moves the writer fence (compare-and-set).
 	SetLeader(context.Context, *SetLeaderRequest) (*SetLeaderReply, error)
-	// WriteStream pipelines Writes over one stream. Each request carries a
-	// caller-chosen id and one WriteRequest, judged exactly as a unary Write
-	// (its own slot, position check and verdict); each reply answers one id,
-	// in whatever order the verdicts land. Requests reach the server's
-	// consensus in stream order, so a fenced writer's pipelined writes at
-	// consecutive positions are never refused for overtaking each other (a
-	// unary call each can). A server keeps at most write_stream_window
-	// requests of one stream unanswered and stops reading past that. A reply
-	// with outcome NONE is ambiguous exactly as for Write; a stream that
-	// ends leaves every unanswered request ambiguous.
+	// WriteStream pipelines Writes over one stream. Each Write carries a
+	// caller-chosen id and is judged exactly as a unary Write (its own slot,
+	// position check and verdict); each answer names one id, in whatever
+	// order the verdicts land. A request message may carry many Writes and a
+	// reply message many answers: they share a frame, never a slot. Writes
+	// reach the server's consensus in stream order, so a fenced writer's
+	// pipelined writes at consecutive positions are never refused for
+	// overtaking each other (a unary call each can). A server keeps at most
+	// 4,096 Writes of one stream unanswered and stops reading past that. An
+	// answer with outcome NONE is ambiguous exactly as for Write; a stream
+	// that ends leaves every unanswered Write ambiguous.
 	WriteStream(grpc.BidiStreamingServer[WriteStreamRequest, WriteStreamReply]) error
 	mustEmbedUnimplementedJournalServer()
 }
