@@ -50,7 +50,15 @@ type Config struct {
 const (
 	inboxCapacity     = 4096
 	peerQueueCapacity = 1024
+	// callBatchMax bounds the unary calls the loop takes in one turn.
+	callBatchMax = 256
 )
+
+// queuedCall is a unary call on its way to the loop.
+type queuedCall struct {
+	c    host.Call
+	sink func(host.Response)
+}
 
 // ErrBusy: the loop's inbox is full.
 var ErrBusy = errors.New("paros/runtime: process busy")
@@ -60,9 +68,12 @@ var ErrStopped = errors.New("paros/runtime: process stopped")
 
 // Runtime is a running process.
 type Runtime struct {
-	cfg     Config
-	log     *slog.Logger
-	inbox   chan func()
+	cfg   Config
+	log   *slog.Logger
+	inbox chan func()
+	// callq carries unary calls: the loop takes every call waiting in one
+	// turn (OnCalls), so concurrent Writes share a Ready and a persist.
+	callq   chan queuedCall
 	h       *host.Host
 	calls   map[host.CallID]func(host.Response) // loop-owned; each must not block
 	callID  atomic.Uint64
@@ -91,6 +102,7 @@ func Start(cfg Config) (*Runtime, error) {
 		return nil, err
 	}
 	r := &Runtime{cfg: cfg, log: cfg.Logger.With("node", cfg.NodeID), inbox: make(chan func(), inboxCapacity),
+		callq: make(chan queuedCall, inboxCapacity),
 		calls: map[host.CallID]func(host.Response){}, stop: make(chan struct{}), stopped: make(chan struct{}),
 		rng:     mrand.New(mrand.NewPCG(binary.LittleEndian.Uint64(seed[:8]), binary.LittleEndian.Uint64(seed[8:]))),
 		metrics: cfg.Metrics}
@@ -123,6 +135,8 @@ func (r *Runtime) loop() {
 		select {
 		case fn := <-r.inbox:
 			fn()
+		case qc := <-r.callq:
+			r.takeCalls(qc)
 		case <-tick.C:
 			r.h.OnTick()
 			r.sampleMetrics()
@@ -134,6 +148,25 @@ func (r *Runtime) loop() {
 			return
 		}
 	}
+}
+
+// takeCalls hands the host first and every unary call already waiting
+// behind it (at most callBatchMax) in one turn, in arrival order.
+func (r *Runtime) takeCalls(first queuedCall) {
+	cs := make([]host.Call, 0, 8)
+	r.calls[first.c.ID] = first.sink
+	cs = append(cs, first.c)
+more:
+	for len(cs) < callBatchMax {
+		select {
+		case qc := <-r.callq:
+			r.calls[qc.c.ID] = qc.sink
+			cs = append(cs, qc.c)
+		default:
+			break more
+		}
+	}
+	r.h.OnCalls(cs)
 }
 
 func (r *Runtime) fail(err error) {
@@ -200,11 +233,12 @@ func (r *Runtime) Call(ctx context.Context, c host.Call) (host.Response, error) 
 	c.ID = host.CallID(r.callID.Add(1))
 	ch := make(chan host.Response, 1)
 	start := time.Now()
-	if err := r.postWait(ctx, func() {
-		r.calls[c.ID] = func(resp host.Response) { ch <- resp }
-		r.h.OnCall(c)
-	}); err != nil {
-		return host.Response{}, err
+	select {
+	case r.callq <- queuedCall{c: c, sink: func(resp host.Response) { ch <- resp }}:
+	case <-r.stopped:
+		return host.Response{}, ErrStopped
+	case <-ctx.Done():
+		return host.Response{}, ctx.Err()
 	}
 	select {
 	case resp := <-ch:
