@@ -598,7 +598,7 @@ func (r *report) svg() string {
 		ss = append(ss, se)
 		if s.Key == "paros" {
 			for _, v := range []struct{ suffix, name, color string }{
-				{"stream", "paros, one WriteStream", "#2ca02c"},
+				{"stream", "paros, one WriteStream", "#8c564b"},
 				{"journals", "paros, 64 journals", "#ff7f0e"},
 				{"coalescing", "paros, coalescing writer", "#9467bd"},
 			} {
