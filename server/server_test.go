@@ -433,10 +433,16 @@ func TestAdminInspect(t *testing.T) {
 
 // peerClient serves a Peer over an in-memory listener.
 func peerClient(t *testing.T, b server.Backend) pb.PeerClient {
+	return pb.NewPeerClient(bufconnServe(t, func(gs *grpc.Server) { pb.RegisterPeerServer(gs, &server.Peer{B: b}) }))
+}
+
+// bufconnServe starts a gRPC server with what register adds, on an
+// in-memory listener, and returns a client connection to it.
+func bufconnServe(t *testing.T, register func(*grpc.Server)) *grpc.ClientConn {
 	t.Helper()
 	lis := bufconn.Listen(1 << 20)
 	gs := grpc.NewServer()
-	pb.RegisterPeerServer(gs, &server.Peer{B: b})
+	register(gs)
 	go func() { _ = gs.Serve(lis) }()
 	t.Cleanup(gs.Stop)
 	conn, err := grpc.NewClient("passthrough:///bufnet",
@@ -446,7 +452,7 @@ func peerClient(t *testing.T, b server.Backend) pb.PeerClient {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	return pb.NewPeerClient(conn)
+	return conn
 }
 
 func heartbeat(from, to paxos.NodeID) host.Envelope {

@@ -14,14 +14,11 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
 	"testing"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 
 	pb "github.com/parosdb/paros/api/parospb/paros/v1"
 	"github.com/parosdb/paros/core/journal"
@@ -31,20 +28,7 @@ import (
 )
 
 func journalClient(t *testing.T, b server.Backend) pb.JournalClient {
-	t.Helper()
-	lis := bufconn.Listen(1 << 20)
-	gs := grpc.NewServer()
-	pb.RegisterJournalServer(gs, &server.Journal{B: b})
-	go func() { _ = gs.Serve(lis) }()
-	t.Cleanup(gs.Stop)
-	conn, err := grpc.NewClient("passthrough:///bufnet",
-		grpc.WithContextDialer(func(context.Context, string) (net.Conn, error) { return lis.Dial() }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	return pb.NewJournalClient(conn)
+	return pb.NewJournalClient(bufconnServe(t, func(gs *grpc.Server) { pb.RegisterJournalServer(gs, &server.Journal{B: b}) }))
 }
 
 // streamAll sends reqs on one stream, half-closes it and returns the

@@ -134,19 +134,23 @@ func (a *audit) backed(node paxos.NodeID, j journal.ID, c paxos.Committed) {
 // boot or a reopen after quarantine starts from the durable promise, which
 // synced checks across incarnations).
 func (a *audit) promises(p *proc) {
-	if p.h == nil || !p.up {
-		return
-	}
-	for _, js := range a.w.shape.Journals {
-		n := p.h.Node(js.ID)
-		if n == nil {
-			continue
-		}
-		k := njournal{p.id, js.ID}
+	a.eachLiveNode(p, func(js JournalShape, k njournal, n *paxos.Node) {
 		if seen, ok := a.memPromise[k]; ok && seen.node == n && n.Promised().Less(seen.b) {
 			a.violation("a node's promised ballot never decreases", "n%d %s: %s after %s in one boot", p.id, short(js.ID), n.Promised(), seen.b)
 		}
 		a.memPromise[k] = incBallot{node: n, b: n.Promised()}
+	})
+}
+
+// eachLiveNode calls fn for every journal node of a live process.
+func (a *audit) eachLiveNode(p *proc, fn func(js JournalShape, k njournal, n *paxos.Node)) {
+	if p.h == nil || !p.up {
+		return
+	}
+	for _, js := range a.w.shape.Journals {
+		if n := p.h.Node(js.ID); n != nil {
+			fn(js, njournal{p.id, js.ID}, n)
+		}
 	}
 }
 
@@ -155,15 +159,7 @@ func (a *audit) promises(p *proc) {
 // a record evicted before it was durable would be read back as missing,
 // or lost with a crash while the node believes it held it.
 func (a *audit) evicted(p *proc) {
-	if p.h == nil || !p.up {
-		return
-	}
-	for _, js := range a.w.shape.Journals {
-		n := p.h.Node(js.ID)
-		if n == nil {
-			continue
-		}
-		k := njournal{p.id, js.ID}
+	a.eachLiveNode(p, func(js JournalShape, k njournal, n *paxos.Node) {
 		seen := a.hotChecked[k]
 		from := max(n.Floor(), seen.s)
 		if seen.node != n {
@@ -177,7 +173,7 @@ func (a *audit) evicted(p *proc) {
 			}
 		}
 		a.hotChecked[k] = incSlot{node: n, s: n.HotBase()}
-	}
+	})
 }
 
 // synced checks the durable promise after every completed sync.

@@ -115,13 +115,10 @@ func (w *streamWriter) write(ctx context.Context, recs [][]byte) (time.Time, err
 	case <-ctx.Done():
 		return time.Time{}, ctx.Err()
 	}
-	switch o := rep.Outcome; {
-	case (o.Kind == journal.Accepted || o.Kind == journal.Duplicate) && o.Seq == seq:
-		return at, nil
-	case o.Kind == journal.Refused && (o.View.Leader != wire.UUIDFromPB(pw.fence) || seq < o.View.NextSeq):
-		return time.Time{}, errSuperseded
-	case rep.NoVerdict == journal.NotLeader:
-		pw.redirect(int(pw.leader.Load()), rep.LeaderHint)
+	if done, err := pw.judge(rep, seq, int(pw.leader.Load())); done {
+		return at, err
+	}
+	if rep.NoVerdict == journal.NotLeader {
 		w.mu.Lock()
 		if w.ws != nil {
 			w.ws.Close()
@@ -154,14 +151,8 @@ func (w *streamWriter) fallback(ctx context.Context, seq journal.Seq, recs [][]b
 			sleepCtx(ctx, 5*time.Millisecond)
 			continue
 		}
-		rep := wire.VerdictFromPB(r.GetVerdict())
-		switch o := rep.Outcome; {
-		case (o.Kind == journal.Accepted || o.Kind == journal.Duplicate) && o.Seq == seq:
-			return at, nil
-		case o.Kind == journal.Refused && (o.View.Leader != wire.UUIDFromPB(pw.fence) || seq < o.View.NextSeq):
-			return time.Time{}, errSuperseded
-		case rep.NoVerdict == journal.NotLeader:
-			pw.redirect(i, rep.LeaderHint)
+		if done, err := pw.judge(wire.VerdictFromPB(r.GetVerdict()), seq, i); done {
+			return at, err
 		}
 		sleepCtx(ctx, time.Millisecond) // ahead of the tail, or ambiguous: resend
 	}
@@ -175,4 +166,20 @@ func (w *streamWriter) close() {
 		w.ws.Close()
 	}
 	_ = w.conn.Close()
+}
+
+// judge reads the reply to the write at seq sent to member i: done with no
+// error when it landed, done with errSuperseded when another writer holds
+// the journal, not done otherwise (resend; a NotLeader moved the writer's
+// idea of the leader).
+func (pw *parosWriter) judge(rep journal.Reply, seq journal.Seq, i int) (bool, error) {
+	switch o := rep.Outcome; {
+	case (o.Kind == journal.Accepted || o.Kind == journal.Duplicate) && o.Seq == seq:
+		return true, nil
+	case o.Kind == journal.Refused && (o.View.Leader != wire.UUIDFromPB(pw.fence) || seq < o.View.NextSeq):
+		return true, errSuperseded
+	case rep.NoVerdict == journal.NotLeader:
+		pw.redirect(i, rep.LeaderHint)
+	}
+	return false, nil
 }
