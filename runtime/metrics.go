@@ -5,6 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/parosdb/paros/core/paxos"
 	"github.com/parosdb/paros/host"
 )
 
@@ -21,7 +22,17 @@ type Metrics struct {
 	OutboundDropped prometheus.Counter
 	Elections       prometheus.Gauge
 	Inbox           prometheus.Gauge
+	// The hot window (paxos cold.go): slots evicted from memory and cold
+	// reads by purpose, summed over this process's live journal nodes
+	// (gauges: a quarantine reopen starts a node's counts again), and the
+	// quarantines caused by a failed cold read.
+	Evicted        prometheus.Gauge
+	ColdReads      *prometheus.GaugeVec
+	ColdReadFaults prometheus.Gauge
 }
+
+var coldPurposeNames = [...]string{paxos.ColdCatchUp: "catch_up", paxos.ColdPromise: "promise", paxos.ColdVote: "vote",
+	paxos.ColdPage: "read_page", paxos.ColdDedup: "dedup", paxos.ColdLookup: "lookup"}
 
 // NewMetrics registers the metrics on reg (a fresh registry when nil).
 func NewMetrics(reg *prometheus.Registry) *Metrics {
@@ -43,9 +54,15 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 		OutboundDropped: prometheus.NewCounter(prometheus.CounterOpts{Name: "paros_outbound_dropped_total", Help: "Delivers dropped on a full peer queue."}),
 		Elections:       prometheus.NewGauge(prometheus.GaugeOpts{Name: "paros_elections", Help: "Elections won by this process, summed over journals."}),
 		Inbox:           prometheus.NewGauge(prometheus.GaugeOpts{Name: "paros_inbox_depth", Help: "Events waiting for the loop."}),
+		Evicted: prometheus.NewGauge(prometheus.GaugeOpts{Name: "paros_hot_window_evicted_slots",
+			Help: "Applied slots moved out of memory (read back from the store when asked for), summed over live journals."}),
+		ColdReads: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "paros_cold_reads",
+			Help: "Reads of evicted records back from the store, by purpose, summed over live journals."}, []string{"purpose"}),
+		ColdReadFaults: prometheus.NewGauge(prometheus.GaugeOpts{Name: "paros_cold_read_faults",
+			Help: "Journals quarantined because an evicted record could not be read back."}),
 	}
 	reg.MustRegister(m.Commits, m.CallLatency, m.SyncBatches, m.SyncLatency, m.PeerQueue, m.InboundDropped,
-		m.OutboundDropped, m.Elections, m.Inbox)
+		m.OutboundDropped, m.Elections, m.Inbox, m.Evicted, m.ColdReads, m.ColdReadFaults)
 	return m
 }
 
@@ -66,11 +83,22 @@ func (m *Metrics) observeCommit(batches int, sync bool, d time.Duration) {
 // sampleMetrics runs on the loop each tick.
 func (r *Runtime) sampleMetrics() {
 	r.metrics.Inbox.Set(float64(len(r.inbox)))
-	var elections uint64
+	var elections, evicted uint64
+	var cold paxos.ColdReads
 	for _, j := range r.cfg.Journals {
 		if n := r.h.Node(j.ID); n != nil {
-			elections += n.Counters().Elections
+			c := n.Counters()
+			elections += c.Elections
+			evicted += c.Evicted
+			for i, v := range c.ColdReads {
+				cold[i] += v
+			}
 		}
 	}
 	r.metrics.Elections.Set(float64(elections))
+	r.metrics.Evicted.Set(float64(evicted))
+	for i, v := range cold {
+		r.metrics.ColdReads.WithLabelValues(coldPurposeNames[i]).Set(float64(v))
+	}
+	r.metrics.ColdReadFaults.Set(float64(r.h.Counters().ColdReadFaults))
 }
