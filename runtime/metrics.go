@@ -32,7 +32,7 @@ type Metrics struct {
 }
 
 var coldPurposeNames = [...]string{paxos.ColdCatchUp: "catch_up", paxos.ColdPromise: "promise", paxos.ColdVote: "vote",
-	paxos.ColdPage: "read_page", paxos.ColdDedup: "dedup", paxos.ColdLookup: "lookup"}
+	paxos.ColdPage: "read_page", paxos.ColdDedup: "dedup", paxos.ColdLookup: "lookup", paxos.ColdBoot: "boot"}
 
 // NewMetrics registers the metrics on reg (a fresh registry when nil).
 func NewMetrics(reg *prometheus.Registry) *Metrics {

@@ -216,6 +216,7 @@ func (w *World) gateCounts(r *Result) {
 	set("a Promise page reports evicted records", c.ColdReads[paxos.ColdPromise])
 	set("a read page is served from evicted records", c.ColdReads[paxos.ColdPage])
 	set("calls read together are handed to the host in one turn (OnCalls)", c.CallsBatched)
+	set("a boot folds its log back from the store in pages (cold prefix)", c.ColdReads[paxos.ColdBoot])
 	set("a retry of an evicted write is judged from the store", c.ColdReads[paxos.ColdDedup])
 	set("an Accept for an evicted slot is voted from the store", c.ColdReads[paxos.ColdVote])
 }
@@ -272,6 +273,7 @@ func GateNames() []string {
 		"a read page is served from evicted records",
 		"a retry of an evicted write is judged from the store",
 		"calls read together are handed to the host in one turn (OnCalls)",
+		"a boot folds its log back from the store in pages (cold prefix)",
 	}
 	slices.Sort(g)
 	return g

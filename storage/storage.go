@@ -60,10 +60,59 @@ type BootState struct {
 	// Cold reads records back after the node evicted them from memory
 	// (paxos.ColdLog); nil keeps every record in memory.
 	Cold paxos.ColdLog
+	// ColdEnd ends the cold prefix: the scan verified every record of
+	// [Floor, ColdEnd] — all present, intact and at or below the durable
+	// chosen index — and left them out of Records (read them with Cold, or
+	// AllRecords). 0 when there is none.
+	ColdEnd paxos.Slot
 }
 
 // ColdLog implements paxos.ColdSource.
 func (b *BootState) ColdLog() paxos.ColdLog { return b.Cold }
+
+// ColdThrough implements paxos.ColdSource.
+func (b *BootState) ColdThrough() paxos.Slot { return b.ColdEnd }
+
+// AllRecords is the cold prefix read back, then Records: every intact
+// record the store holds, ascending (tests and audits; a node folds the
+// prefix in pages instead).
+func (b *BootState) AllRecords() ([]paxos.SlotCommand, error) {
+	if b.ColdEnd < b.FirstSlot() || b.Cold == nil {
+		return b.Records, nil
+	}
+	prefix, err := b.Cold.ColdRecords(b.FirstSlot(), b.ColdEnd+1)
+	if err != nil {
+		return nil, err
+	}
+	return append(prefix, b.Records...), nil
+}
+
+// ColdPrefix tracks, over a scan in slot order, how far the records form
+// the cold prefix a boot may leave on disk: dense from the floor, intact,
+// and at or below the durable chosen index (the fold reads them back; any
+// record after a gap, a damaged one or one above the chosen index must be
+// held in memory).
+type ColdPrefix struct {
+	through paxos.Slot
+	broken  bool
+}
+
+// NewColdPrefix starts a prefix at floor.
+func NewColdPrefix(floor paxos.Slot) ColdPrefix { return ColdPrefix{through: max(floor, 1) - 1} }
+
+// Take reports whether the record at slot (intact unless damaged) joins
+// the prefix; once one does not, none after it does.
+func (c *ColdPrefix) Take(slot, chosen paxos.Slot, damaged bool) bool {
+	if c.broken || damaged || slot != c.through+1 || slot > chosen {
+		c.broken = true
+		return false
+	}
+	c.through = slot
+	return true
+}
+
+// Through is the prefix's last slot (below the floor when it is empty).
+func (c ColdPrefix) Through() paxos.Slot { return c.through }
 
 // InitialState implements paxos.Storage.
 func (b *BootState) InitialState() paxos.HardState { return b.Hard }
@@ -79,6 +128,9 @@ func (b *BootState) LastSlot() paxos.Slot {
 	}
 	if n := len(b.Faulty); n > 0 {
 		last = max(last, b.Faulty[n-1].Slot)
+	}
+	if b.ColdEnd >= b.FirstSlot() {
+		last = max(last, b.ColdEnd)
 	}
 	return last
 }

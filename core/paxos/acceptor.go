@@ -44,11 +44,17 @@ type Acceptor struct {
 	out    *[]WriteOp
 }
 
-func newAcceptor(st Storage, out *[]WriteOp, cold *coldReader) *Acceptor {
+func newAcceptor(st Storage, out *[]WriteOp, cold *coldReader, coldThrough Slot) *Acceptor {
 	hs := st.InitialState()
 	a := &Acceptor{promised: hs.Promised, floor: max(st.FirstSlot(), 1), out: out, cold: cold, batch: 1}
-	a.log = newSlotLog[record](a.floor)
-	for s := a.floor; s <= st.LastSlot(); s++ {
+	// The boot's cold prefix [floor, coldThrough] stays on disk: it starts
+	// out evicted (cold.go), its records chosen values at or below the
+	// durable chosen index.
+	a.log = newSlotLog[record](max(a.floor, coldThrough+1))
+	if coldThrough >= a.floor {
+		a.last = coldThrough
+	}
+	for s := a.log.base; s <= st.LastSlot(); s++ {
 		if b, c, ok := st.Accepted(s); ok {
 			*a.log.ensure(s) = record{ballot: b, cmd: c, ok: true}
 			a.hotBytes += commandBytes(c)

@@ -329,6 +329,7 @@ func TestCheckerRandomized(t *testing.T) {
 		"a lagging peer catches up from evicted records":                total.ColdReads[paxos.ColdCatchUp],
 		"a Promise page reports evicted records":                        total.ColdReads[paxos.ColdPromise],
 		"a retry of an evicted write is judged from the store":          total.ColdReads[paxos.ColdDedup],
+		"a boot folds its log back from the store in pages":             total.ColdReads[paxos.ColdBoot],
 	} {
 		if v == 0 {
 			t.Errorf("gate never fired: %s", name)

@@ -48,8 +48,16 @@ type ColdLog interface {
 // ColdSource is implemented by a Storage that can hand NewNode a ColdLog.
 // A nil ColdLog (or a Storage without the method) keeps every record in
 // memory, as unit tests over hand-built storage do.
+//
+// ColdThrough is the boot's cold prefix: the store verified every record
+// of [FirstSlot, ColdThrough] (all present and intact, all at or below the
+// durable chosen index) and left them on disk, so Accepted reports none of
+// them; the node folds them by reading them back in pages, and memory at
+// boot stays bounded however long the retained log is. 0 (or below
+// FirstSlot) means no cold prefix.
 type ColdSource interface {
 	ColdLog() ColdLog
+	ColdThrough() Slot
 }
 
 // ErrColdRead wraps every failed cold read raised as StorageFault.
@@ -76,6 +84,8 @@ const (
 	ColdDedup
 	// ColdLookup: any other Record or Chosen lookup (audits, tests).
 	ColdLookup
+	// ColdBoot: the fold of the boot's cold prefix.
+	ColdBoot
 	coldPurposes
 )
 

@@ -101,7 +101,13 @@ func (net *network) logf(format string, args ...any) {
 // boot (re)starts a node from its store's durable state.
 func (net *network) boot(tn *tnode) {
 	cfg := paxos.Config{ID: tn.id, Acceptors: net.cfg, Mode: net.mode}
-	n, err := paxos.NewNode(cfg, net.opts, tn.store)
+	// Boot from what the store's boot scan hands a host (its cold prefix
+	// left on disk and folded back in pages), as a process does.
+	bs, err := tn.store.Boot()
+	if err != nil {
+		net.t.Fatalf("boot scan of node %d: %v", tn.id, err)
+	}
+	n, err := paxos.NewNode(cfg, net.opts, bs)
 	if err != nil {
 		net.t.Fatalf("boot node %d: %v", tn.id, err)
 	}

@@ -128,19 +128,32 @@ func NewNode(cfg Config, opts Options, st Storage) (*Node, error) {
 	idx, _ := cfg.Acceptors.IndexOf(cfg.ID)
 	n := &Node{cfg: cfg, opts: opts, me: idx, sys: cfg.Acceptors, sealed: sealed,
 		phase: following{}, electionTimeout: opts.ElectionTicks, wantTimeout: true}
+	hs := st.InitialState()
+	var coldThrough Slot
 	if cs, ok := st.(ColdSource); ok {
 		n.cold.log = cs.ColdLog()
+		if n.cold.log != nil && cs.ColdThrough() >= max(st.FirstSlot(), 1) {
+			coldThrough = cs.ColdThrough()
+			if coldThrough > hs.ChosenIndex {
+				return nil, fmt.Errorf("%w: cold prefix through %d above the chosen index %d", ErrStorage, coldThrough, hs.ChosenIndex)
+			}
+		}
 	}
-	n.acc = newAcceptor(st, &n.cur.writes, &n.cold)
+	n.acc = newAcceptor(st, &n.cur.writes, &n.cold, coldThrough)
 	// The acceptor emitted nothing at boot; the out pointer follows n.cur.
-	hs := st.InitialState()
 	floor := n.acc.Floor()
 	chosen := max(hs.ChosenIndex, floor-1)
 	n.rep = newReplica(cfg.Mode, floor, floor-1, sealed)
 	n.rep.cold = &n.cold
+	if coldThrough >= floor {
+		// The cold prefix is chosen; the fold reads it back in pages.
+		n.rep.chosen = newSlotLog[chosenValue](coldThrough + 1)
+		n.rep.chosenIndex = coldThrough
+		n.rep.coldChosen = coldThrough
+	}
 	// Every slot <= the durable chosen index is chosen with the value on
 	// disk. A missing or faulty record clamps the index (CTRL repairs it).
-	for s := floor; s <= chosen; s++ {
+	for s := n.rep.chosenIndex + 1; s <= chosen; s++ {
 		_, c, ok := n.acc.Record(s)
 		if !ok {
 			break
@@ -250,6 +263,9 @@ func (n *Node) HasReady() bool {
 	if n.rep.chosenIndex > n.rep.persistedChosen {
 		return true
 	}
+	if n.rep.applied < n.rep.chosenIndex && n.cold.fault == nil {
+		return true // the fold goes on in pages (Ready continues it)
+	}
 	if l, ok := n.phase.(*leading); ok && n.rep.chosenIndex > n.lastCommitSent && l != nil {
 		return true
 	}
@@ -261,6 +277,11 @@ func (n *Node) HasReady() bool {
 func (n *Node) Ready() Ready {
 	if n.readyOut {
 		panic("paxos: Ready called twice without Advance")
+	}
+	if n.rep.applied < n.rep.chosenIndex && len(n.cur.committed) == 0 {
+		// The fold's next page (a long catch-up, or the boot's cold
+		// prefix): each Ready carries at most walkSlotsMax folded slots.
+		n.afterEvent()
 	}
 	n.flushAccepts()
 	n.flushCommit()
@@ -404,7 +425,7 @@ func (n *Node) assertInvariants() {
 	if a.floor != r.floor {
 		panic(fmt.Sprintf("paxos: node %d acceptor floor %d != learner floor %d", n.cfg.ID, a.floor, r.floor))
 	}
-	if a.log.base != r.chosen.base || a.log.base < a.floor || a.log.base > r.applied+1 {
+	if a.log.base != r.chosen.base || a.log.base < a.floor || a.log.base > max(r.applied, r.coldChosen)+1 {
 		panic(fmt.Sprintf("paxos: node %d hot window: acceptor %d learner %d floor %d applied %d",
 			n.cfg.ID, a.log.base, r.chosen.base, a.floor, r.applied))
 	}

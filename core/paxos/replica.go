@@ -26,6 +26,12 @@ type Replica struct {
 	// in [floor, chosen.base) were evicted and are read back cold.
 	chosen slotLog[chosenValue]
 	cold   *coldReader
+	// coldChosen is the end of the boot's cold prefix: slots up to it are
+	// chosen, below chosen.base, and folded by reading them back (walk).
+	// Invariant: chosen.base <= max(applied, coldChosen) + 1.
+	coldChosen Slot
+	// foldPage holds the cold prefix's next records being folded.
+	foldPage []SlotCommand
 	// state is the fold of every slot <= applied.
 	state journal.State
 	// positions finds the slot of every applied write (positions.go).
@@ -138,21 +144,33 @@ func (r *Replica) EntryAt(seq journal.Seq) (journal.Entry, journal.Held) {
 // Committed per slot. It returns the new floor a Truncate asks for (0 if
 // none): the caller drops the prefix on every role and persists the cut.
 func (r *Replica) walk(out *[]Committed, cut func(floor Slot, sealed journal.State)) {
-	for r.applied < r.chosenIndex {
+	for budget := walkSlotsMax; r.applied < r.chosenIndex && budget > 0; budget-- {
 		s := r.applied + 1
-		v := r.chosen.at(s)
-		if v == nil || !v.ok {
-			panic(fmt.Sprintf("paxos: chosen index %d but slot %d missing", r.chosenIndex, s))
+		var cmd journal.Command
+		if s < r.chosen.base {
+			// The boot's cold prefix: chosen, on disk, read in pages. A
+			// failed read stops the fold (StorageFault is raised).
+			c, ok := r.coldFold(s)
+			if !ok {
+				return
+			}
+			cmd = c
+		} else {
+			v := r.chosen.at(s)
+			if v == nil || !v.ok {
+				panic(fmt.Sprintf("paxos: chosen index %d but slot %d missing", r.chosenIndex, s))
+			}
+			cmd = v.cmd
 		}
 		before := r.state
-		next, outc := journal.Apply(r.state, r.mode, v.cmd, r)
+		next, outc := journal.Apply(r.state, r.mode, cmd, r)
 		r.state = next
 		r.applied = s
-		if outc.Kind == journal.Accepted && v.cmd.Kind == journal.KindWrite {
+		if outc.Kind == journal.Accepted && cmd.Kind == journal.KindWrite {
 			r.positions.add(outc.Seq, s)
 		}
 		r.positions.noteState(s, next)
-		*out = append(*out, Committed{Slot: s, Command: v.cmd, Outcome: outc, State: next})
+		*out = append(*out, Committed{Slot: s, Command: cmd, Outcome: outc, State: next})
 		if outc.Kind == journal.Trimmed && next.FirstSeq > before.FirstSeq {
 			floor, sealed := r.cutPoint()
 			if floor > r.floor {
@@ -161,6 +179,30 @@ func (r *Replica) walk(out *[]Committed, cut func(floor Slot, sealed journal.Sta
 		}
 	}
 }
+
+// walkSlotsMax bounds the slots one walk folds (one Ready's Committed), so
+// a fold of a long prefix runs in pages of bounded memory.
+const walkSlotsMax = 1024
+
+// coldFold returns the chosen command of cold-prefix slot s, reading the
+// prefix back a page at a time.
+func (r *Replica) coldFold(s Slot) (journal.Command, bool) {
+	if p := r.foldPage; len(p) == 0 || s < p[0].Slot || s >= p[0].Slot+Slot(len(p)) {
+		recs, ok := r.cold.read(ColdBoot, s, min(r.chosen.base, s+coldFoldSlots))
+		if !ok {
+			return journal.Command{}, false
+		}
+		r.foldPage = recs
+	}
+	c := r.foldPage[s-r.foldPage[0].Slot].Command
+	if s+1 >= r.chosen.base {
+		r.foldPage = nil // the prefix is folded: nothing more to read
+	}
+	return c, true
+}
+
+// coldFoldSlots is the page of the boot's cold prefix read at once.
+const coldFoldSlots = 256
 
 // cutPoint is where a truncation to state.FirstSeq cuts the log: the slot
 // holding the first retained record, sealed with the state just before it;

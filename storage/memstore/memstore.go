@@ -131,7 +131,19 @@ func (s *Store) Reopen() {
 // Boot implements storage.LogStore: the durable state as the core sees it.
 func (s *Store) Boot() (*storage.BootState, error) {
 	b := &storage.BootState{Hard: s.InitialState(), Floor: s.durable.floor, Sealed: s.durable.sealed,
-		Records: s.Records(), Faulty: s.FaultyEntries(), Cold: s}
+		Faulty: s.FaultyEntries(), Cold: s}
+	// Like the Pebble store: the dense, intact prefix at or below the
+	// chosen index stays "on disk" (read back through ColdRecords).
+	prefix := storage.NewColdPrefix(s.durable.floor)
+	for _, r := range s.Records() {
+		_, damaged := s.durable.faulty[r.Slot]
+		if !prefix.Take(r.Slot, s.durable.chosen, damaged) {
+			b.Records = append(b.Records, r)
+		}
+	}
+	if prefix.Through() >= s.durable.floor {
+		b.ColdEnd = prefix.Through()
+	}
 	if s.durable.marker != nil {
 		m := *s.durable.marker
 		m.Members = slices.Clone(m.Members)
@@ -341,6 +353,10 @@ func (s *Store) ColdRecords(from, to paxos.Slot) ([]paxos.SlotCommand, error) {
 
 // ColdLog implements paxos.ColdSource.
 func (s *Store) ColdLog() paxos.ColdLog { return s }
+
+// ColdThrough implements paxos.ColdSource: as a Storage itself the store
+// serves every record through Accepted (no cold prefix; Boot makes one).
+func (s *Store) ColdThrough() paxos.Slot { return 0 }
 
 var (
 	_ paxos.Storage    = (*Store)(nil)

@@ -46,8 +46,8 @@ func TestWritesNeedAFormat(t *testing.T) {
 	if !errors.Is(err, ErrUnformatted) {
 		t.Fatalf("group commit with an unformatted journal: %v", err)
 	}
-	if b, _ := db.Journal(jB).Boot(); len(b.Records) != 0 {
-		t.Fatalf("a refused commit wrote %v", b.Records)
+	if b, _ := db.Journal(jB).Boot(); len(storetest.Records(t, b)) != 0 {
+		t.Fatalf("a refused commit wrote %v", storetest.Records(t, b))
 	}
 	m := markerOf(jB)
 	if err := db.Journal(jA).Format(m); !errors.Is(err, storage.ErrBadMarker) {
@@ -104,7 +104,7 @@ func TestGroupCommitOrderAndClose(t *testing.T) {
 	defer func() { _ = db.Close() }()
 	a, _ := db.Journal(jA).Boot()
 	b, _ := db.Journal(jB).Boot()
-	if len(a.Records) != 2 || a.Records[0].Ballot != b2 || len(b.Records) != 1 {
+	if ra, rb := storetest.Records(t, a), storetest.Records(t, b); len(ra) != 2 || ra[0].Ballot != b2 || len(rb) != 1 {
 		t.Fatalf("after crash:\n%s\n%s", storetest.Render(a), storetest.Render(b))
 	}
 }

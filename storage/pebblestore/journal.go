@@ -163,7 +163,20 @@ func (j *Journal) Boot() (*storage.BootState, error) {
 	st := scalars{loaded: true, floor: 1, sealed: journal.Initial()}
 	holdsState := false
 	var rs recordScan
+	// The dense, intact prefix at or below the durable chosen index is
+	// verified here and left on disk (BootState.ColdEnd): the node folds
+	// it back in pages, so boot never holds the whole retained log. The
+	// scalars sort before the records, so floor and chosen index are known
+	// when the first record arrives.
+	var prefix storage.ColdPrefix
+	started := false
 	emit := func(r scanned) bool {
+		if !started {
+			prefix, started = storage.NewColdPrefix(b.Floor), true
+		}
+		if prefix.Take(r.slot, b.Hard.ChosenIndex, r.damaged) {
+			return true
+		}
 		if r.damaged {
 			b.Faulty = append(b.Faulty, paxos.SlotBallot{Slot: r.slot, Ballot: r.ident.ballot})
 		} else {
@@ -213,6 +226,9 @@ func (j *Journal) Boot() (*storage.BootState, error) {
 		return nil, err
 	}
 	rs.flush(emit)
+	if started && prefix.Through() >= b.Floor {
+		b.ColdEnd = prefix.Through()
+	}
 	if b.Marker == nil && holdsState {
 		// A journal that holds state was formatted; a lost marker must not
 		// read as a fresh store (a first boot would reformat it).

@@ -72,6 +72,7 @@ func Run(t *testing.T, open func(t *testing.T) Harness) {
 		{"ScrubPages", testScrub},
 		{"FailedSyncRefusesWrites", testFailedSync},
 		{"ColdReadsServeWhatWasDurable", testColdReads},
+		{"BootLeavesTheChosenPrefixCold", testColdPrefix},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
 	}
@@ -111,7 +112,11 @@ func Render(b *storage.BootState) string {
 		sb.WriteString("marker none\n")
 	}
 	fmt.Fprintf(&sb, "promise %s chosen %d floor %d sealed %s\n", b.Hard.Promised, b.Hard.ChosenIndex, b.FirstSlot(), b.SealedState())
-	for _, r := range b.Records {
+	recs, err := b.AllRecords()
+	if err != nil {
+		fmt.Fprintf(&sb, "cold prefix unreadable: %v\n", err)
+	}
+	for _, r := range recs {
 		fmt.Fprintf(&sb, "record %d %s %s %016x\n", r.Slot, r.Ballot, r.Command, r.Command.Fingerprint())
 	}
 	for _, f := range b.Faulty {
@@ -157,13 +162,25 @@ func crashSame(t *testing.T, h Harness) *storage.BootState {
 	return b
 }
 
+// Records is every intact record a boot reports: the cold prefix read back
+// through the boot's ColdLog, then BootState.Records.
+func Records(t testing.TB, b *storage.BootState) []paxos.SlotCommand {
+	t.Helper()
+	recs, err := b.AllRecords()
+	if err != nil {
+		t.Fatalf("read the cold prefix back: %v", err)
+	}
+	return recs
+}
+
 func wantRecords(t *testing.T, b *storage.BootState, want ...paxos.SlotCommand) {
 	t.Helper()
-	if len(b.Records) != len(want) {
+	got := Records(t, b)
+	if len(got) != len(want) {
 		t.Fatalf("records:\n%s\nwant %d records %v", Render(b), len(want), want)
 	}
 	for i, w := range want {
-		g := b.Records[i]
+		g := got[i]
 		if g.Slot != w.Slot || g.Ballot != w.Ballot || !g.Command.Equal(w.Command) {
 			t.Fatalf("record %d = (%d %s %s), want (%d %s %s)", i, g.Slot, g.Ballot, g.Command, w.Slot, w.Ballot, w.Command)
 		}
@@ -179,7 +196,7 @@ func rec(s paxos.Slot, b paxos.Ballot, v int) paxos.SlotCommand {
 func testFreshBoot(t *testing.T, h Harness) {
 	b := boot(t, h.Store())
 	if b.Marker != nil || !b.Hard.Promised.IsZero() || b.Hard.ChosenIndex != 0 || b.FirstSlot() != 1 ||
-		b.SealedState() != journal.Initial() || len(b.Records) != 0 || len(b.Faulty) != 0 || b.LastSlot() != 0 {
+		b.SealedState() != journal.Initial() || len(Records(t, b)) != 0 || len(b.Faulty) != 0 || b.LastSlot() != 0 {
 		t.Fatalf("fresh store boots as\n%s", Render(b))
 	}
 }
@@ -369,13 +386,13 @@ func testTruncate(t *testing.T, h Harness) {
 	mustApply(t, s, true, paxos.WriteOp{Kind: paxos.OpTruncate, Slot: 3, State: Sealed(4, 50, 8)},
 		paxos.WriteOp{Kind: paxos.OpTruncate, Slot: 4, State: Sealed(4, 50, 8)}, Accept(2, b1, 2))
 	b = crashSame(t, h)
-	if b.FirstSlot() != 4 || b.SealedState() != sealed || b.LastSlot() != 6 || len(b.Records) != 3 {
+	if b.FirstSlot() != 4 || b.SealedState() != sealed || b.LastSlot() != 6 || len(Records(t, b)) != 3 {
 		t.Fatalf("a truncation at or below the floor moved the store:\n%s", Render(b))
 	}
 	// Truncating past every record leaves none; LastSlot is 0.
 	mustApply(t, h.Store(), true, paxos.WriteOp{Kind: paxos.OpTruncate, Slot: 10, State: Sealed(5, 60, 60)})
 	b = crashSame(t, h)
-	if len(b.Records) != 0 || b.LastSlot() != 0 || b.FirstSlot() != 10 || b.Hard.ChosenIndex != 9 {
+	if len(Records(t, b)) != 0 || b.LastSlot() != 0 || b.FirstSlot() != 10 || b.Hard.ChosenIndex != 9 {
 		t.Fatalf("after truncating everything:\n%s", Render(b))
 	}
 }
@@ -566,5 +583,27 @@ func testColdReads(t *testing.T, h Harness) {
 	}
 	if _, err := boot(t, h.Store()).ColdLog().ColdRecords(3, 5); !errors.Is(err, storage.ErrCorruption) {
 		t.Fatalf("cold read of a rotted value: err %v, want ErrCorruption", err)
+	}
+}
+
+// testColdPrefix: a boot leaves on disk exactly the dense, intact records
+// from the floor up to the durable chosen index (ColdEnd), reports every
+// other record in Records, and a damaged record ends the prefix before it.
+func testColdPrefix(t *testing.T, h Harness) {
+	s := formatted(t, h)
+	b1 := ballot(1, 1)
+	mustApply(t, s, true, Accept(1, b1, 0), Accept(2, b1, 0), Accept(3, b1, 0), Accept(4, b1, 0), Accept(5, b1, 0), Accept(6, b1, 0),
+		paxos.WriteOp{Kind: paxos.OpSetChosenIndex, Slot: 4})
+	b := boot(t, s)
+	if b.ColdEnd != 4 || len(b.Records) != 2 || b.Records[0].Slot != 5 || b.LastSlot() != 6 {
+		t.Fatalf("chosen 4 of 6: cold through %d, records %v, last %d", b.ColdEnd, b.Records, b.LastSlot())
+	}
+	wantRecords(t, b, rec(1, b1, 0), rec(2, b1, 0), rec(3, b1, 0), rec(4, b1, 0), rec(5, b1, 0), rec(6, b1, 0))
+	if !h.RotValue(3) {
+		t.Fatal("rot of slot 3 found no record")
+	}
+	b = boot(t, h.Store())
+	if b.ColdEnd != 2 || len(b.Records) != 3 || b.Records[0].Slot != 4 || len(b.Faulty) != 1 || b.Faulty[0].Slot != 3 {
+		t.Fatalf("slot 3 rotted: cold through %d, records %v, faulty %v", b.ColdEnd, b.Records, b.Faulty)
 	}
 }
