@@ -28,6 +28,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -323,7 +324,7 @@ func runSystem(ctx context.Context, s system, work string, t timing, pb *progres
 		}
 		cpu0 := membersCPU(s.members())
 		disk0 := membersWriteBytes(s.members())
-		var profDone chan string
+		var profDone chan []string
 		if ph.profile && s.pprofAddr(0) != "" {
 			profDone = startProfile(ctx, s, profDir, ph.id, t)
 		}
@@ -348,8 +349,10 @@ func runSystem(ctx context.Context, s system, work string, t timing, pb *progres
 			res.PeakRSSMiB[ph.id] = mib
 		}
 		if profDone != nil {
-			if sum := <-profDone; sum != "" {
-				rep.Profiles = append(rep.Profiles, profileSummary{System: s.key(), Phase: ph.id, Top: sum})
+			for _, sum := range <-profDone {
+				if sum != "" {
+					rep.Profiles = append(rep.Profiles, profileSummary{System: s.key(), Phase: ph.id, Top: sum})
+				}
 			}
 		}
 		res.Phases[ph.id] = &r
@@ -390,49 +393,64 @@ func membersCPU(cs []*child) time.Duration {
 // startProfile takes a CPU profile of the system's consensus leader over
 // the measured window of the phase, and summarizes it with `go tool pprof
 // -top`. The profile file stays in profDir (not for committing).
-func startProfile(ctx context.Context, s system, profDir, id string, t timing) chan string {
-	done := make(chan string, 1)
+func startProfile(ctx context.Context, s system, profDir, id string, t timing) chan []string {
+	done := make(chan []string, 1)
 	go func() {
 		sleepCtx(ctx, t.warmup)
 		l, err := s.leader(ctx)
 		if err != nil {
-			done <- ""
+			done <- nil
 			return
 		}
 		secs := max(int(t.measure.Seconds())-1, 1)
-		url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", s.pprofAddr(l), secs)
-		resp, err := http.Get(url)
-		if err != nil {
-			done <- ""
-			return
+		f := (l + 1) % len(s.members())
+		sums := make([]string, 2)
+		var wg sync.WaitGroup
+		for k, m := range []struct {
+			i    int
+			role string
+		}{{l, "leader"}, {f, "follower"}} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sums[k] = profileMember(s, profDir, id, m.i, m.role, secs)
+			}()
 		}
-		defer resp.Body.Close()
-		_ = os.MkdirAll(profDir, 0o755)
-		path := filepath.Join(profDir, fmt.Sprintf("%s-%s-leader.pprof", s.key(), id))
-		f, err := os.Create(path)
-		if err != nil {
-			done <- ""
-			return
-		}
-		_, err = io.Copy(f, resp.Body)
-		f.Close()
-		if err != nil {
-			done <- ""
-			return
-		}
-		bin := ""
-		if p, ok := s.(*parosSys); ok {
-			bin = p.bin
-		}
-		cmd := exec.Command("go", "tool", "pprof", "-top", "-nodecount=18", bin, path)
-		outb, err := cmd.Output()
-		if err != nil {
-			done <- ""
-			return
-		}
-		done <- fmt.Sprintf("profile: %s (leader %s; not committed)\n%s", filepath.Join("profiles", filepath.Base(path)), s.members()[l].name, trimPprof(string(outb)))
+		wg.Wait()
+		done <- sums
 	}()
 	return done
+}
+
+// profileMember takes a CPU profile of member i over secs seconds and
+// summarizes it with `go tool pprof -top` ("" when it cannot).
+func profileMember(s system, profDir, id string, i int, role string, secs int) string {
+	url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", s.pprofAddr(i), secs)
+	resp, err := http.Get(url)
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	_ = os.MkdirAll(profDir, 0o755)
+	path := filepath.Join(profDir, fmt.Sprintf("%s-%s-%s.pprof", s.key(), id, role))
+	f, err := os.Create(path)
+	if err != nil {
+		return ""
+	}
+	_, err = io.Copy(f, resp.Body)
+	f.Close()
+	if err != nil {
+		return ""
+	}
+	bin := ""
+	if p, ok := s.(*parosSys); ok {
+		bin = p.bin
+	}
+	outb, err := exec.Command("go", "tool", "pprof", "-top", "-nodecount=18", bin, path).Output()
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("profile: %s (%s %s; not committed)\n%s", filepath.Join("profiles", filepath.Base(path)), role, s.members()[i].name, trimPprof(string(outb)))
 }
 
 // trimPprof keeps pprof's header lines and the table.

@@ -457,7 +457,7 @@ func (r *report) markdown(stamp string) string {
 	}
 	w("\n")
 	if len(r.Profiles) > 0 {
-		w("## CPU profiles of the paros leader (`go tool pprof -top`)\n\n")
+		w("## CPU profiles of the paros leader and a follower (`go tool pprof -top`)\n\n")
 		for _, p := range r.Profiles {
 			w("### %s %s\n\n```\n%s\n```\n\n", p.System, p.Phase, p.Top)
 		}
