@@ -32,11 +32,11 @@ type Host struct {
 type Counters struct {
 	Persists, Delivers, Evictions, Dropped     uint64
 	Quarantines, Reopens, BootRefusals         uint64
+	CallsAnswered, CallsLost, Redirects        uint64
+	ReadsServed, ReadsUnserved, ReadsTruncated uint64
 	// ColdReadFaults counts quarantines after a failed read of an evicted
 	// record (a damaged or lost record on a live disk).
 	ColdReadFaults uint64
-	CallsAnswered, CallsLost, Redirects        uint64
-	ReadsServed, ReadsUnserved, ReadsTruncated uint64
 }
 
 // Observer sees what a host decides, for the simulator's audit. It must
