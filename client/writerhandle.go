@@ -50,6 +50,13 @@ type WriterOptions struct {
 	WritesOut int
 	// NoCoalesce sends each append as its own Write.
 	NoCoalesce bool
+	// Stream sends the Writes over one Journal.WriteStream to the leader
+	// instead of a unary call each. The stream keeps their order, so with
+	// WritesOut > 1 none is refused for overtaking another, and Writes in
+	// flight together share the server's turn (one persist). A stream that
+	// breaks leaves its Writes ambiguous; the handle resends them
+	// identically, as it does any ambiguous Write.
+	Stream bool
 }
 
 // WriterHandle is the owner of one single-writer journal over the network:
@@ -134,6 +141,8 @@ type WriterHandle struct {
 	// changed is closed and replaced whenever appends complete.
 	changed chan struct{}
 	stats   WriterStats
+	// stream is the WriteStream transport (WriterOptions.Stream).
+	stream streamTransport
 }
 
 // WriterStats counts what a WriterHandle sent.
@@ -149,6 +158,8 @@ type WriterStats struct {
 	// Refused counts Writes that did not fit the tail yet (they overtook
 	// an earlier Write in flight), each resent later.
 	Refused uint64
+	// StreamSends counts the sends that went over a WriteStream.
+	StreamSends uint64
 }
 
 type opState uint8
@@ -194,6 +205,7 @@ func (j *Journal) NewWriter(newUUID func() journal.LeaderUUID) *WriterHandle {
 	h := &WriterHandle{j: j, ctx: ctx, cancel: cancel, w: NewWriter(j.id, newUUID),
 		changed: make(chan struct{}), wake: make(chan struct{}, 1)}
 	h.opts = h.withDefaults(WriterOptions{})
+	h.stream.h = h
 	h.nextSeq = h.w.NextSeq()
 	h.wg.Add(1)
 	go h.sender()
@@ -560,7 +572,13 @@ func (h *WriterHandle) sender() {
 		left := make(chan struct{})
 		var once sync.Once
 		h.wg.Add(1)
-		go h.attempt(wr, func() { once.Do(func() { close(left) }) })
+		h.mu.Lock()
+		stream := h.opts.Stream
+		if stream {
+			h.stats.StreamSends++
+		}
+		h.mu.Unlock()
+		go h.attempt(wr, stream, func() { once.Do(func() { close(left) }) })
 		select {
 		case <-left:
 		case <-h.ctx.Done():
@@ -624,10 +642,17 @@ func (h *WriterHandle) cutLocked() *writeOp {
 	return wr
 }
 
-// attempt sends wr once and acts on the result (see WriterHandle).
-func (h *WriterHandle) attempt(wr *writeOp, left func()) {
+// attempt sends wr once, over a unary call or the handle's WriteStream,
+// and acts on the result (see WriterHandle).
+func (h *WriterHandle) attempt(wr *writeOp, stream bool, left func()) {
 	defer h.wg.Done()
-	reply, err := h.j.Write(withOnSent(h.ctx, left), wr.req)
+	var reply journal.Reply
+	var err error
+	if stream {
+		reply, err = h.stream.write(wr.req, left)
+	} else {
+		reply, err = h.j.Write(withOnSent(h.ctx, left), wr.req)
+	}
 	left()
 
 	h.mu.Lock()
