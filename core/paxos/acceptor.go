@@ -34,7 +34,8 @@ type Acceptor struct {
 	cold     *coldReader
 	// batch is the number of the Ready the next emitted op rides in.
 	batch uint64
-	// Invariant: last == 0 or log.at(last).ok; no record above last.
+	// Invariant: last == 0, or a record is held at last (in log, or on
+	// disk below log.base); no record above last.
 	last Slot
 	// voteWatermark is the highest slot this acceptor ever voted in. It is
 	// raised on a vote, never on a learned chosen value, and answers PreRead.
