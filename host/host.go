@@ -37,6 +37,10 @@ type Counters struct {
 	// ColdReadFaults counts quarantines after a failed read of an evicted
 	// record (a damaged or lost record on a live disk).
 	ColdReadFaults uint64
+	// ContractFaults counts quarantines after a peer broke the Paxos
+	// contract (paxos.ErrContract): a bug or a lying member. Honest cells
+	// never raise it; the simulator fails a seed that does.
+	ContractFaults uint64
 }
 
 // Observer sees what a host decides, for the simulator's audit. It must

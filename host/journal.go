@@ -210,6 +210,14 @@ func (h *Host) drain(j *journalRT) {
 	j.draining = true
 	defer func() { j.draining = false }()
 	for j.status == Live && j.node.HasReady() {
+		if err := j.node.ContractFault(); err != nil {
+			// Nothing of this batch leaves, not even its EarlyOK messages:
+			// the node refused to act on the contradicting input, and the
+			// journal reboots from its store as after a crash before sync.
+			h.counters.ContractFaults++
+			h.quarantine(j, fmt.Errorf("journal %s: %w", j.spec.ID, err))
+			return
+		}
 		rd := j.node.Ready()
 		// A batch whose writes are all relaxed (SetChosenIndex) promises
 		// nothing that a crash could un-make: losing it only lowers the

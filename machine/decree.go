@@ -56,6 +56,13 @@ func (s *Service) PrepareCell(_ context.Context, req *pb.PrepareCellRequest) (*p
 	promised := recBallot(m.rec.PromisedRound, m.rec.PromisedNode)
 	reply := &pb.PrepareCellReply{NodeId: m.rec.NodeID, Vote: planOf(m.rec),
 		VoteBallot: wire.BallotToPB(recBallot(m.rec.VoteRound, m.rec.VoteNode))}
+	if !b.InRange() {
+		// A round past the bound would make every later round wrap; it is
+		// malformed, never promised (the hostile-input probe's PrepareCell
+		// at round 2^64-1 was written to the machine record).
+		reply.Refusal = "malformed"
+		return reply, nil
+	}
 	if b.IsZero() || !promised.Less(b) {
 		reply.Refusal, reply.Promise = "promised_higher", wire.BallotToPB(promised)
 		return reply, nil
@@ -83,6 +90,9 @@ func (s *Service) FormCell(_ context.Context, req *pb.FormCellRequest) (*pb.Form
 	b := wire.BallotFromPB(req.GetBallot())
 	plan := req.GetPlan()
 	promised := recBallot(m.rec.PromisedRound, m.rec.PromisedNode)
+	if !b.InRange() {
+		return &pb.FormCellReply{Refusal: "malformed"}, nil
+	}
 	if b.IsZero() || b.Less(promised) {
 		return &pb.FormCellReply{Refusal: "promised_higher", Promise: wire.BallotToPB(promised)}, nil
 	}
@@ -199,6 +209,9 @@ func (s *Service) CellInit(ctx context.Context, req *pb.CellInitRequest) (*pb.Ce
 				return &pb.CellInitReply{Refusal: "member_unreachable: " + addrs[i]}, nil
 			}
 			if !r.GetPromised() {
+				if r.GetRefusal() == "malformed" || r.GetPromise().GetRound() >= paxos.BallotRoundMax {
+					return &pb.CellInitReply{Refusal: "ballots_exhausted: " + addrs[i]}, nil
+				}
 				ok = false
 				round = max(round, r.GetPromise().GetRound()) + 1
 				break

@@ -239,6 +239,9 @@ func NewHTTPTransport() *HTTPTransport {
 	return &HTTPTransport{Client: &http.Client{Timeout: linkTimeout}}
 }
 
+// CloseIdleConnections closes the pooled connections no round is using.
+func (t *HTTPTransport) CloseIdleConnections() { t.Client.CloseIdleConnections() }
+
 // Hello posts a hello to endpoint.
 func (t *HTTPTransport) Hello(ctx context.Context, endpoint string, msg []byte) ([]byte, error) {
 	return t.post(ctx, endpoint+HelloPath, msg)

@@ -50,10 +50,18 @@ loop:
 		}
 	}
 	r.Stop()
-	shutdown, cancel := context.WithTimeout(context.Background(), linkTimeout)
+	rounds.Wait()
+	// A round cancelled mid-dial can leave a connection that never carried
+	// a request in the client's pool; the peer's server counts it as busy
+	// (StateNew) until it is 5 s old, so close ours, and give Shutdown more
+	// than those 5 s for the ones peers left with us (found under load:
+	// Shutdown's deadline and the 5 s rule raced).
+	if c, ok := r.cfg.Transport.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 2*linkTimeout)
 	defer cancel()
 	serr := srv.Shutdown(shutdown)
-	rounds.Wait()
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}

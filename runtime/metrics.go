@@ -29,6 +29,9 @@ type Metrics struct {
 	Evicted        prometheus.Gauge
 	ColdReads      *prometheus.GaugeVec
 	ColdReadFaults prometheus.Gauge
+	// ContractFaults counts quarantines after a peer broke the Paxos
+	// contract (a bug or a lying member: alert on any).
+	ContractFaults prometheus.Gauge
 }
 
 var coldPurposeNames = [...]string{paxos.ColdCatchUp: "catch_up", paxos.ColdPromise: "promise", paxos.ColdVote: "vote",
@@ -60,9 +63,11 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 			Help: "Reads of evicted records back from the store, by purpose, summed over live journals."}, []string{"purpose"}),
 		ColdReadFaults: prometheus.NewGauge(prometheus.GaugeOpts{Name: "paros_cold_read_faults",
 			Help: "Journals quarantined because an evicted record could not be read back."}),
+		ContractFaults: prometheus.NewGauge(prometheus.GaugeOpts{Name: "paros_contract_faults",
+			Help: "Journals quarantined because a peer broke the Paxos contract (a bug or a lying member)."}),
 	}
 	reg.MustRegister(m.Commits, m.CallLatency, m.SyncBatches, m.SyncLatency, m.PeerQueue, m.InboundDropped,
-		m.OutboundDropped, m.Elections, m.Inbox, m.Evicted, m.ColdReads, m.ColdReadFaults)
+		m.OutboundDropped, m.Elections, m.Inbox, m.Evicted, m.ColdReads, m.ColdReadFaults, m.ContractFaults)
 	return m
 }
 
@@ -101,4 +106,5 @@ func (r *Runtime) sampleMetrics() {
 		r.metrics.ColdReads.WithLabelValues(coldPurposeNames[i]).Set(float64(v))
 	}
 	r.metrics.ColdReadFaults.Set(float64(r.h.Counters().ColdReadFaults))
+	r.metrics.ContractFaults.Set(float64(r.h.Counters().ContractFaults))
 }

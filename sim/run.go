@@ -190,6 +190,11 @@ func (w *World) collect(p *proc) {
 		// fails only if it evicted a record that was not durable.
 		w.audit.violation("storage: an evicted record is always on disk", "node %d: %d cold reads failed", p.id, n)
 	}
+	if n := p.h.Counters().ContractFaults; n > 0 {
+		// Simulated peers are honest: two values at one (slot, ballot) or a
+		// chosen value contradicting a higher-ballot record is a bug.
+		w.audit.violation("paxos: one proposer proposes one value per slot and ballot", "node %d: %d contract faults", p.id, n)
+	}
 }
 
 func (w *World) gateCounts(r *Result) {

@@ -149,8 +149,9 @@ var knownTypes = map[pb.MsgType]bool{
 	pb.MsgType_MSG_TYPE_PRE_READ: true, pb.MsgType_MSG_TYPE_PRE_READ_ACK: true, pb.MsgType_MSG_TYPE_TRIMMED_TO: true,
 }
 
-// MessageFromPB decodes one core message; an unknown type, an unset sender
-// or a malformed entry is refused.
+// MessageFromPB decodes one core message; an unknown type, an unset sender,
+// a malformed entry or a number above the core's bounds (a ballot round
+// above paxos.BallotRoundMax, a slot above paxos.SlotMax) is refused.
 func MessageFromPB(m *pb.ConsensusMessage) (paxos.Message, error) {
 	if !knownTypes[m.GetType()] {
 		return paxos.Message{}, malformed("message type %d", m.GetType())
@@ -180,6 +181,11 @@ func MessageFromPB(m *pb.ConsensusMessage) (paxos.Message, error) {
 	}
 	for _, f := range m.GetFaulty() {
 		out.Faulty = append(out.Faulty, paxos.SlotBallot{Slot: f.GetSlot(), Ballot: BallotFromPB(f.GetBallot())})
+	}
+	// The core drops such a message too (Node.Step); refusing it here names
+	// the fault to the sender instead of silently dropping it.
+	if err := out.Validate(); err != nil {
+		return paxos.Message{}, malformed("%v", err)
 	}
 	return out, nil
 }

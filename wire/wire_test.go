@@ -112,9 +112,55 @@ func TestVerdictMarksAmbiguity(t *testing.T) {
 	}
 }
 
+// outOfRange are messages whose numbers pass the core's bounds: the
+// probe's Commit at round 2^64-1 (one such message once crashed every
+// machine of a cell), and each other field at its first value past the
+// bound.
+func outOfRange() []paxos.Message {
+	top := paxos.Ballot{Round: ^uint64(0), Node: 2}
+	past := paxos.Ballot{Round: paxos.BallotRoundMax + 1, Node: 2}
+	e := []paxos.SlotCommand{{Slot: paxos.SlotMax + 1, Ballot: paxos.Ballot{Round: 1, Node: 2}, Command: journal.Noop()}}
+	return []paxos.Message{
+		{Type: paxos.MsgCommit, From: 2, To: 1, Ballot: top, Commit: 1},
+		{Type: paxos.MsgPrepare, From: 2, To: 1, Ballot: past, Slot: 1},
+		{Type: paxos.MsgNack, From: 2, To: 1, Ballot: paxos.Ballot{Round: 1, Node: 2}, Refused: past},
+		{Type: paxos.MsgHeartbeat, From: 2, To: 1, Ballot: paxos.Ballot{Round: 1, Node: 2}, Commit: paxos.SlotMax + 1},
+		{Type: paxos.MsgAccept, From: 2, To: 1, Ballot: paxos.Ballot{Round: 1, Node: 2}, Entries: e},
+		{Type: paxos.MsgAccepted, From: 2, To: 1, Ballot: paxos.Ballot{Round: 1, Node: 2}, Votes: []paxos.SlotVote{{Slot: ^uint64(0)}}},
+		{Type: paxos.MsgPromise, From: 2, To: 1, Ballot: paxos.Ballot{Round: 1, Node: 1}, Slot: 1, Faulty: []paxos.SlotBallot{{Slot: 1, Ballot: top}}},
+		{Type: paxos.MsgPreReadAck, From: 2, To: 1, Ctx: 1, Watermark: ^uint64(0)},
+		{Type: paxos.MsgPromise, From: 2, To: 1, Ballot: paxos.Ballot{Round: 1, Node: 1}, Slot: 1, Next: paxos.SlotMax + 1},
+	}
+}
+
+func TestNumbersAboveTheCoreBoundsAreMalformed(t *testing.T) {
+	jid := journal.ID{Tenant: 1, Journal: 2}
+	for _, m := range outOfRange() {
+		raw, err := proto.Marshal(DeliverToPB(2, []host.Envelope{{Journal: jid, Msg: m}}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d pb.Deliver
+		if err := proto.Unmarshal(raw, &d); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := DeliverFromPB(&d); !errors.Is(err, ErrMalformed) {
+			t.Errorf("%s: decoded (err %v), want ErrMalformed", m, err)
+		}
+	}
+	// The bounds themselves are in range.
+	edge := paxos.Message{Type: paxos.MsgCommit, From: 2, To: 1, Ballot: paxos.Ballot{Round: paxos.BallotRoundMax, Node: 2}, Commit: paxos.SlotMax}
+	raw, _ := proto.Marshal(DeliverToPB(2, []host.Envelope{{Journal: jid, Msg: edge}}))
+	var d pb.Deliver
+	_ = proto.Unmarshal(raw, &d)
+	if _, _, err := DeliverFromPB(&d); err != nil {
+		t.Errorf("the bounds themselves were refused: %v", err)
+	}
+}
+
 func FuzzDeliver(f *testing.F) {
 	jid := journal.ID{Tenant: 1, Journal: 2}
-	for _, m := range sampleMessages() {
+	for _, m := range append(sampleMessages(), outOfRange()...) {
 		m.From = 2
 		raw, _ := proto.Marshal(DeliverToPB(2, []host.Envelope{{Journal: jid, Msg: m}}))
 		f.Add(raw)
@@ -132,7 +178,7 @@ func FuzzDeliver(f *testing.F) {
 			return
 		}
 		for _, e := range batch {
-			if !e.Journal.IsSet() || e.Msg.From == 0 {
+			if !e.Journal.IsSet() || e.Msg.From == 0 || e.Msg.Validate() != nil {
 				t.Fatal("decoded an envelope the core must never see")
 			}
 			for _, sc := range e.Msg.Entries {

@@ -46,8 +46,22 @@ func (s State) Term() uint64 { return s.term }
 // IsZero reports whether s is the zero value (never a valid state).
 func (s State) IsZero() bool { return s == State{} }
 
+// SeqMax and TermMax bound a state's positions and term, so that no fold
+// can wrap them (NextSeq + records, term + 1): a sealed state beyond them
+// is as broken as one with FirstSeq > NextSeq, and a fold that would pass
+// them is refused. 2^62 positions at a million records a second last
+// 146,000 years. Frozen: they are part of the wire and disk contract.
+const (
+	SeqMax  Seq    = 1 << 62
+	TermMax uint64 = 1 << 62
+)
+
 func (s State) check() error {
 	switch {
+	case s.NextSeq > SeqMax:
+		return fmt.Errorf("%w: next_seq %d above %d", ErrBadState, s.NextSeq, SeqMax)
+	case s.term > TermMax:
+		return fmt.Errorf("%w: term %d above %d", ErrBadState, s.term, TermMax)
 	case s.FirstSeq < FirstSeq:
 		return fmt.Errorf("%w: first_seq %d < 1", ErrBadState, s.FirstSeq)
 	case s.FirstSeq > s.NextSeq:
@@ -167,6 +181,10 @@ type Positions interface {
 // Multi-writer rules: a Write with an unset uuid and records is accepted at
 // NextSeq whatever seq it names; an unset-uuid Truncate is open to anyone;
 // any uuid-bearing call and every SetLeader is WrongMode.
+//
+// In both modes a write whose records would carry NextSeq past SeqMax is
+// Refused and a SetLeader at TermMax is LeaderRefused: the bounds make
+// every scalar's arithmetic exact.
 func Apply(s State, mode WriterMode, c Command, pos Positions) (State, Outcome) {
 	next, out := apply(s, mode, c, pos)
 	assertTransition(s, next, c, out)
@@ -183,7 +201,7 @@ func apply(s State, mode WriterMode, c Command, pos Positions) (State, Outcome) 
 		if mode != ModeSingle {
 			return s, Outcome{Kind: WrongMode, View: s.View()}
 		}
-		if c.Old != s.Leader || !c.New.IsSet() || c.New == s.Leader {
+		if c.Old != s.Leader || !c.New.IsSet() || c.New == s.Leader || s.term >= TermMax {
 			return s, Outcome{Kind: LeaderRefused, View: s.View()}
 		}
 		s.Leader = c.New
@@ -213,7 +231,7 @@ func applyWrite(s State, mode WriterMode, e Entry, pos Positions) (State, Outcom
 		if e.Leader.IsSet() || mode != ModeMulti {
 			return s, Outcome{Kind: WrongMode, View: s.View()}
 		}
-		if n == 0 {
+		if n == 0 || n > uint64(SeqMax-s.NextSeq) {
 			return s, Outcome{Kind: Refused, View: s.View()}
 		}
 		at := s.NextSeq
@@ -241,7 +259,7 @@ func applyWrite(s State, mode WriterMode, e Entry, pos Positions) (State, Outcom
 		}
 		return s, Outcome{Kind: Refused, View: s.View()}
 	}
-	if e.Leader != s.Leader || e.Seq != s.NextSeq || n == 0 {
+	if e.Leader != s.Leader || e.Seq != s.NextSeq || n == 0 || n > uint64(SeqMax-s.NextSeq) {
 		return s, Outcome{Kind: Refused, View: s.View()}
 	}
 	s.NextSeq += Seq(n)

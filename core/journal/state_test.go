@@ -725,3 +725,37 @@ func TestReplyAmbiguous(t *testing.T) {
 		})
 	}
 }
+
+// The bounds make every fold exact: a sealed state past SeqMax or TermMax
+// is refused as broken, a write that would carry NextSeq past SeqMax is
+// refused, and a SetLeader at TermMax is refused (a forged TrimmedTo once
+// could seal term 2^64-1, and the next SetLeader wrapped it to 0).
+func TestStateBoundsMakeFoldsExact(t *testing.T) {
+	u1, u2 := LeaderUUID{Hi: 1}, LeaderUUID{Hi: 2}
+	if _, err := Restore(u1, TermMax+1, 5, 1); !errors.Is(err, ErrBadState) {
+		t.Fatalf("term above TermMax restored: %v", err)
+	}
+	if _, err := Restore(LeaderUUID{}, 0, SeqMax+1, 1); !errors.Is(err, ErrBadState) {
+		t.Fatalf("next_seq above SeqMax restored: %v", err)
+	}
+
+	full, err := Restore(u1, TermMax, SeqMax-1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, out := Apply(full, ModeSingle, SetLeader(u2, u1), nil); out.Kind != LeaderRefused {
+		t.Fatalf("SetLeader at TermMax: %s", out.Kind)
+	}
+	two := Write(Entry{Leader: u1, Seq: SeqMax - 1, Records: [][]byte{{'a'}, {'b'}}})
+	if _, out := Apply(full, ModeSingle, two, nil); out.Kind != Refused {
+		t.Fatalf("a write past SeqMax: %s", out.Kind)
+	}
+	one := Write(Entry{Leader: u1, Seq: SeqMax - 1, Records: [][]byte{{'a'}}})
+	if st, out := Apply(full, ModeSingle, one, nil); out.Kind != Accepted || st.NextSeq != SeqMax {
+		t.Fatalf("the last position: %s, next %d", out.Kind, st.NextSeq)
+	}
+	multi, _ := Restore(LeaderUUID{}, 0, SeqMax, 1)
+	if _, out := Apply(multi, ModeMulti, Write(Entry{Records: [][]byte{{'a'}}}), nil); out.Kind != Refused {
+		t.Fatalf("a multi-writer write past SeqMax: %s", out.Kind)
+	}
+}

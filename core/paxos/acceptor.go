@@ -43,11 +43,13 @@ type Acceptor struct {
 	// faulty holds records whose value was lost and identity survived.
 	faulty map[Slot]Ballot
 	out    *[]WriteOp
+	// contract receives a peer's contract violation (contract.go).
+	contract *contract
 }
 
-func newAcceptor(st Storage, out *[]WriteOp, cold *coldReader, coldThrough Slot) *Acceptor {
+func newAcceptor(st Storage, out *[]WriteOp, cold *coldReader, coldThrough Slot) (*Acceptor, error) {
 	hs := st.InitialState()
-	a := &Acceptor{promised: hs.Promised, floor: max(st.FirstSlot(), 1), out: out, cold: cold, batch: 1}
+	a := &Acceptor{promised: hs.Promised, floor: max(st.FirstSlot(), 1), out: out, cold: cold, batch: 1, contract: &contract{}}
 	// The boot's cold prefix [floor, coldThrough] stays on disk: it starts
 	// out evicted (cold.go), its records chosen values at or below the
 	// durable chosen index.
@@ -57,6 +59,9 @@ func newAcceptor(st Storage, out *[]WriteOp, cold *coldReader, coldThrough Slot)
 	}
 	for s := a.log.base; s <= st.LastSlot(); s++ {
 		if b, c, ok := st.Accepted(s); ok {
+			if !b.InRange() {
+				return nil, fmt.Errorf("%w: record at slot %d with ballot %s", ErrStorage, s, b)
+			}
 			*a.log.ensure(s) = record{ballot: b, cmd: c, ok: true}
 			a.hotBytes += commandBytes(c)
 			a.last = s
@@ -74,7 +79,7 @@ func newAcceptor(st Storage, out *[]WriteOp, cold *coldReader, coldThrough Slot)
 	// After a restart the watermark is the highest record held: learned
 	// values count too, which only makes reads wait longer (never staler).
 	a.voteWatermark = max(a.last, a.floor-1)
-	return a
+	return a, nil
 }
 
 // Promised is the highest ballot promised.
@@ -224,7 +229,8 @@ func (a *Acceptor) Admit(b Ballot, s Slot, cmd journal.Command) bool {
 	r := a.log.ensure(s)
 	if r.ok && r.ballot == b {
 		if !r.cmd.Equal(cmd) {
-			panic(fmt.Sprintf("paxos: acceptor asked to accept two values at slot %d ballot %s: %s then %s", s, b, r.cmd, cmd))
+			a.contract.raise("acceptor asked to accept two values at slot %d ballot %s: %s then %s", s, b, r.cmd, cmd)
+			return false
 		}
 		// A re-sent Accept: the vote is already on record.
 		a.voteWatermark = max(a.voteWatermark, s)
@@ -266,13 +272,15 @@ func (a *Acceptor) admitCold(b Ballot, s Slot, cmd journal.Command) bool {
 	switch {
 	case old.Ballot == b:
 		if !old.Command.Equal(cmd) {
-			panic(fmt.Sprintf("paxos: acceptor asked to accept two values at slot %d ballot %s: %s then %s", s, b, old.Command, cmd))
+			a.contract.raise("acceptor asked to accept two values at slot %d ballot %s: %s then %s", s, b, old.Command, cmd)
+			return false
 		}
 	case b.Less(old.Ballot):
 		return false
 	default:
 		if !old.Command.Equal(cmd) {
-			panic(fmt.Sprintf("paxos: slot %d chosen as %s, proposed as %s at higher ballot %s", s, old.Command, cmd, b))
+			a.contract.raise("slot %d chosen as %s, proposed as %s at higher ballot %s", s, old.Command, cmd, b)
+			return false
 		}
 		a.emit(WriteOp{Kind: OpAccept, Slot: s, Ballot: b, Command: cmd})
 	}
@@ -295,7 +303,7 @@ func (a *Acceptor) Learn(s Slot, b Ballot, cmd journal.Command) {
 	r := a.log.ensure(s)
 	if r.ok && !r.ballot.Less(b) {
 		if !r.cmd.Equal(cmd) {
-			panic(fmt.Sprintf("paxos: slot %d chosen as %s at %s but accepted %s at higher ballot %s", s, cmd, b, r.cmd, r.ballot))
+			a.contract.raise("slot %d chosen as %s at %s but accepted %s at higher ballot %s", s, cmd, b, r.cmd, r.ballot)
 		}
 		return
 	}

@@ -10,15 +10,19 @@ package paxos_test
 // and CatchUpResponses with gaps. The Ready/Advance contract's documented
 // panics are checked with recover. FuzzStep then decodes arbitrary bytes
 // into a script of messages (from a five-id alphabet around a three-node
-// majority, with ballots and slots drawn near the node's own state) mixed
-// with ticks, proposals, reads, step-downs, restarts and Ready/Advance
-// rounds, and requires that nothing panics except the documented
-// peer-contract assertions, with the node's monotone scalars and the
-// addressing of its messages checked after every step. Seed inputs live in
+// majority, with ballots and slots drawn near the node's own state and at
+// the edges of BallotRoundMax, SlotMax and the journal's SeqMax/TermMax)
+// mixed with ticks, proposals, reads, step-downs, restarts and
+// Ready/Advance rounds, and requires that nothing panics at all: a peer
+// that breaks the Paxos contract raises ContractFault and the driver
+// reboots the node, as the host does. The node's monotone scalars and the
+// addressing of its messages are checked after every step. Seed inputs live in
 // testdata/fuzz/FuzzStep and in fuzzStepSeeds below.
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"strings"
@@ -291,33 +295,101 @@ func TestBadInputReadyContractPanics(t *testing.T) {
 
 // Step's doc: a peer that breaks the Paxos contract — two values at one
 // (slot, ballot), or a "chosen" value below a higher-ballot record of another
-// value — is not bad input but a broken invariant. Crash-fault Paxos cannot
-// continue past it, so the node trips an assertion that names the contract
-// (TigerBeetle's TIGER_STYLE: assertions on, always) instead of spreading it.
+// value — is not bad input crash-fault Paxos can explain. The node refuses
+// to act on it (no second vote, no contradicting value learned), raises
+// ContractFault naming the contract, and takes no further input; it never
+// panics, so one lying member cannot kill a process (the driver reboots
+// the journal from its store).
 func TestBadInputConflictingValuesAtOneBallot(t *testing.T) {
 	x, y := cmdOf("x"), cmdOf("y")
-	mustPanic(t, "two Accepts at one (slot, ballot)", "two values", func() {
+	expectContract := func(t *testing.T, s *solo, name, want string) {
+		t.Helper()
+		err := s.node.ContractFault()
+		if !errors.Is(err, paxos.ErrContract) || !strings.Contains(err.Error(), want) {
+			t.Fatalf("%s: ContractFault %v, want one mentioning %q", name, err, want)
+		}
+		if _, c, ok := s.node.Acceptor().Record(1); ok && !c.Equal(x) {
+			t.Fatalf("%s: the acceptor holds %s at slot 1, want the first value %s", name, c, x)
+		}
+		before := fmt.Sprint(s.node.Promised(), s.node.ChosenIndex(), s.node.Counters())
+		s.node.Step(paxos.Message{Type: paxos.MsgPrepare, From: 2, To: 1, Ballot: bal(9, 2), Slot: 1})
+		s.node.Tick()
+		if after := fmt.Sprint(s.node.Promised(), s.node.ChosenIndex(), s.node.Counters()); after != before {
+			t.Fatalf("%s: a faulted node moved from %s to %s", name, before, after)
+		}
+	}
+	t.Run("two Accepts at one (slot, ballot)", func(t *testing.T) {
 		s := newSolo(t, journal.ModeMulti, soloOpts(), nil)
 		for _, c := range []journal.Command{x, y} {
-			s.step(paxos.Message{Type: paxos.MsgAccept, From: 2, To: 1, Ballot: bal(1, 2),
+			s.node.Step(paxos.Message{Type: paxos.MsgAccept, From: 2, To: 1, Ballot: bal(1, 2),
 				Entries: []paxos.SlotCommand{{Slot: 1, Ballot: bal(1, 2), Command: c}}})
 		}
+		expectContract(t, s, "two Accepts", "two values")
 	})
-	mustPanic(t, "two Promises reporting one (slot, ballot)", "two values reported", func() {
+	t.Run("two Promises reporting one (slot, ballot)", func(t *testing.T) {
 		s := newSolo(t, journal.ModeMulti, soloOpts(), nil)
 		s.step(paxos.Message{Type: paxos.MsgAccept, From: 2, To: 1, Ballot: bal(1, 2),
 			Entries: []paxos.SlotCommand{{Slot: 1, Ballot: bal(1, 2), Command: x}}})
 		b, prep := s.campaign()
-		s.step(paxos.Message{Type: paxos.MsgPromise, From: 3, To: 1, Ballot: b, Slot: prep[0].Slot,
+		s.node.Step(paxos.Message{Type: paxos.MsgPromise, From: 3, To: 1, Ballot: b, Slot: prep[0].Slot,
 			Entries: []paxos.SlotCommand{{Slot: 1, Ballot: bal(1, 2), Command: y}}})
+		expectContract(t, s, "two Promises", "two values reported")
+		if s.node.IsLeader() {
+			t.Fatal("a candidate led on a contradicting Phase 1")
+		}
 	})
-	mustPanic(t, "catch-up below a higher-ballot record of another value", "at higher ballot", func() {
+	t.Run("catch-up below a higher-ballot record of another value", func(t *testing.T) {
 		s := newSolo(t, journal.ModeMulti, soloOpts(), nil)
 		s.step(paxos.Message{Type: paxos.MsgAccept, From: 2, To: 1, Ballot: bal(2, 2),
 			Entries: []paxos.SlotCommand{{Slot: 1, Ballot: bal(2, 2), Command: x}}})
-		s.step(paxos.Message{Type: paxos.MsgCatchUpResponse, From: 3, To: 1,
+		s.node.Step(paxos.Message{Type: paxos.MsgCatchUpResponse, From: 3, To: 1,
 			Entries: []paxos.SlotCommand{{Slot: 1, Ballot: bal(1, 3), Command: y}}})
+		expectContract(t, s, "catch-up", "at higher ballot")
 	})
+}
+
+// The hostile-input probe: a Commit at round 2^64-1 from a member once
+// raised highestSeen before any check; the next campaign's round+1 wrapped
+// to 0, the candidate's own promise refused it, and the node panicked (in
+// paros dev, all three machines died). Now the message is malformed and
+// moves nothing, and the next campaign is at round 1.
+func TestBadInputMaxRoundCommitIsMalformed(t *testing.T) {
+	s := newSolo(t, journal.ModeMulti, soloOpts(), nil)
+
+	for _, m := range []paxos.Message{
+		{Type: paxos.MsgCommit, From: 2, To: 1, Ballot: paxos.Ballot{Round: math.MaxUint64, Node: 2}, Commit: 1},
+		{Type: paxos.MsgPrepare, From: 2, To: 1, Ballot: paxos.Ballot{Round: paxos.BallotRoundMax + 1, Node: 2}, Slot: 1},
+		{Type: paxos.MsgHeartbeat, From: 2, To: 1, Ballot: bal(1, 2), Commit: math.MaxUint64},
+	} {
+		s.node.Step(m)
+	}
+	b, _ := s.campaign()
+
+	if got := s.node.Counters().Malformed; got != 3 {
+		t.Fatalf("Malformed = %d, want 3", got)
+	}
+	if b.Round != 1 || s.node.Promised() != b {
+		t.Fatalf("campaign at %s, promise %s: want round 1", b, s.node.Promised())
+	}
+}
+
+// A promise at the last round in range is legal, and the round after it
+// is not: a node that has seen BallotRoundMax stays a follower (counted
+// as Exhausted) instead of proposing a ballot every peer would refuse.
+// Only a member lying about its ballots can drive a cell there.
+func TestBadInputRoundsExhaustedStandsDown(t *testing.T) {
+	s := newSolo(t, journal.ModeMulti, soloOpts(), nil)
+	top := paxos.Ballot{Round: paxos.BallotRoundMax, Node: 2}
+
+	s.step(paxos.Message{Type: paxos.MsgPrepare, From: 2, To: 1, Ballot: top, Slot: 1})
+	for range 4 * soloOpts().ElectionTicks {
+		s.node.Tick()
+		s.flush()
+	}
+
+	if s.node.Promised() != top || s.node.Counters().Exhausted == 0 || s.node.Counters().Campaigns != 0 {
+		t.Fatalf("promise %s, counters %+v: want the top promise kept and campaigns exhausted", s.node.Promised(), s.node.Counters())
+	}
 }
 
 // STYLE rule 11 (limits on everything): one Accept entry at a slot far
@@ -339,17 +411,6 @@ func TestBadInputAcceptFarAboveTheLog(t *testing.T) {
 	if grew := after.TotalAlloc - before.TotalAlloc; grew > budget {
 		t.Fatalf("one Accept at slot %d allocated %d KiB (budget %d KiB)", far, grew>>10, budget>>10)
 	}
-}
-
-// peerContractPanics are the assertions a peer that breaks the Paxos
-// contract (two values at one slot and ballot, or a "chosen" value that
-// contradicts a higher-ballot record) trips. FuzzStep tolerates them — see
-// TestBadInputConflictingValuesAtOneBallot — and nothing else.
-var peerContractPanics = []string{
-	"acceptor asked to accept two values",
-	"two values reported at slot",
-	"at higher ballot",
-	"learned as",
 }
 
 // fuzzIn reads a fuzz input one byte per decision; past the end it reads
@@ -423,6 +484,21 @@ func (d *fuzzDriver) boot() {
 	}
 }
 
+// rebootOnContractFault does what the host does when a peer broke the
+// Paxos contract: the faulted batch is never persisted or sent, and the
+// journal reboots from what its store made durable. It reports whether
+// it rebooted.
+func (d *fuzzDriver) rebootOnContractFault() bool {
+	err := d.node.ContractFault()
+	if err == nil {
+		return false
+	}
+	d.trace = append(d.trace, "contract fault, reboot: "+err.Error())
+	d.store.Crash()
+	d.boot()
+	return true
+}
+
 func (d *fuzzDriver) history() string {
 	if len(d.trace) > 40 {
 		return strings.Join(d.trace[len(d.trace)-40:], "\n")
@@ -436,6 +512,13 @@ func (d *fuzzDriver) ballot(from paxos.NodeID) paxos.Ballot {
 	p := d.node.Promised()
 	switch b % 7 {
 	case 0:
+		if b >= 224 {
+			// The edges of the round bound and past it: the probe's Commit
+			// at round 2^64-1 once crashed every machine, and the old
+			// alphabet (rounds near the node's own) never drew it.
+			rounds := [...]uint64{paxos.BallotRoundMax, paxos.BallotRoundMax + 1, math.MaxUint64, math.MaxUint64, paxos.BallotRoundMax - 1}
+			return paxos.Ballot{Round: rounds[(b-224)/7], Node: from}
+		}
 		return paxos.Ballot{}
 	case 1:
 		return paxos.Ballot{Round: uint64(b / 7 % 4), Node: from}
@@ -466,6 +549,10 @@ func (d *fuzzDriver) slot() paxos.Slot {
 	case 3:
 		return d.node.Acceptor().LastSlot() + k
 	default:
+		if b >= 240 {
+			// The edges of the slot bound: 244, 249, 254.
+			return [...]paxos.Slot{paxos.SlotMax, paxos.SlotMax + 1, math.MaxUint64}[(b-244)/5]
+		}
 		return d.node.ChosenIndex() + 1 + paxos.Slot(b/5%16)
 	}
 }
@@ -531,6 +618,15 @@ func (d *fuzzDriver) state() journal.State {
 		return st
 	case 4:
 		st, err := journal.Restore(fuzzUUIDs[2], cur.Term()+1, cur.NextSeq+k, cur.FirstSeq)
+		if err != nil {
+			d.t.Fatalf("restore: %v", err)
+		}
+		return st
+	}
+	if b >= 240 {
+		// A state at the bounds: the next SetLeader or write must be
+		// refused, not wrap the term or the positions.
+		st, err := journal.Restore(fuzzUUIDs[1], journal.TermMax, journal.SeqMax, journal.SeqMax)
 		if err != nil {
 			d.t.Fatalf("restore: %v", err)
 		}
@@ -609,6 +705,9 @@ func (d *fuzzDriver) message(typ paxos.MsgType) paxos.Message {
 // drain hands out every batch, checks its addressing and sync flag, and
 // persists it (synced or not, as the input says).
 func (d *fuzzDriver) drain() {
+	if d.rebootOnContractFault() {
+		return
+	}
 	for d.node.HasReady() {
 		rd := d.node.Ready()
 		needs := false
@@ -660,6 +759,7 @@ func (d *fuzzDriver) step() {
 		m := d.message(fuzzMsgTypes[op])
 		d.trace = append(d.trace, "step "+m.String())
 		d.node.Step(m)
+		d.rebootOnContractFault()
 	case op == fuzzOpTick:
 		k := 1 + int(d.in.next()%8)
 		d.trace = append(d.trace, fmt.Sprintf("tick ×%d", k))
@@ -734,23 +834,14 @@ func newFuzzDriver(tb testing.TB, in *fuzzIn) *fuzzDriver {
 	return d
 }
 
-// playFuzzStep runs one input to its end, or until a tolerated
-// peer-contract assertion fires.
+// playFuzzStep runs one input to its end; any panic fails it.
 func playFuzzStep(t *testing.T, data []byte) {
 	in := &fuzzIn{data: data}
 	d := newFuzzDriver(t, in)
 	defer func() {
-		r := recover()
-		if r == nil {
-			return
+		if r := recover(); r != nil {
+			t.Fatalf("panic: %v\n%s", r, d.history())
 		}
-		msg := fmt.Sprint(r)
-		for _, ok := range peerContractPanics {
-			if strings.Contains(msg, ok) {
-				return
-			}
-		}
-		t.Fatalf("panic: %s\n%s", msg, d.history())
 	}()
 	for i := 0; i < fuzzStepsMax && in.pos < len(in.data); i++ {
 		d.step()
@@ -902,7 +993,16 @@ func fuzzStepSeeds(tb testing.TB) [][]byte {
 		msgBytes(paxos.MsgNack, 2, ballotAbove, ballotLeading, slotAbs(9)), // deposed, and behind a floor
 		sTick(4),
 	)
-	return [][]byte{leader, follower, candidate}
+	// The hostile-input probe's crash: a Commit at round 2^64-1 from a
+	// member, then a campaign; then a Nack naming the last round in range,
+	// and a campaign that must stand down instead of passing the bound.
+	probe := recordSeed(tb, 0,
+		msgBytes(paxos.MsgCommit, 2, 238, slotAbs(1)), // round 2^64-1: malformed
+		sTick(5), // campaign at round 1
+		msgBytes(paxos.MsgNack, 2, 224, 224, slotAbs(1)), // a promise at BallotRoundMax
+		sTick(8), sTick(8), // campaigns exhausted
+	)
+	return [][]byte{leader, follower, candidate, probe}
 }
 
 func FuzzStep(f *testing.F) {

@@ -1,8 +1,6 @@
 package paxos
 
 import (
-	"fmt"
-
 	"github.com/parosdb/paros/core/quorum"
 )
 
@@ -23,10 +21,12 @@ type election struct {
 	// faulty reports whose value no answer has resolved (CTRL, later).
 	faulty  map[Slot]Ballot
 	maxSlot Slot
+	// contract receives a peer's contract violation (contract.go).
+	contract *contract
 }
 
-func newElection(b Ballot, from Slot) *election {
-	return &election{ballot: b, from: from, found: make(map[Slot]SlotCommand), maxSlot: from - 1}
+func newElection(b Ballot, from Slot, c *contract) *election {
+	return &election{ballot: b, from: from, found: make(map[Slot]SlotCommand), maxSlot: from - 1, contract: c}
 }
 
 // absorb folds one Promise page from member index idx.
@@ -43,8 +43,8 @@ func (e *election) absorb(idx int, entries []SlotCommand, faulty []SlotBallot, t
 		case !ok || cur.Ballot.Less(sc.Ballot):
 			e.found[sc.Slot] = sc
 		case cur.Ballot == sc.Ballot && !cur.Command.Equal(sc.Command):
-			panic(fmt.Sprintf("paxos: two values reported at slot %d ballot %s: %s and %s",
-				sc.Slot, sc.Ballot, cur.Command, sc.Command))
+			e.contract.raise("two values reported at slot %d ballot %s: %s and %s", sc.Slot, sc.Ballot, cur.Command, sc.Command)
+			continue
 		}
 		e.maxSlot = max(e.maxSlot, sc.Slot)
 	}
@@ -59,6 +59,9 @@ func (e *election) absorb(idx int, entries []SlotCommand, faulty []SlotBallot, t
 			e.faulty[f.Slot] = f.Ballot
 		}
 		e.maxSlot = max(e.maxSlot, f.Slot)
+	}
+	if e.contract.fault != nil {
+		return // a contradicting page is no promise
 	}
 	if terminal {
 		e.granted = e.granted.Add(idx)

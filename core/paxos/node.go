@@ -38,6 +38,10 @@ type Node struct {
 	sealed journal.State
 
 	phase phase
+	// contract holds a peer's contract violation; once set, the node takes
+	// no input and hands out no batch (contract.go).
+	contract contract
+
 	// highestSeen is the highest ballot seen anywhere; a campaign picks a
 	// round above it.
 	highestSeen Ballot
@@ -105,6 +109,11 @@ type Counters struct {
 	ReadsServed      uint64
 	ReadsExpired     uint64
 	CampaignsBlocked uint64
+	// Malformed counts messages dropped by Message.Validate; Exhausted
+	// counts campaigns not opened because the next round would pass
+	// BallotRoundMax.
+	Malformed uint64
+	Exhausted uint64
 	// Evicted counts slots moved out of the hot window; ColdReads counts
 	// reads of evicted records back from the store, by purpose (cold.go).
 	Evicted   uint64
@@ -125,6 +134,9 @@ func NewNode(cfg Config, opts Options, st Storage) (*Node, error) {
 	if _, err := journal.Restore(sealed.Leader, sealed.Term(), sealed.NextSeq, sealed.FirstSeq); err != nil {
 		return nil, fmt.Errorf("%w: sealed state: %v", ErrStorage, err)
 	}
+	if err := validateBoot(st); err != nil {
+		return nil, err
+	}
 	idx, _ := cfg.Acceptors.IndexOf(cfg.ID)
 	n := &Node{cfg: cfg, opts: opts, me: idx, sys: cfg.Acceptors, sealed: sealed,
 		phase: following{}, electionTimeout: opts.ElectionTicks, wantTimeout: true}
@@ -139,12 +151,18 @@ func NewNode(cfg Config, opts Options, st Storage) (*Node, error) {
 			}
 		}
 	}
-	n.acc = newAcceptor(st, &n.cur.writes, &n.cold, coldThrough)
+	acc, err := newAcceptor(st, &n.cur.writes, &n.cold, coldThrough)
+	if err != nil {
+		return nil, err
+	}
+	n.acc = acc
+	n.acc.contract = &n.contract
 	// The acceptor emitted nothing at boot; the out pointer follows n.cur.
 	floor := n.acc.Floor()
 	chosen := max(hs.ChosenIndex, floor-1)
 	n.rep = newReplica(cfg.Mode, floor, floor-1, sealed)
 	n.rep.cold = &n.cold
+	n.rep.contract = &n.contract
 	if coldThrough >= floor {
 		// The cold prefix is chosen; the fold reads it back in pages.
 		n.rep.chosen = newSlotLog[chosenValue](coldThrough + 1)
@@ -314,6 +332,9 @@ func (n *Node) Advance() {
 
 // Tick advances logical time by one tick.
 func (n *Node) Tick() {
+	if n.contract.fault != nil {
+		return
+	}
 	switch p := n.phase.(type) {
 	case *leading:
 		n.tickLeader(p)
@@ -346,11 +367,19 @@ func (n *Node) Tick() {
 // cannot continue safely past that, so the node stops (panics) rather than
 // spread it.
 func (n *Node) Step(m Message) {
-	if m.To != n.cfg.ID || m.From == n.cfg.ID {
+	if m.To != n.cfg.ID || m.From == n.cfg.ID || n.contract.fault != nil {
 		return
 	}
 	from, ok := n.sys.IndexOf(m.From)
 	if !ok {
+		return
+	}
+	// Nothing of a malformed message moves the node: not even highestSeen,
+	// which the next campaign adds one to (a round of 2^64-1 once wrapped it
+	// to 0, the candidate's own promise refused its ballot, and every
+	// machine of a cell panicked on one forged Commit).
+	if m.Validate() != nil {
+		n.counters.Malformed++
 		return
 	}
 	if n.highestSeen.Less(m.Ballot) {

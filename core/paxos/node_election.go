@@ -11,12 +11,21 @@ import (
 // suffix from the chosen index (Paxos Made Simple §2.2; Multi-Paxos runs one
 // Phase 1 for every slot above the candidate's chosen prefix).
 func (n *Node) campaign() {
-	n.counters.Campaigns++
+	// Every ballot the node has seen or promised passed Validate (or boot's
+	// validateBoot), so the sum cannot wrap; a round past the bound would
+	// be refused by every peer, so the node stays a follower instead (only
+	// a member lying about its ballots can drive a cell there).
 	round := max(n.highestSeen.Round, n.acc.Promised().Round) + 1
+	if round > BallotRoundMax {
+		n.counters.Exhausted++
+		n.resetElectionTimer()
+		return
+	}
+	n.counters.Campaigns++
 	b := Ballot{Round: round, Node: n.cfg.ID}
 	n.highestSeen = b
 	from := n.rep.chosenIndex + 1
-	el := newElection(b, from)
+	el := newElection(b, from, &n.contract)
 	n.phase = &campaigning{el: el}
 	n.leaderHint = 0
 	n.resetElectionTimer()
@@ -92,6 +101,9 @@ func (n *Node) handlePromise(m Message, from int) {
 		return // malformed continuation
 	}
 	c.el.absorb(from, m.Entries, m.Faulty, terminal)
+	if n.contract.fault != nil {
+		return // the page contradicted another: count nothing, lead on nothing
+	}
 	// A page is progress: the campaign's timer restarts, so a Phase 1 that
 	// pages through a long suffix (small PromiseBatch, slow links) is not
 	// abandoned mid-way and restarted at a higher ballot forever — a

@@ -40,6 +40,8 @@ type Replica struct {
 	heldFrom  journal.Seq
 	// persistedChosen is the chosen index last emitted as a write.
 	persistedChosen Slot
+	// contract receives a peer's contract violation (contract.go).
+	contract *contract
 }
 
 func newReplica(mode journal.WriterMode, floor, chosenIndex Slot, sealed journal.State) *Replica {
@@ -47,6 +49,7 @@ func newReplica(mode journal.WriterMode, floor, chosenIndex Slot, sealed journal
 		heldFrom: sealed.NextSeq, persistedChosen: chosenIndex}
 	r.chosen = newSlotLog[chosenValue](floor)
 	r.cold = &coldReader{}
+	r.contract = &contract{}
 	r.positions = newPositionIndex(floor-1, sealed)
 	return r
 }
@@ -92,7 +95,8 @@ func (r *Replica) markChosen(s Slot, cmd journal.Command) bool {
 	v := r.chosen.ensure(s)
 	if v.ok {
 		if !v.cmd.Equal(cmd) {
-			panic(fmt.Sprintf("paxos: slot %d learned as %s after %s", s, cmd, v.cmd))
+			r.contract.raise("slot %d learned as %s after %s", s, cmd, v.cmd)
+			return false
 		}
 	} else {
 		*v = chosenValue{cmd: cmd, ok: true}

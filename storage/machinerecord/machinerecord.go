@@ -33,6 +33,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/paxos"
 	"github.com/parosdb/paros/storage"
 )
 
@@ -105,6 +106,9 @@ func (r Record) Validate() error {
 	}
 	if r.CellID == 0 && len(r.Members)+len(r.Journals) > 0 {
 		return fmt.Errorf("%w: a cell plan without a cell id", ErrInvalid)
+	}
+	if r.PromisedRound > paxos.BallotRoundMax || r.VoteRound > paxos.BallotRoundMax {
+		return fmt.Errorf("%w: a ballot round above %d", ErrInvalid, uint64(paxos.BallotRoundMax))
 	}
 	if (r.CellID != 0) != (r.VoteRound != 0) {
 		return fmt.Errorf("%w: a cell plan must come with the ballot it was voted at", ErrInvalid)

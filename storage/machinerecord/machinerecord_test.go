@@ -12,6 +12,7 @@ package machinerecord
 import (
 	"bytes"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -105,14 +106,16 @@ func TestMissingVersusDamaged(t *testing.T) {
 
 func TestInvalidRecordsAreRefused(t *testing.T) {
 	for name, r := range map[string]Record{
-		"node 0":          {},
-		"plan no cell":    {NodeID: 1, Members: []Member{{NodeID: 1}}},
-		"dup member":      {NodeID: 1, CellID: 1, Members: []Member{{NodeID: 2}, {NodeID: 2}}},
-		"member 0":        {NodeID: 1, CellID: 1, Members: []Member{{NodeID: 0}}},
-		"unset journal":   {NodeID: 1, CellID: 1, Journals: []JournalID{{Tenant: 1}}},
-		"dup journal":     {NodeID: 1, CellID: 1, Journals: []JournalID{{1, 1}, {1, 1}}},
-		"addr too long":   {NodeID: 1, CellID: 1, Members: []Member{{NodeID: 1, Addr: strings.Repeat("a", addrBytesMax+1)}}},
-		"too many joined": {NodeID: 1, CellID: 1, Journals: make([]JournalID, journalsMax+1)},
+		"node 0":                       {},
+		"plan no cell":                 {NodeID: 1, Members: []Member{{NodeID: 1}}},
+		"dup member":                   {NodeID: 1, CellID: 1, Members: []Member{{NodeID: 2}, {NodeID: 2}}},
+		"member 0":                     {NodeID: 1, CellID: 1, Members: []Member{{NodeID: 0}}},
+		"unset journal":                {NodeID: 1, CellID: 1, Journals: []JournalID{{Tenant: 1}}},
+		"dup journal":                  {NodeID: 1, CellID: 1, Journals: []JournalID{{1, 1}, {1, 1}}},
+		"addr too long":                {NodeID: 1, CellID: 1, Members: []Member{{NodeID: 1, Addr: strings.Repeat("a", addrBytesMax+1)}}},
+		"too many joined":              {NodeID: 1, CellID: 1, Journals: make([]JournalID, journalsMax+1)},
+		"promise past the round bound": {NodeID: 1, PromisedRound: math.MaxUint64},
+		"vote past the round bound":    {NodeID: 1, CellID: 1, VoteRound: 1<<62 + 1},
 	} {
 		if _, err := Encode(r); !errors.Is(err, ErrInvalid) {
 			t.Errorf("%s: %v, want ErrInvalid", name, err)

@@ -1,0 +1,81 @@
+package paxos
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Bounds on the numbers a message or a store may hand the core. They are
+// far above anything an honest cell reaches (2^62 rounds at one election a
+// millisecond is 146 million years) and far enough below 2^64 that no
+// arithmetic on them can wrap: a campaign's round+1, a page's slot+k and a
+// watermark's comparison all stay exact. A number above its bound is
+// malformed, like a checksum that does not match: the message is dropped
+// before any of its fields moves the node (highestSeen, the promise, the
+// chosen index), and a store holding one is refused at boot.
+//
+// Frozen: the bounds are part of the wire contract; raising one is a
+// protocol change.
+const (
+	// BallotRoundMax is the highest ballot round the core accepts.
+	BallotRoundMax = 1 << 62
+	// SlotMax is the highest slot number (and watermark) the core accepts.
+	SlotMax = 1 << 62
+)
+
+// ErrMalformed marks a message whose fields are out of their bounds.
+var ErrMalformed = errors.New("paros/paxos: malformed message")
+
+// InRange reports whether b's round is at most BallotRoundMax.
+func (b Ballot) InRange() bool { return b.Round <= BallotRoundMax }
+
+// Validate checks every number m carries against its bound: every ballot
+// (the message's, the refused one, each entry's and each faulty record's)
+// and every slot (the message's, the page's next, the commit watermark,
+// the read watermark, each entry's, vote's and faulty record's). It checks
+// no protocol rule; the handlers do that. A nil error means the node may
+// let m's ballot raise what it has seen.
+func (m Message) Validate() error {
+	if !m.Ballot.InRange() || !m.Refused.InRange() {
+		return fmt.Errorf("%w: %s ballot round above %d", ErrMalformed, m.Type, uint64(BallotRoundMax))
+	}
+	if m.Slot > SlotMax || m.Next > SlotMax || m.Commit > SlotMax || m.Watermark > SlotMax {
+		return fmt.Errorf("%w: %s slot above %d", ErrMalformed, m.Type, uint64(SlotMax))
+	}
+	for _, e := range m.Entries {
+		if e.Slot > SlotMax || !e.Ballot.InRange() {
+			return fmt.Errorf("%w: %s entry at slot %d ballot %s out of range", ErrMalformed, m.Type, e.Slot, e.Ballot)
+		}
+	}
+	for _, v := range m.Votes {
+		if v.Slot > SlotMax {
+			return fmt.Errorf("%w: %s vote at slot %d out of range", ErrMalformed, m.Type, v.Slot)
+		}
+	}
+	for _, f := range m.Faulty {
+		if f.Slot > SlotMax || !f.Ballot.InRange() {
+			return fmt.Errorf("%w: %s faulty record at slot %d ballot %s out of range", ErrMalformed, m.Type, f.Slot, f.Ballot)
+		}
+	}
+	return nil
+}
+
+// validateBoot checks the numbers a store hands NewNode against the same
+// bounds: a promise, a chosen index or a record beyond them is damage (or
+// a forged store), never a state to run from.
+func validateBoot(st Storage) error {
+	hs := st.InitialState()
+	switch {
+	case !hs.Promised.InRange():
+		return fmt.Errorf("%w: promise %s above round %d", ErrStorage, hs.Promised, uint64(BallotRoundMax))
+	case hs.ChosenIndex > SlotMax || st.LastSlot() > SlotMax || st.FirstSlot() > SlotMax:
+		return fmt.Errorf("%w: slot numbers above %d (chosen %d, first %d, last %d)",
+			ErrStorage, uint64(SlotMax), hs.ChosenIndex, st.FirstSlot(), st.LastSlot())
+	}
+	for _, f := range st.FaultyEntries() {
+		if !f.Ballot.InRange() {
+			return fmt.Errorf("%w: faulty record at slot %d with ballot %s", ErrStorage, f.Slot, f.Ballot)
+		}
+	}
+	return nil
+}
