@@ -39,7 +39,9 @@ func main() {
 }
 
 // absPaths makes the paths among args absolute (the harness runs in
-// another directory): an existing file, and the value of --out.
+// another directory): an existing file, and the value of --out. The value
+// of --only is a list of systems, never a path (even when a file of that
+// name exists, such as a `paros` binary built in the root).
 func absPaths(args []string) []string {
 	out := make([]string, len(args))
 	for i, a := range args {
@@ -49,6 +51,8 @@ func absPaths(args []string) []string {
 			out[i] = "--out=" + abs(strings.TrimPrefix(a, "--out="))
 		case i > 0 && (args[i-1] == "--out" || args[i-1] == "-out"):
 			out[i] = abs(a)
+		case i > 0 && (args[i-1] == "--only" || args[i-1] == "-only"):
+			// a list of systems: left as it is
 		default:
 			if _, err := os.Stat(a); err == nil && !strings.HasPrefix(a, "-") {
 				out[i] = abs(a)

@@ -1,54 +1,65 @@
-// Package client is the paros client library. Its decisions are written
-// sans-IO: Reader, Writer and Resolve build requests and absorb replies, and
-// never send, wait, read a clock or draw a random number. The network
-// handles (Dial, Journal, WriterHandle, ReaderHandle, in conn.go,
-// journal.go, writerhandle.go and readerhandle.go) wrap them in gRPC calls;
-// the simulator's chain workload drives the very same sans-IO types over
-// simulated calls, so the sweep proves the library.
+// Package client is the Go client of a paros cell. Open one Client per
+// process, take a Journal handle, and use one type per role:
 //
-// Three pieces:
+//	c, err := client.Dial(ctx, []string{"10.0.0.1:7401", "10.0.0.2:7401", "10.0.0.3:7401"})
+//	j := c.Journal(id)
 //
-//   - Reader is a cursor over one journal. Request builds the next Read,
-//     Absorb judges its reply: records, a Gap (the range a truncation took,
-//     reported and never skipped silently), Unavailable (ask another server),
-//     UnknownJournal, or Stale (a reply for a position that is no longer the
-//     cursor). The cursor never moves back.
-//   - Writer is the owner of a single-writer journal. Claim builds a
-//     SetLeader(fresh uuid, believed leader); AbsorbClaim adopts the fence.
-//     Next builds a fenced Write at the next position and keeps it until a
-//     verdict settles it; AbsorbWrite judges each reply. A verdict naming
-//     another leader stops the writer. NewMultiWriter builds unfenced,
-//     at-least-once writes for multi-writer journals.
-//   - Resolve decides, from a read-back page, whether a write whose answer
-//     was lost is in the log.
+//	w := j.NewWriter()          // the single owner of a single-writer journal
+//	err = w.Claim(ctx)          // SetLeader(fresh uuid): fences every later write
+//	seq, err := w.Append(ctx, []byte("hello"), []byte("world"))
 //
-// # Ambiguous outcomes
+//	a := j.NewAppender()        // any number of writers on a multi-writer journal
+//	seq, err = a.Append(ctx, []byte("event"))
 //
-// A reply without a verdict is ambiguous: the call may or may not take
-// effect. The library names every such case in its types, and fixes the
-// caller's move for each one:
+//	r := j.NewReader(1)         // a cursor; long-polls the tail
+//	for rec, err := range r.Records(ctx) { ... }
 //
-//	what happened                          result kind   error         what to do
-//	-------------------------------------  ------------  ------------  -----------------------------------------
-//	no answer (timeout, transport error)   Retry         ErrAmbiguous  resend the identical request
-//	NoVerdict Lost or Unavailable          Retry         ErrAmbiguous  resend the identical request
-//	Outcome Unheld (prefix not held)       Retry         ErrAmbiguous  resend the identical request
-//	a verdict that does not fit the call   Retry         ErrAmbiguous  resend the identical request
-//	a write below the floor                Truncated     ErrTruncated  nothing: the log no longer holds it
-//	an ambiguous claim                     Retry         ErrAmbiguous  resend the identical SetLeader; a refusal
-//	                                                                   naming its own New means it had won
-//	an ambiguous unfenced write            Retry         ErrAmbiguous  resending may append the records twice
-//	an ambiguous truncation                Retry         ErrAmbiguous  resend: a truncation is idempotent
+// The Writer is fast by default: appends are coalesced into writes and
+// pipelined over one WriteStream to the leader (ordered, so none overtakes
+// another), and many appends in flight share a consensus slot and a disk
+// sync. AppendAsync returns a future; Flush waits for every append.
 //
-// "Identical" means the same uuid, the same position and the same bytes:
-// Writer.Pending and Writer.Claiming return the exact requests to resend.
-// A fenced retry is safe because the journal's log is its own dedup table:
-// it answers Duplicate when an earlier attempt landed. Resolve answers the
-// same question by reading the position back.
+// Every decision the library takes (fences, positions, verdicts, resends,
+// gaps) is written sans-IO in package client/sansio, and the simulator
+// drives those very types; this package only moves requests, replies and
+// timers. The Journal handle's raw calls (Write, Read, Truncate,
+// SetLeader, Resolve) are the one place that follows redirects and asks
+// other servers.
 //
-// Pass the zero journal.Reply to an Absorb method when a call got no answer.
+// # Errors
 //
-// Requests are plain journal types (journal.WriteRequest and friends), so
-// each Absorb method takes the request it answers: a reply is always judged
-// against the exact call that produced it.
+// Errors are classes, tested with errors.Is (and errors.As for *GapError).
+// Each wraps one class with detail:
+//
+//	class              returned by                     meaning, and what to do
+//	-----------------  ------------------------------  ---------------------------------------------------------
+//	ErrAmbiguous       Append, Wait, Flush, Claim,     the call may or may not have taken effect. A Writer's
+//	                   Truncate, Appender.Append       appends are resent identically until a verdict (the log
+//	                                                   answers Duplicate when an attempt landed); you see it when
+//	                                                   your context ends first (Wait again, or Flush), when a
+//	                                                   write was abandoned by Claim or Close, or after
+//	                                                   sansio.WriteAttemptsMax attempts: Journal.Resolve tells.
+//	                                                   A Claim that may have won: Claim again (it resends the
+//	                                                   identical SetLeader). An Appender's write: resending may
+//	                                                   append it twice.
+//	ErrTruncated       Append, Wait                    the position is below the floor; ambiguous, and final
+//	ErrSuperseded      Append, Wait, Truncate          another writer claimed the journal; the Writer stopped
+//	                                                   (Claim again to take it back)
+//	ErrNotHolding      Append, Truncate                Claim first (or an append dropped by Claim, not written)
+//	ErrRefused         Claim                           other claimers kept winning
+//	ErrWrongMode       Claim, Append, Appender         the journal has the other writer mode
+//	ErrTooLarge        Append, Appender                the batch breaks a write limit; nothing was sent
+//	ErrEmptyBatch      Append, Appender                nothing to write
+//	ErrClosed          every Writer call after Close   an append sent before Close also wraps ErrAmbiguous
+//	ErrStale           Truncate, Claim                 a concurrent Claim on the same Writer replaced the fence
+//	*GapError          Reader.Next, Reader.Records     positions were truncated before the reader got there; the
+//	                                                   cursor moved past them (never silent)
+//	ErrUnavailable     Reader.Next                     no server could serve a linearizable read; call again
+//	ErrUnknownJournal  every call                      no server serves the journal; nothing was proposed
+//	ErrNotLeader       Appender, raw Journal calls     no server would lead within the call's rounds; nothing
+//	ErrBusy                                            was proposed: call again later
+//	ErrNoServer        Dial, every call                no server could be reached; nothing was sent
+//
+// Calls take a context.Context; a call whose context ends while a request
+// may have been received reports ErrAmbiguous, never "not done".
 package client

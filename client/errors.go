@@ -1,48 +1,47 @@
 package client
 
-import "errors"
+import (
+	"errors"
 
-// Errors the client's results map to. Each result type's Err method returns
-// one of these (wrapped with detail) or nil; test them with errors.Is.
-var (
-	// ErrAmbiguous: the call may or may not have taken effect (no answer,
-	// a lost proposal, an unavailable server, a node that no longer holds the
-	// prefix). Resend the identical request; for a fenced write at the same
-	// position, the journal answers Duplicate if the earlier attempt landed.
-	ErrAmbiguous = errors.New("paros/client: ambiguous outcome; resend the identical request")
-	// ErrSuperseded: a verdict named another leader. The writer stops; every
-	// later Next and Truncate returns this error until Claim is called.
-	ErrSuperseded = errors.New("paros/client: superseded by another writer")
-	// ErrUnknownJournal: the server does not serve the journal. Nothing was
-	// proposed; another server may serve it.
-	ErrUnknownJournal = errors.New("paros/client: unknown journal")
-	// ErrTruncated: the write's position is below the journal's floor, so the
-	// log can no longer say whether it landed (ambiguous, and not retryable).
-	ErrTruncated = errors.New("paros/client: position below the journal's floor")
-	// ErrNotLeader: the server does not lead consensus; nothing was proposed.
-	// Resend the identical request to the hint.
-	ErrNotLeader = errors.New("paros/client: not the consensus leader")
-	// ErrBusy: the leader's proposal queue is full; nothing was proposed.
-	// Back off and resend the identical request.
-	ErrBusy = errors.New("paros/client: server busy")
-	// ErrRefused: a fenced write did not fit the journal's tail (an earlier
-	// write of this writer has not landed yet), or a claim lost its
-	// compare-and-set.
-	ErrRefused = errors.New("paros/client: refused")
-	// ErrTooLarge: the batch breaks a write limit (the API's, checked by
-	// Next, or a server's own, which may be lower).
-	ErrTooLarge = errors.New("paros/client: batch too large")
-	// ErrWrongMode: the call does not fit the journal's writer mode (a fenced
-	// writer on a multi-writer journal or the reverse). The writer stops.
-	ErrWrongMode = errors.New("paros/client: wrong writer mode for this journal")
-	// ErrNotHolding: the writer holds no fence (never claimed, or a claim is
-	// still in flight).
-	ErrNotHolding = errors.New("paros/client: writer holds no fence")
-	// ErrEmptyBatch: a write needs at least one record.
-	ErrEmptyBatch = errors.New("paros/client: empty batch")
-	// ErrInFlightFull: WritesInFlightMax writes are already waiting for a
-	// verdict.
-	ErrInFlightFull = errors.New("paros/client: too many writes in flight")
-	// ErrStale: the reply answers a request the writer no longer waits for.
-	ErrStale = errors.New("paros/client: stale reply")
+	"github.com/parosdb/paros/client/sansio"
 )
+
+// Error classes, one value each across the library (the sans-IO types in
+// client/sansio return the same values). Test them with errors.Is; every
+// error the library returns wraps at most one of them with detail. The
+// package doc's table says which calls return which and what to do.
+var (
+	// ErrAmbiguous: the call may or may not have taken effect.
+	ErrAmbiguous = sansio.ErrAmbiguous
+	// ErrSuperseded: a verdict named another leader; the Writer stopped.
+	ErrSuperseded = sansio.ErrSuperseded
+	// ErrUnknownJournal: no server serves the journal; nothing was proposed.
+	ErrUnknownJournal = sansio.ErrUnknownJournal
+	// ErrTruncated: the position is below the journal's floor (ambiguous
+	// for a write, and final).
+	ErrTruncated = sansio.ErrTruncated
+	// ErrNotLeader: no server would lead consensus within the call's
+	// rounds (redirects are followed first); nothing was proposed.
+	ErrNotLeader = sansio.ErrNotLeader
+	// ErrBusy: the leader's proposal queue stayed full; nothing was proposed.
+	ErrBusy = sansio.ErrBusy
+	// ErrRefused: a claim kept losing its compare-and-set to other claimers.
+	ErrRefused = sansio.ErrRefused
+	// ErrTooLarge: the batch breaks a write limit; nothing was proposed.
+	ErrTooLarge = sansio.ErrTooLarge
+	// ErrWrongMode: the call does not fit the journal's writer mode.
+	ErrWrongMode = sansio.ErrWrongMode
+	// ErrNotHolding: the Writer holds no fence (Claim first).
+	ErrNotHolding = sansio.ErrNotHolding
+	// ErrEmptyBatch: an append needs at least one record.
+	ErrEmptyBatch = sansio.ErrEmptyBatch
+	// ErrStale: a Claim on the same Writer replaced this call's fence.
+	ErrStale = sansio.ErrStale
+	// ErrClosed: the Writer was closed.
+	ErrClosed = sansio.ErrClosed
+)
+
+// ErrUnavailable: no server could serve a linearizable read within the
+// call's rounds (a cell without a quorum, say). A read has no effect:
+// call again.
+var ErrUnavailable = errors.New("paros/client: no server could serve the read")

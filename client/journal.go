@@ -11,14 +11,15 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "github.com/parosdb/paros/api/parospb/paros/v1"
+	"github.com/parosdb/paros/client/sansio"
 	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/wire"
 )
 
 // Journal is a network handle on one journal: the four data-plane calls,
-// each sent to the servers of a Conn until one gives an answer worth
-// returning. It decides nothing about the journal: NewWriter and NewReader
-// wrap the sans-IO Writer and Reader around it.
+// each sent to the servers of a Client until one gives an answer worth
+// returning. It decides nothing about the journal: NewWriter, NewAppender
+// and NewReader wrap the sans-IO types of client/sansio around it.
 //
 // How each call travels:
 //
@@ -46,7 +47,7 @@ import (
 //
 // A Journal is safe for concurrent use.
 type Journal struct {
-	c  *Conn
+	c  *Client
 	id journal.ID
 }
 
@@ -250,11 +251,11 @@ func (j *Journal) mutate(ctx context.Context, invoke invoker) (journal.Reply, er
 // Resolve reads the position of the fenced write req back and judges the
 // page with the function Resolve: whether a write whose answer was lost
 // (an abandoned or ambiguous write) is in the log. The error is Read's.
-func (j *Journal) Resolve(ctx context.Context, req journal.WriteRequest) (Resolution, error) {
+func (j *Journal) Resolve(ctx context.Context, req journal.WriteRequest) (sansio.Resolution, error) {
 	page, err := j.Read(ctx, journal.ReadRequest{Journal: req.Journal, FromSeq: req.Seq,
 		Limit: uint32(min(len(req.Records), journal.ReadRecordsMax))})
 	if err != nil {
-		return Resolution{}, err
+		return sansio.Resolution{}, err
 	}
-	return Resolve(req, page), nil
+	return sansio.Resolve(req, page), nil
 }

@@ -1,24 +1,25 @@
-// This file checks the network handles (Dial, Journal, WriterHandle,
-// ReaderHandle) against a real cell: three machines started in this process
-// by internal/testcell (Pebble stores in a temporary dir, gRPC on
-// 127.0.0.1, formed by the Machine.CellInit RPC), with 20 ms ticks. The cell
-// has one journal per test, so each test meets a journal nobody else
-// touched. It checks: a writer claims, appends one by one and pipelined,
-// and every record reads back in order, also when single-record Writes
-// overtake each other and are refused and resent; a writer whose journal
-// another writer took over gets ErrSuperseded and stops, while the new
-// writer's records follow the old one's, and reading the position back
-// (Journal.Resolve) settles which write holds it; a reader that starts below a truncation
-// gets a Gap naming exactly the truncated range, then the records after it;
-// a call sent to a follower follows the NotLeader hint to the leader and
-// never asks the other follower; a write whose answer a TCP proxy loses is
-// reported ambiguous (Lost) by the Journal handle, and resending the
-// identical write lands it exactly once, as does a WriterHandle's own
-// resend; a writer keeps writing while the leader's machine is stopped
-// under it (a cell of its own), and every append it was told landed reads
-// back at its position; servers that cannot be reached give "not sent",
-// never ambiguous; and an unknown journal is reported at once. Outcomes
-// are deterministic; only timings vary.
+// This file checks the network side of the client (Dial, Client, Journal,
+// Writer, Reader) against a real cell: three machines started in this
+// process by internal/testcell (Pebble stores in a temporary dir, gRPC on
+// 127.0.0.1, formed by the Machine.CellInit RPC), with 20 ms ticks. The
+// cell has one journal per test, so each test meets a journal nobody else
+// touched. It checks: a Writer claims, appends one by one and pipelined,
+// and every record reads back in order; single-record writes, sixteen out
+// at once over the Writer's WriteStream, land in order and none is refused;
+// a Writer whose journal another Writer took over gets ErrSuperseded and
+// stops, while the new Writer's records follow the old one's, and reading
+// the position back (Journal.Resolve) settles which write holds it; a
+// Reader that starts below a truncation gets a *GapError naming exactly the
+// truncated range, then the records after it; a claim sent to a follower
+// follows the NotLeader hint to the leader and never asks the other
+// follower, and the Writer's stream then goes straight to the leader; a
+// write whose answer a TCP proxy loses is reported ambiguous (Lost) by the
+// Journal handle, and resending the identical write lands it exactly once,
+// as does a Writer's own resend; a Writer keeps writing while the leader's
+// machine is stopped under it (a cell of its own), and every append it was
+// told landed reads back at its position; a server that cannot be reached
+// gives "not sent", never ambiguous; and an unknown journal is reported at
+// once. Outcomes are deterministic; only timings vary.
 package client_test
 
 import (
@@ -33,13 +34,14 @@ import (
 	"time"
 
 	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/client/sansio"
 	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/internal/testcell"
 )
 
-// journalsPerCell is one journal for each test that uses a shared cell;
-// when they run out (go test -count=N) another cell starts.
-const journalsPerCell = 8
+// journalsPerCell is one journal for each test or example that uses a
+// shared cell; when they run out (go test -count=N) another cell starts.
+const journalsPerCell = 20
 
 var shared struct {
 	mu    sync.Mutex
@@ -59,20 +61,16 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// cellJournal returns a shared cell and a journal no other test uses, once
-// that journal has a leader.
-func cellJournal(t *testing.T) (*testcell.Cell, journal.ID) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("starts a three-machine cell")
-	}
+// sharedJournal returns a shared cell and a journal no other test or
+// example uses, once that journal has a leader.
+func sharedJournal() (*testcell.Cell, journal.ID, error) {
 	shared.mu.Lock()
 	if len(shared.cells) == 0 || shared.next == journalsPerCell {
 		if shared.dir == "" {
 			dir, err := os.MkdirTemp("", "paros-client-")
 			if err != nil {
 				shared.mu.Unlock()
-				t.Fatal(err)
+				return nil, journal.ID{}, err
 			}
 			shared.dir = dir
 		}
@@ -81,7 +79,7 @@ func cellJournal(t *testing.T) (*testcell.Cell, journal.ID) {
 		cancel()
 		if err != nil {
 			shared.mu.Unlock()
-			t.Fatal(err)
+			return nil, journal.ID{}, err
 		}
 		shared.cells, shared.next = append(shared.cells, c), 0
 	}
@@ -92,19 +90,35 @@ func cellJournal(t *testing.T) (*testcell.Cell, journal.ID) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if _, err := c.WaitLeader(ctx, id); err != nil {
+		return nil, journal.ID{}, err
+	}
+	return c, id, nil
+}
+
+// cellJournal is sharedJournal for a test; it skips under -short.
+func cellJournal(t *testing.T) (*testcell.Cell, journal.ID) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a three-machine cell")
+	}
+	c, id, err := sharedJournal()
+	if err != nil {
 		t.Fatal(err)
 	}
 	return c, id
 }
 
-func dial(t *testing.T, addrs ...string) *client.Conn {
+// dial returns a Client of addrs, closed when the test ends.
+func dial(t *testing.T, addrs ...string) *client.Client {
 	t.Helper()
-	conn, err := client.Dial(addrs...)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := client.Dial(ctx, addrs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { conn.Close() })
-	return conn
+	t.Cleanup(func() { c.Close() })
+	return c
 }
 
 func testCtx(t *testing.T) context.Context {
@@ -113,71 +127,86 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
+// rec is a batch of one record, for raw requests.
 func rec(s string) [][]byte { return [][]byte{[]byte(s)} }
 
-// readAll reads [from, to) with a ReaderHandle and fails on anything but
-// records.
+// seeded is a Writer option drawing claim uuids from seed, so that runs
+// repeat.
+func seeded(seed uint64) client.WriterOption { return client.WithUUIDs(sansio.SeededUUIDs(seed)) }
+
+// readAll reads [from, to) with a Reader and fails on anything but
+// records at the positions expected.
 func readAll(t *testing.T, ctx context.Context, j *client.Journal, from, to journal.Seq) [][]byte {
 	t.Helper()
-	r := j.NewReader(from)
+	r := j.NewReader(from, client.WithTailWait(0))
 	var out [][]byte
 	for r.Cursor() < to {
-		o, err := r.Next(ctx, 0, 0)
+		at := r.Cursor()
+		page, err := r.Next(ctx)
 		if err != nil {
-			t.Fatalf("read at %d: %v", r.Cursor(), err)
+			t.Fatalf("read at %d: %v", at, err)
 		}
-		if o.Kind != client.ReadRecords {
-			t.Fatalf("read at %d: %s", o.From, o)
+		for i, rc := range page {
+			if rc.Seq != at+journal.Seq(i) {
+				t.Fatalf("read at %d: record %d says position %d", at, i, rc.Seq)
+			}
+			out = append(out, rc.Data)
 		}
-		out = append(out, o.Records...)
 	}
 	return out
 }
 
-func TestNetworkWriterAppendsAndReaderReadsBack(t *testing.T) {
-	// Arrange: a claimed writer.
+func TestAWriterAppendsOneByOneAndPipelinedAndEveryRecordReadsBack(t *testing.T) {
+	// Arrange: a claimed Writer with the default options.
 	c, id := cellJournal(t)
 	ctx := testCtx(t)
 	j := dial(t, c.Addrs()...).Journal(id)
-	w := j.NewWriter(client.SeededUUIDs(1))
+	w := j.NewWriter(seeded(1))
 	defer w.Close()
 	if err := w.Claim(ctx); err != nil {
 		t.Fatalf("claim: %v", err)
 	}
 
-	// Act: three appends one by one, then 200 pipelined through a window of 16.
+	// Act: three appends one by one; then a second Writer with a window
+	// of 16 claims and pipelines 200.
 	var want [][]byte
 	for i := range 3 {
 		r := fmt.Sprintf("one-%d", i)
-		seq, err := w.Append(ctx, rec(r))
+		seq, err := w.Append(ctx, []byte(r))
 		if err != nil || seq != journal.Seq(i+1) {
 			t.Fatalf("append %d: seq %d, %v", i, seq, err)
 		}
 		want = append(want, []byte(r))
 	}
-	w.SetOptions(client.WriterOptions{Window: 16})
+	w.Close()
+	piped := j.NewWriter(seeded(2), client.WithWindow(16))
+	defer piped.Close()
+	if err := piped.Claim(ctx); err != nil {
+		t.Fatalf("claim of the pipelining writer: %v", err)
+	}
 	var ops []*client.AppendOp
 	for i := range 200 {
 		r := fmt.Sprintf("piped-%d", i)
-		op, err := w.AppendAsync(ctx, rec(r))
+		op, err := piped.AppendAsync(ctx, []byte(r))
 		if err != nil {
 			t.Fatalf("append async %d: %v", i, err)
 		}
 		ops = append(ops, op)
 		want = append(want, []byte(r))
 	}
-	flushErr := w.Flush(ctx)
+	flushErr := piped.Flush(ctx)
 
-	// Check: every write landed where it was placed, and reads back in order.
+	// Check: every append landed where it was placed, and reads back in
+	// order.
 	if flushErr != nil {
 		t.Fatalf("flush: %v", flushErr)
 	}
 	for i, op := range ops {
-		if seq, err := op.Wait(ctx); err != nil || seq != journal.Seq(4+i) {
-			t.Fatalf("pipelined write %d: seq %d, %v", i, seq, err)
+		if seq, err := op.Wait(ctx); err != nil || seq != journal.Seq(4+i) || op.Seq() != seq {
+			t.Fatalf("pipelined append %d: seq %d (op says %d), %v", i, seq, op.Seq(), err)
 		}
 	}
-	got := readAll(t, ctx, j, journal.FirstSeq, w.NextSeq())
+	got := readAll(t, ctx, j, journal.FirstSeq, piped.NextSeq())
 	if len(got) != len(want) {
 		t.Fatalf("read %d records, wrote %d", len(got), len(want))
 	}
@@ -186,37 +215,46 @@ func TestNetworkWriterAppendsAndReaderReadsBack(t *testing.T) {
 			t.Fatalf("position %d holds %q, want %q", i+1, got[i], want[i])
 		}
 	}
-	t.Logf("writer stats: %+v", w.Stats())
+	if !errors.Is(w.Stopped(), client.ErrClosed) {
+		t.Fatalf("a closed Writer says it stopped with %v, want ErrClosed", w.Stopped())
+	}
+	if _, err := w.Append(ctx, []byte("after close")); !errors.Is(err, client.ErrClosed) {
+		t.Fatalf("append after Close: %v, want ErrClosed", err)
+	}
+	t.Logf("writer stats: %+v", piped.Stats())
 }
 
-func TestNetworkPipelinedWritesLandInOrder(t *testing.T) {
-	// Arrange: a writer with sixteen single-record Writes out at once, so
-	// that some overtake each other at the server and are refused.
+func TestSingleRecordWritesSixteenOutOverTheStreamLandInOrderNoneRefused(t *testing.T) {
+	// Arrange: a Writer that sends every append as its own Write, sixteen
+	// out at once. The stream keeps their order, so none overtakes another.
 	c, id := cellJournal(t)
 	ctx := testCtx(t)
 	j := dial(t, c.Addrs()...).Journal(id)
-	w := j.NewWriter(client.SeededUUIDs(5))
+	w := j.NewWriter(seeded(5), client.WithWindow(64), client.WithWritesOut(16), client.WithoutCoalescing())
 	defer w.Close()
-	w.SetOptions(client.WriterOptions{Window: 64, WritesOut: 16, NoCoalesce: true})
 	if err := w.Claim(ctx); err != nil {
 		t.Fatal(err)
 	}
 
 	// Act: 300 appends.
 	for i := range 300 {
-		if _, err := w.AppendAsync(ctx, rec(fmt.Sprintf("p%d", i))); err != nil {
+		if _, err := w.AppendAsync(ctx, []byte(fmt.Sprintf("p%d", i))); err != nil {
 			t.Fatalf("append %d: %v", i, err)
 		}
 	}
 	flushErr := w.Flush(ctx)
 
-	// Check: each append is its own Write, and all of them landed in order,
-	// refused ones resent behind their predecessors.
+	// Check: each append is its own Write, none was refused, every attempt
+	// beyond the first was a resend after an ambiguous reply, and the
+	// records read back in order.
 	st := w.Stats()
-	if flushErr != nil || st.Appends != 300 || st.Writes != 300 || st.Sends < 300+st.Refused+st.Ambiguous {
+	if flushErr != nil || st.Appends != 300 || st.Writes != 300 || st.Refused != 0 || st.Sends < 300+st.Ambiguous {
 		t.Fatalf("flush %v, stats %+v", flushErr, st)
 	}
 	got := readAll(t, ctx, j, journal.FirstSeq, w.NextSeq())
+	if len(got) != 300 {
+		t.Fatalf("read %d records, appended 300", len(got))
+	}
 	for i, b := range got {
 		if string(b) != fmt.Sprintf("p%d", i) {
 			t.Fatalf("position %d holds %q", i+1, b)
@@ -225,31 +263,28 @@ func TestNetworkPipelinedWritesLandInOrder(t *testing.T) {
 	t.Logf("writer stats: %+v", st)
 }
 
-func TestNetworkWriterSupersededStops(t *testing.T) {
-	// Arrange: writer A holds the journal and wrote two records.
+func TestASupersededWriterStopsAndResolveSettlesThePosition(t *testing.T) {
+	// Arrange: Writer A holds the journal and wrote two records.
 	c, id := cellJournal(t)
 	ctx := testCtx(t)
 	j := dial(t, c.Addrs()...).Journal(id)
-	a := j.NewWriter(client.SeededUUIDs(10))
+	a := j.NewWriter(seeded(10))
 	defer a.Close()
 	if err := a.Claim(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range []string{"a1", "a2"} {
-		if _, err := a.Append(ctx, rec(r)); err != nil {
-			t.Fatal(err)
-		}
+	if _, err := a.Append(ctx, []byte("a1"), []byte("a2")); err != nil {
+		t.Fatal(err)
 	}
-
 	fenceA := a.Fence()
 
-	// Act: writer B takes the journal over; A tries to append.
-	b := j.NewWriter(client.SeededUUIDs(20))
+	// Act: Writer B takes the journal over; A tries to append.
+	b := j.NewWriter(seeded(20))
 	defer b.Close()
 	claimErr := b.Claim(ctx)
-	_, staleErr := a.Append(ctx, rec("a3"))
-	_, againErr := a.Append(ctx, rec("a4"))
-	seqB, errB := b.Append(ctx, rec("b1"))
+	_, staleErr := a.Append(ctx, []byte("a3"))
+	_, againErr := a.Append(ctx, []byte("a4"))
+	seqB, errB := b.Append(ctx, []byte("b1"))
 
 	// Check: A is superseded and stays stopped; B writes right after A.
 	if claimErr != nil {
@@ -271,23 +306,23 @@ func TestNetworkWriterSupersededStops(t *testing.T) {
 	// Reading position 3 back settles both writers' claims on it.
 	lostA, errA := j.Resolve(ctx, journal.WriteRequest{Leader: fenceA, Seq: 3, Records: rec("a3")})
 	wonB, errB2 := j.Resolve(ctx, journal.WriteRequest{Leader: b.Fence(), Seq: 3, Records: rec("b1")})
-	if errA != nil || lostA.Kind != client.ResolvedNotWritten || errB2 != nil || wonB.Kind != client.ResolvedWritten {
+	if errA != nil || lostA.Kind != sansio.ResolvedNotWritten || errB2 != nil || wonB.Kind != sansio.ResolvedWritten {
 		t.Fatalf("resolve: A's a3 %s (%v), B's b1 %s (%v); want not-written and written", lostA.Kind, errA, wonB.Kind, errB2)
 	}
 }
 
-func TestNetworkReaderReportsGapAfterTruncate(t *testing.T) {
+func TestAReaderBelowATruncationGetsTheGapThenTheRecordsAfterIt(t *testing.T) {
 	// Arrange: ten records, then a truncation below position 7.
 	c, id := cellJournal(t)
 	ctx := testCtx(t)
 	j := dial(t, c.Addrs()...).Journal(id)
-	w := j.NewWriter(client.SeededUUIDs(30))
+	w := j.NewWriter(seeded(30))
 	defer w.Close()
 	if err := w.Claim(ctx); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 10 {
-		if _, err := w.Append(ctx, rec(fmt.Sprintf("r%d", i+1))); err != nil {
+		if _, err := w.Append(ctx, []byte(fmt.Sprintf("r%d", i+1))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -296,23 +331,25 @@ func TestNetworkReaderReportsGapAfterTruncate(t *testing.T) {
 		t.Fatalf("truncate: %+v, %v", view, err)
 	}
 
-	// Act: a reader from position 1.
-	r := j.NewReader(1)
-	first, err1 := r.Next(ctx, 0, 0)
-	second, err2 := r.Next(ctx, 0, 0)
+	// Act: a Reader from position 1.
+	r := j.NewReader(1, client.WithTailWait(0))
+	first, err1 := r.Next(ctx)
+	cursorAfterGap := r.Cursor()
+	second, err2 := r.Next(ctx)
 
 	// Check: a gap [1,7), then records 7..10.
-	if err1 != nil || first.Kind != client.ReadGap || first.From != 1 || first.ResumedAt != 7 {
-		t.Fatalf("first read: %s, %v; want gap[1,7)", first, err1)
+	var gap *client.GapError
+	if !errors.As(err1, &gap) || gap.From != 1 || gap.To != 7 || first != nil || cursorAfterGap != 7 {
+		t.Fatalf("first read: %v, %v (cursor %d); want a gap [1,7) and the cursor at 7", first, err1, cursorAfterGap)
 	}
-	if err2 != nil || second.Kind != client.ReadRecords || second.From != 7 || len(second.Records) != 4 ||
-		string(second.Records[0]) != "r7" || string(second.Records[3]) != "r10" {
-		t.Fatalf("second read: %s, %v; want records r7..r10 at 7", second, err2)
+	if err2 != nil || len(second) != 4 || second[0].Seq != 7 || string(second[0].Data) != "r7" ||
+		second[3].Seq != 10 || string(second[3].Data) != "r10" {
+		t.Fatalf("second read: %v, %v; want records r7..r10 at 7..10", second, err2)
 	}
 }
 
-func TestNetworkCallFollowsNotLeaderHint(t *testing.T) {
-	// Arrange: a Conn that lists a follower first, the other follower
+func TestAClaimSentToAFollowerFollowsTheHintAndTheStreamGoesToTheLeader(t *testing.T) {
+	// Arrange: a Client that lists a follower first, the other follower
 	// second and the leader last.
 	c, id := cellJournal(t)
 	ctx := testCtx(t)
@@ -328,36 +365,43 @@ func TestNetworkCallFollowsNotLeaderHint(t *testing.T) {
 	}
 	first, other := c.Nodes[followers[0]], c.Nodes[followers[1]]
 	waitHint(t, ctx, c, id, leader, followers...)
-	conn := dial(t, first.Addr, other.Addr, c.Nodes[leader].Addr)
-	const setLeader, write = "/paros.v1.Journal/SetLeader", "/paros.v1.Journal/Write"
-	before := map[*testcell.Node][2]int64{}
+	cl := dial(t, first.Addr, other.Addr, c.Nodes[leader].Addr)
+	const setLeader, write, stream = "/paros.v1.Journal/SetLeader", "/paros.v1.Journal/Write", "/paros.v1.Journal/WriteStream"
+	methods := []string{setLeader, write, stream}
+	before := map[*testcell.Node]map[string]int64{}
 	for _, n := range c.Nodes {
-		before[n] = [2]int64{n.Calls(setLeader), n.Calls(write)}
+		before[n] = map[string]int64{}
+		for _, m := range methods {
+			before[n][m] = n.Calls(m)
+		}
 	}
 
 	// Act: claim (sent to the first follower), then append.
-	w := conn.Journal(id).NewWriter(client.SeededUUIDs(40))
+	w := cl.Journal(id).NewWriter(seeded(40))
 	defer w.Close()
 	claimErr := w.Claim(ctx)
-	_, appendErr := w.Append(ctx, rec("via the hint"))
+	_, appendErr := w.Append(ctx, []byte("via the hint"))
 
 	// Check: the claim went follower -> leader, never to the other
-	// follower; the append went straight to the leader.
+	// follower; the append's stream went straight to the leader.
 	if claimErr != nil || appendErr != nil {
 		t.Fatalf("claim %v, append %v", claimErr, appendErr)
 	}
-	delta := func(n *testcell.Node, k int, m string) int64 { return n.Calls(m) - before[n][k] }
-	if got := delta(first, 0, setLeader); got != 1 {
+	delta := func(n *testcell.Node, m string) int64 { return n.Calls(m) - before[n][m] }
+	if got := delta(first, setLeader); got != 1 {
 		t.Errorf("the first follower got %d SetLeader calls, want 1", got)
 	}
-	if got := delta(c.Nodes[leader], 0, setLeader); got != 1 {
+	if got := delta(c.Nodes[leader], setLeader); got != 1 {
 		t.Errorf("the leader got %d SetLeader calls, want 1", got)
 	}
-	if got := delta(other, 0, setLeader) + delta(other, 1, write); got != 0 {
+	if got := delta(other, setLeader) + delta(other, write) + delta(other, stream); got != 0 {
 		t.Errorf("the other follower got %d calls; the hint must be followed first", got)
 	}
-	if got := delta(first, 1, write); got != 0 {
-		t.Errorf("the first follower got %d Writes after the leader was known", got)
+	if got := delta(first, write) + delta(first, stream); got != 0 {
+		t.Errorf("the first follower got %d writes after the leader was known", got)
+	}
+	if got := delta(c.Nodes[leader], stream); got != 1 {
+		t.Errorf("the leader got %d WriteStreams, want 1", got)
 	}
 }
 
@@ -383,9 +427,9 @@ func waitHint(t *testing.T, ctx context.Context, c *testcell.Cell, id journal.ID
 	}
 }
 
-func TestNetworkLostAnswerIsAmbiguousAndResendLandsOnce(t *testing.T) {
+func TestALostAnswerIsAmbiguousAndTheIdenticalResendLandsOnce(t *testing.T) {
 	// Arrange: clients reach the leader through a proxy that can lose an
-	// answer; a claimed writer wrote one record.
+	// answer; a claimed Writer wrote one record.
 	c, id := cellJournal(t)
 	ctx := testCtx(t)
 	leader, err := c.WaitLeader(ctx, id)
@@ -404,12 +448,12 @@ func TestNetworkLostAnswerIsAmbiguousAndResendLandsOnce(t *testing.T) {
 		}
 	}
 	j := dial(t, addrs...).Journal(id)
-	w := j.NewWriter(client.SeededUUIDs(50))
+	w := j.NewWriter(seeded(50))
 	defer w.Close()
 	if err := w.Claim(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Append(ctx, rec("before")); err != nil {
+	if _, err := w.Append(ctx, []byte("before")); err != nil {
 		t.Fatal(err)
 	}
 	fence := w.Fence()
@@ -431,24 +475,24 @@ func TestNetworkLostAnswerIsAmbiguousAndResendLandsOnce(t *testing.T) {
 		t.Fatalf("the identical resend: %+v, %v; want accepted or duplicate at 2", again, againErr)
 	}
 
-	// Act 2: the writer handle's own write at position 3 loses its answer.
-	// The handle holds position 2 as its own next write, so claim anew.
+	// Act 2: the Writer's own write at position 3 loses its answer. The
+	// Writer holds position 2 as its own next, so it claims anew first.
 	if err := w.Claim(ctx); err != nil {
 		t.Fatal(err)
 	}
 	ambiguousBefore := w.Stats().Ambiguous
 	proxy.LoseNextAnswer()
-	seq, appendErr := w.Append(ctx, rec("handle resend"))
+	seq, appendErr := w.Append(ctx, []byte("writer resend"))
 
-	// Check 2: the handle resent it and reports it written once.
+	// Check 2: the Writer resent it and reports it written once.
 	if appendErr != nil || seq != 3 {
 		t.Fatalf("append through a lost answer: seq %d, %v", seq, appendErr)
 	}
 	if w.Stats().Ambiguous <= ambiguousBefore {
-		t.Fatalf("the handle saw no ambiguous reply: %+v", w.Stats())
+		t.Fatalf("the Writer saw no ambiguous reply: %+v", w.Stats())
 	}
 	got := readAll(t, ctx, j, 1, 4)
-	if len(got) != 3 || string(got[1]) != "lost answer" || string(got[2]) != "handle resend" {
+	if len(got) != 3 || string(got[1]) != "lost answer" || string(got[2]) != "writer resend" {
 		t.Fatalf("log %q; want each write exactly once at its position", got)
 	}
 	if st := w.Stats(); st.Appends != 2 {
@@ -456,20 +500,31 @@ func TestNetworkLostAnswerIsAmbiguousAndResendLandsOnce(t *testing.T) {
 	}
 }
 
-func TestNetworkUnreachableIsNotSent(t *testing.T) {
-	// Arrange: a Conn to an address nothing listens on.
-	proxy, err := testcell.NewProxy("127.0.0.1:1")
+func TestAServerThatCannotBeReachedIsNotSentNeverAmbiguous(t *testing.T) {
+	// Arrange: a Client whose one server sits behind a proxy, which is
+	// then cut (every connection closed, new ones closed at once); wait
+	// until the Client saw the connection go.
+	c, id := cellJournal(t)
+	ctx := testCtx(t)
+	proxy, err := testcell.NewProxy(c.Nodes[0].Addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy.Cut()
 	defer proxy.Close()
-	j := dial(t, proxy.Addr).Journal(journal.ID{Tenant: 1, Journal: 2})
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	cl := dial(t, proxy.Addr)
+	j := cl.Journal(id)
+	proxy.Cut()
+	for cl.Inspect(ctx, journal.ID{})[0].Err == nil {
+		if ctx.Err() != nil {
+			t.Fatal("the Client never saw the cut")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
 
 	// Act.
-	reply, err := j.Write(ctx, journal.WriteRequest{Leader: journal.LeaderUUID{Lo: 1}, Seq: 1, Records: rec("x")})
+	reply, err := j.Write(wctx, journal.WriteRequest{Leader: journal.LeaderUUID{Lo: 1}, Seq: 1, Records: rec("x")})
 
 	// Check: the context's error — nothing was sent — never an ambiguous
 	// Lost reply.
@@ -478,7 +533,7 @@ func TestNetworkUnreachableIsNotSent(t *testing.T) {
 	}
 }
 
-func TestNetworkUnknownJournalAnsweredAtOnce(t *testing.T) {
+func TestAnUnknownJournalIsReportedAtOnce(t *testing.T) {
 	// Arrange: a journal the cell does not serve.
 	c, _ := cellJournal(t)
 	ctx := testCtx(t)
@@ -488,22 +543,26 @@ func TestNetworkUnknownJournalAnsweredAtOnce(t *testing.T) {
 	// Act.
 	reply, werr := j.Write(ctx, journal.WriteRequest{Leader: journal.LeaderUUID{Lo: 1}, Seq: 1, Records: rec("x")})
 	page, rerr := j.Read(ctx, journal.ReadRequest{FromSeq: 1})
+	_, nextErr := j.NewReader(1).Next(ctx)
 
-	// Check: UnknownJournal from both, without riding out the retry rounds.
+	// Check: UnknownJournal from each, without riding out the retry rounds.
 	if werr != nil || reply.NoVerdict != journal.UnknownJournal || reply.Ambiguous() {
 		t.Fatalf("write: %+v, %v", reply, werr)
 	}
 	if rerr != nil || !page.UnknownJournal {
 		t.Fatalf("read: %+v, %v", page, rerr)
 	}
+	if !errors.Is(nextErr, client.ErrUnknownJournal) {
+		t.Fatalf("Reader.Next: %v, want ErrUnknownJournal", nextErr)
+	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Fatalf("an unknown journal took %v to report", d)
 	}
 }
 
-func TestNetworkWriterRidesOutALeaderStop(t *testing.T) {
-	// Arrange: a cell of its own (this test stops a machine) and a writer
-	// with sixteen appends in flight.
+func TestAWriterRidesOutALeaderStop(t *testing.T) {
+	// Arrange: a cell of its own (this test stops a machine) and a Writer
+	// with a window of sixteen appends.
 	if testing.Short() {
 		t.Skip("starts a three-machine cell")
 	}
@@ -519,9 +578,8 @@ func TestNetworkWriterRidesOutALeaderStop(t *testing.T) {
 		t.Fatal(err)
 	}
 	j := dial(t, c.Addrs()...).Journal(id)
-	w := j.NewWriter(client.SeededUUIDs(60))
+	w := j.NewWriter(seeded(60), client.WithWindow(16))
 	defer w.Close()
-	w.SetOptions(client.WriterOptions{Window: 16})
 	if err := w.Claim(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -535,9 +593,9 @@ func TestNetworkWriterRidesOutALeaderStop(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		op, err := w.AppendAsync(ctx, rec(fmt.Sprintf("r%d", i)))
+		op, err := w.AppendAsync(ctx, []byte(fmt.Sprintf("r%d", i)))
 		if err != nil {
-			t.Fatalf("append %d: %v", i, err)
+			t.Fatalf("append %d: %v (stats %+v)", i, err, w.Stats())
 		}
 		ops = append(ops, op)
 	}

@@ -1,157 +1,150 @@
 package client
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"iter"
+	"time"
 
+	"github.com/parosdb/paros/client/sansio"
 	"github.com/parosdb/paros/core/journal"
 )
 
-// ReaderKind names what one read reply did to a Reader.
-type ReaderKind uint8
+// ReaderOption configures a Reader.
+type ReaderOption func(*Reader)
 
-const (
-	// ReadInvalid is the zero value; Absorb never returns it.
-	ReadInvalid ReaderKind = iota
-	// ReadRecords: a served page. Records are dense from From; the cursor
-	// moved to From+len(Records). An empty page (a long-poll that ended at
-	// the tail) leaves the cursor where it was.
-	ReadRecords
-	// ReadGap: the range [From, ResumedAt) was truncated before this reader
-	// got to it. The cursor moved to ResumedAt (the journal's first_seq). A
-	// folder must treat what follows as coming after a hole.
-	ReadGap
-	// ReadUnavailable: the server could not confirm a linearizable read
-	// (served=false), or gave an answer that contradicts itself. The cursor
-	// did not move: ask another server.
-	ReadUnavailable
-	// ReadUnknownJournal: the server does not serve this journal. The cursor
-	// did not move.
-	ReadUnknownJournal
-	// ReadStale: the reply answers a request for a position that is not the
-	// cursor (an older or duplicated request). It is ignored.
-	ReadStale
-)
-
-var readerKindNames = [...]string{"invalid", "records", "gap", "unavailable", "unknown-journal", "stale"}
-
-func (k ReaderKind) String() string {
-	if int(k) < len(readerKindNames) {
-		return readerKindNames[k]
-	}
-	return fmt.Sprintf("reader-kind(%d)", uint8(k))
+// WithTailWait sets how long one read waits at the tail for new records
+// before it returns an empty page (default 1 s, at most journal.WaitMsMax
+// milliseconds). Zero never waits.
+func WithTailWait(d time.Duration) ReaderOption {
+	return func(r *Reader) { r.waitMs = uint32(min(max(d, 0).Milliseconds(), journal.WaitMsMax)) }
 }
 
-// ReaderOutcome is what Absorb made of one reply. Fields by kind:
+// WithPageLimit bounds the records one read returns (default 0: the
+// server's page size).
+func WithPageLimit(n int) ReaderOption {
+	return func(r *Reader) { r.limit = uint32(min(max(n, 0), journal.ReadRecordsMax)) }
+}
+
+// Record is one record of a journal and its position.
+type Record struct {
+	Seq  journal.Seq
+	Data []byte
+}
+
+// GapError reports that positions [From, To) were truncated before the
+// reader got to them. The reader's cursor moved to To: reading goes on
+// after the hole, which a folder must treat as such (checkpoint.Folder's
+// Jump). A gap is never skipped silently.
+type GapError struct {
+	From, To journal.Seq
+}
+
+func (e *GapError) Error() string {
+	return fmt.Sprintf("paros/client: gap: positions [%d, %d) were truncated; resuming at %d", e.From, e.To, e.To)
+}
+
+// Reader reads one journal in order from a cursor, over any server that
+// can serve a linearizable read; it never moves back. Its decisions are
+// the sans-IO sansio.Reader's (the simulator drives the same type). Reads
+// have no effect on the journal, so nothing about them is ambiguous.
 //
-//	ReadRecords: From, Records, View
-//	ReadGap:     From (the cursor before), ResumedAt (the floor), View
-//	others:      From (the request's position); View when the reply had one
-type ReaderOutcome struct {
-	Kind      ReaderKind
-	From      journal.Seq
-	ResumedAt journal.Seq
-	Records   [][]byte
-	View      journal.View
-}
-
-// Next is the first position after the outcome's records (From for an empty
-// page), or ResumedAt for a gap.
-func (o ReaderOutcome) Next() journal.Seq {
-	if o.Kind == ReadGap {
-		return o.ResumedAt
-	}
-	return o.From + journal.Seq(len(o.Records))
-}
-
-func (o ReaderOutcome) String() string {
-	switch o.Kind {
-	case ReadRecords:
-		return fmt.Sprintf("records[%d,+%d)", o.From, len(o.Records))
-	case ReadGap:
-		return fmt.Sprintf("gap[%d,%d)", o.From, o.ResumedAt)
-	}
-	return fmt.Sprintf("%s@%d", o.Kind, o.From)
-}
-
-// Reader is a cursor over one journal. It reads forward only: the cursor
-// never moves back, and a truncated range is reported as a ReadGap, never
-// skipped silently.
-//
-// A Reader is not safe for concurrent use; one goroutine (or the simulator)
-// drives it.
+// A Reader is not safe for concurrent use.
 type Reader struct {
-	id journal.ID
-	// cursor is the next position this reader needs.
-	// Invariant: cursor >= journal.FirstSeq, and it never decreases.
-	cursor journal.Seq
+	j      *Journal
+	r      *sansio.Reader
+	limit  uint32
+	waitMs uint32
 }
 
-// NewReader returns a reader of journal id whose cursor is at from (a
+// NewReader returns a reader of this journal whose cursor is at from (a
 // position below journal.FirstSeq is read as FirstSeq).
-func NewReader(id journal.ID, from journal.Seq) *Reader {
-	return &Reader{id: id, cursor: max(from, journal.FirstSeq)}
+func (j *Journal) NewReader(from journal.Seq, opts ...ReaderOption) *Reader {
+	r := &Reader{j: j, r: sansio.NewReader(j.id, from), waitMs: 1000}
+	for _, opt := range opts {
+		opt(r)
+	}
+	return r
 }
-
-// Journal names the journal the reader reads.
-func (r *Reader) Journal() journal.ID { return r.id }
 
 // Cursor is the next position the reader needs.
-func (r *Reader) Cursor() journal.Seq { return r.cursor }
+func (r *Reader) Cursor() journal.Seq { return r.r.Cursor() }
 
-// Request builds the Read for the cursor: at most limit records (0 = the
-// server's page size; clamped to journal.ReadRecordsMax) and a long-poll of
-// waitMs at the tail (clamped to journal.WaitMsMax). Several requests may be
-// in flight (hedged to several servers); only a reply for the cursor counts.
-func (r *Reader) Request(limit, waitMs uint32) journal.ReadRequest {
-	return journal.ReadRequest{
-		Journal: r.id,
-		FromSeq: r.cursor,
-		Limit:   min(limit, journal.ReadRecordsMax),
-		WaitMs:  min(waitMs, journal.WaitMsMax),
-	}
-}
-
-// Absorb judges the reply rep to the request req and moves the cursor.
-// Pass the zero ReadReply when the call got no answer: it is
-// ReadUnavailable. A read has no effect on the journal, so nothing about a
-// read is ambiguous; an unanswered read is simply asked again.
+// Next reads the page at the cursor and moves the cursor past it. The page
+// holds at least one record unless the tail wait passed with nothing new
+// (an empty page, nil error).
 //
-// Absorb panics if req names another journal (a programmer error).
-func (r *Reader) Absorb(req journal.ReadRequest, rep journal.ReadReply) ReaderOutcome {
-	if req.Journal != r.id {
-		panic(fmt.Sprintf("client: reader of %s absorbed a reply for %s", r.id, req.Journal))
+// Errors: a *GapError when the positions at the cursor were truncated (the
+// cursor moved past them: call Next again to read on); ErrUnavailable when
+// no server could serve the read within the call's rounds, ErrUnknownJournal
+// when no server serves the journal, the context's error or ErrNoServer
+// when no server answered (the cursor did not move: call Next again).
+func (r *Reader) Next(ctx context.Context) ([]Record, error) {
+	req := r.r.Request(r.limit, r.waitMs)
+	rep, err := r.j.Read(ctx, req)
+	if err != nil {
+		return nil, err
 	}
-	out := ReaderOutcome{From: req.FromSeq, View: rep.View}
-	switch {
-	case req.FromSeq != r.cursor:
-		out.Kind = ReadStale
-	case rep.FromSeq != 0 && rep.FromSeq != req.FromSeq:
-		// The reply names another position: it does not answer req.
-		out.Kind = ReadStale
-	case rep.UnknownJournal:
-		out.Kind = ReadUnknownJournal
-	case !rep.Served:
-		out.Kind = ReadUnavailable
-	case rep.Truncated:
-		if rep.View.FirstSeq <= req.FromSeq {
-			// "Truncated" yet the floor is not past the position: the
-			// reply contradicts itself. Do not move; ask another server.
-			out.Kind = ReadUnavailable
-			break
+	out := r.r.Absorb(req, rep)
+	switch out.Kind {
+	case sansio.ReadRecords:
+		recs := make([]Record, len(out.Records))
+		for i, d := range out.Records {
+			recs[i] = Record{Seq: out.From + journal.Seq(i), Data: d}
 		}
-		out.Kind, out.ResumedAt = ReadGap, rep.View.FirstSeq
-		r.moveTo(rep.View.FirstSeq)
-	default:
-		out.Kind, out.Records = ReadRecords, rep.Records
-		r.moveTo(req.FromSeq + journal.Seq(len(rep.Records)))
+		return recs, nil
+	case sansio.ReadGap:
+		return nil, &GapError{From: out.From, To: out.ResumedAt}
+	case sansio.ReadUnknownJournal:
+		return nil, fmt.Errorf("%w: %s", ErrUnknownJournal, r.j.id)
 	}
-	return out
+	return nil, fmt.Errorf("%w: %s at position %d", ErrUnavailable, r.j.id, req.FromSeq)
 }
 
-// moveTo advances the cursor; moving it back is a programmer error.
-func (r *Reader) moveTo(to journal.Seq) {
-	if to < r.cursor {
-		panic(fmt.Sprintf("client: reader cursor would move back: %d -> %d", r.cursor, to))
+// Records iterates over the journal's records from the cursor, following
+// the tail until ctx ends or the loop breaks:
+//
+//	for rec, err := range r.Records(ctx) {
+//		var gap *client.GapError
+//		switch {
+//		case errors.As(err, &gap): // positions were truncated; reading goes on
+//		case err != nil: return err
+//		default: fold(rec)
+//		}
+//	}
+//
+// A gap is yielded as a *GapError and the iteration goes on after it;
+// ErrUnavailable and ErrNoServer are retried after a pause; any other
+// error (ErrUnknownJournal, the context's) is yielded and ends it.
+func (r *Reader) Records(ctx context.Context) iter.Seq2[Record, error] {
+	return func(yield func(Record, error) bool) {
+		d := backoffMin
+		for {
+			recs, err := r.Next(ctx)
+			var gap *GapError
+			switch {
+			case err == nil:
+				d = backoffMin
+				for _, rec := range recs {
+					if !yield(rec, nil) {
+						return
+					}
+				}
+			case errors.As(err, &gap):
+				if !yield(Record{}, gap) {
+					return
+				}
+			case ctx.Err() == nil && (errors.Is(err, ErrUnavailable) || errors.Is(err, ErrNoServer)):
+				var perr error
+				if d, perr = pause(ctx, d); perr != nil {
+					yield(Record{}, perr)
+					return
+				}
+			default:
+				yield(Record{}, err)
+				return
+			}
+		}
 	}
-	r.cursor = to
 }

@@ -27,7 +27,7 @@ const streamWritesPerMessageMax = 1024
 // check and verdict: a message shares a frame, never a slot.
 //
 // It does not follow redirects: a reply NotLeader means this server does
-// not lead; the handle learns the hinted leader (Conn remembers it), so
+// not lead; the handle learns the hinted leader (the Client remembers it), so
 // closing the stream and opening another sends the next ones there. The
 // replies mean what Journal.Write's mean; in addition, when the stream
 // breaks (Send or Recv returns ErrStreamBroken), every Write sent and not
@@ -75,6 +75,7 @@ func (j *Journal) OpenWriteStream(ctx context.Context) (*WriteStream, error) {
 	st, err := j.c.servers[i].journal.WriteStream(sctx)
 	if err != nil {
 		cancel()
+		j.c.forgetLeader(j.id, i) // the next open asks who leads
 		return nil, fmt.Errorf("paros/client: open write stream to %s: %w", j.c.servers[i].addr, err)
 	}
 	ws := &WriteStream{j: j, stream: st, cancel: cancel, server: i, wake: make(chan struct{}, 1), done: make(chan struct{})}
@@ -83,14 +84,20 @@ func (j *Journal) OpenWriteStream(ctx context.Context) (*WriteStream, error) {
 }
 
 // findLeader asks each server in turn whether it leads the journal (or
-// whom it names) and remembers the answer; 0 when none says.
+// whom it names) and remembers the answer. When none says (an election is
+// on), it returns the first server that answered at all, else the next
+// one after the last it tried, so a dead server is not asked forever.
 func (j *Journal) findLeader(ctx context.Context) int {
+	alive := -1
 	for i := range j.c.servers {
-		actx, cancel := attemptCtx(ctx, 0)
-		r, err := j.c.Inspect(actx, i, j.id)
+		actx, cancel := context.WithTimeout(ctx, learnTimeout)
+		r, err := j.c.inspectAt(actx, i, j.id)
 		cancel()
 		if err != nil {
 			continue
+		}
+		if alive < 0 {
+			alive = i
 		}
 		if r.GetRole() == "leader" {
 			j.c.setLeader(j.id, i)
@@ -101,7 +108,14 @@ func (j *Journal) findLeader(ctx context.Context) int {
 			return h
 		}
 	}
-	return 0
+	if alive >= 0 {
+		return alive
+	}
+	j.c.mu.Lock()
+	j.c.rotate++
+	i := j.c.rotate % len(j.c.servers)
+	j.c.mu.Unlock()
+	return i
 }
 
 // Server is the address the stream writes to.

@@ -1,458 +1,456 @@
 package client
 
 import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"sync"
+	"time"
 
+	"github.com/parosdb/paros/client/sansio"
 	"github.com/parosdb/paros/core/journal"
 )
 
-// WritesInFlightMax bounds the writes one Writer keeps waiting for a
-// verdict. Next refuses a write past it with ErrInFlightFull.
-const WritesInFlightMax = 256
+// WriterOption configures a Writer.
+type WriterOption func(*writerOptions)
 
-// claimDrawsMax bounds how many uuids Claim draws looking for a fresh one
-// (set, and neither the believed leader nor the writer's last fence).
-const claimDrawsMax = 16
+type writerOptions struct {
+	pipe  sansio.PipelineOptions
+	uuids func() journal.LeaderUUID
+}
 
-// Writer is the owner of one journal. On a single-writer journal (NewWriter)
-// it claims the journal with SetLeader(fresh uuid, believed leader), fences
-// every write with the uuid it won, places each write at the next position
-// and keeps it until a verdict settles it. Several writes may be in flight:
-// Next advances the next position by the batch's length.
+// WithWindow bounds the appends a Writer keeps outstanding (queued, or in
+// a write not yet settled); AppendAsync waits while it is full. The default
+// (sansio.DefaultWindow, 4,096) lets a thousand concurrent appenders share
+// few writes; a window of 1 makes every append wait for the previous one.
+func WithWindow(n int) WriterOption { return func(o *writerOptions) { o.pipe.Window = n } }
+
+// WithWritesOut bounds the writes in flight at once (default
+// sansio.DefaultWritesOut, 4). Appends queued meanwhile are coalesced into
+// the next write.
+func WithWritesOut(n int) WriterOption { return func(o *writerOptions) { o.pipe.WritesOut = n } }
+
+// WithoutCoalescing sends each append as its own write (one slot, one
+// verdict each): for measuring, rarely for anything else.
+func WithoutCoalescing() WriterOption { return func(o *writerOptions) { o.pipe.NoCoalesce = true } }
+
+// WithUUIDs sets where a Writer draws each claim's uuid (default
+// RandomUUIDs). Two writers that draw the same uuid share a fence, so only
+// tests should pass anything else (sansio.SeededUUIDs).
+func WithUUIDs(f func() journal.LeaderUUID) WriterOption {
+	return func(o *writerOptions) { o.uuids = f }
+}
+
+// Writer is the owner of one single-writer journal: it claims the journal
+// (SetLeader with a fresh uuid), then fences every append with that uuid
+// at the next positions. Appends are queued, coalesced into writes and
+// pipelined over one WriteStream to the leader, which keeps their order,
+// so many appends in flight share few consensus slots and one disk sync.
+// That is the default and needs no option.
 //
-// On a multi-writer journal (NewMultiWriter) it builds unfenced writes that
-// the journal appends at its tail. They are at-least-once: an ambiguous
-// unfenced write that is resent may land twice.
+// Its decisions are the sans-IO sansio.Pipeline's (the simulator drives
+// the same type): an ambiguous write is resent identically at the same
+// position (the log answers Duplicate if it had landed), a write that
+// overtook an earlier one is resent after it, and a verdict naming another
+// leader stops the Writer with ErrSuperseded. The goroutines here only
+// move requests, replies and timers.
 //
-// Ambiguous outcomes, each named by a result kind (see the package doc):
-// Retry (ErrAmbiguous) — no answer, a lost proposal, an unavailable server,
-// a node that no longer holds the prefix: resend the identical request, the
-// log answers Duplicate if the earlier attempt landed; Truncated
-// (ErrTruncated) — the position is below the floor and the log can no
-// longer tell; an ambiguous claim — resend the identical SetLeader.
+// Ambiguous outcomes a caller can see, each wrapping ErrAmbiguous:
+//   - Wait (or Append) returns before the verdict because its context
+//     ended: the append stays in flight and is still resent; Wait again or
+//     Flush to learn its fate.
+//   - A write that got no verdict in sansio.WriteAttemptsMax attempts: the
+//     Writer stops. Claim again, then Journal.Resolve the write.
+//   - A write abandoned by Claim or by Close after it was sent, or still
+//     ahead of the tail when the Writer stopped: Journal.Resolve tells.
 //
-// A Writer stops when a verdict names another leader (Superseded) or shows
-// the journal has the other writer mode (WrongMode): every later Next and
-// Truncate returns the error until the caller calls Claim again or makes a
-// new Writer. A stopped writer still absorbs replies to the writes it had in
-// flight, so a write that landed before the stop is still reported Written.
+// ErrTruncated is ambiguous too, and final: the position is below the
+// floor, so the log can no longer say.
 //
-// A Writer is not safe for concurrent use.
+// A Writer is safe for concurrent use. Close it when done: it owns
+// goroutines.
 type Writer struct {
-	id      journal.ID
-	mode    journal.WriterMode
-	newUUID func() journal.LeaderUUID
+	j *Journal
+	// ctx lives as long as the Writer; Close cancels it.
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	// wake tells the sender there may be work (capacity 1).
+	wake chan struct{}
 
-	// fence is the uuid this writer last won a claim with (unset: never).
-	// Invariant: holding implies fence.IsSet() and believed == fence.
-	fence   journal.LeaderUUID
-	holding bool
-	// believed is the leader in force as last seen; a claim names it as
-	// Old (unset: a fresh journal).
-	believed journal.LeaderUUID
-	// claim is the SetLeader in flight while claiming is true.
-	claim    journal.SetLeaderRequest
-	claiming bool
-	// next is the position the next write takes.
-	// Invariant: every pending write ends at or before next.
-	next journal.Seq
-	// pending holds the writes waiting for a verdict, by position.
-	// Invariant: positions strictly increase; len(pending) <= WritesInFlightMax;
-	// every pending write is fenced by fence.
-	pending []journal.WriteRequest
-	// stopErr is ErrSuperseded or ErrWrongMode once the writer stopped.
-	stopErr error
+	mu sync.Mutex
+	p  *sansio.Pipeline
+	// ops finds the AppendOp of each append outstanding.
+	ops map[sansio.AppendID]*AppendOp
+	// changed is closed and replaced whenever appends complete.
+	changed chan struct{}
+	// stream carries the writes (writerstream.go).
+	stream streamTransport
 }
 
-// NewWriter returns a writer for the single-writer journal id. newUUID
-// draws the fresh uuid of each claim; the caller owns the randomness
-// (SeededUUIDs gives a deterministic source for tests and the simulator, a
-// production caller wraps crypto/rand). The writer holds nothing until a
-// claim wins.
-func NewWriter(id journal.ID, newUUID func() journal.LeaderUUID) *Writer {
-	if newUUID == nil {
-		panic("client: NewWriter needs a uuid source")
+// WriterStats counts what a Writer did (sansio.PipelineStats).
+type WriterStats = sansio.PipelineStats
+
+// AppendOp is one append in flight: records at a position, sent within
+// some write.
+type AppendOp struct {
+	w    *Writer
+	seq  journal.Seq
+	done chan struct{}
+	err  error // guarded by w.mu; set before done closes
+}
+
+// NewWriter returns the Writer of this single-writer journal. It holds
+// nothing until Claim wins.
+func (j *Journal) NewWriter(opts ...WriterOption) *Writer {
+	o := writerOptions{uuids: RandomUUIDs}
+	for _, opt := range opts {
+		opt(&o)
 	}
-	return &Writer{id: id, mode: journal.ModeSingle, newUUID: newUUID, next: journal.FirstSeq}
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &Writer{j: j, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1),
+		p:   sansio.NewPipeline(sansio.NewWriter(j.id, o.uuids), o.pipe),
+		ops: map[sansio.AppendID]*AppendOp{}, changed: make(chan struct{})}
+	w.stream.w = w
+	w.wg.Add(1)
+	go w.sender()
+	return w
 }
 
-// NewMultiWriter returns a writer for the multi-writer journal id. Its
-// writes are unfenced and at-least-once: a resent ambiguous write may be
-// appended twice. It never claims.
-func NewMultiWriter(id journal.ID) *Writer {
-	return &Writer{id: id, mode: journal.ModeMulti}
-}
-
-// Journal names the journal the writer writes.
-func (w *Writer) Journal() journal.ID { return w.id }
-
-// Mode is ModeSingle for NewWriter, ModeMulti for NewMultiWriter.
-func (w *Writer) Mode() journal.WriterMode { return w.mode }
-
-// Fence is the uuid the writer holds, or the unset uuid when it holds none.
+// Fence is the uuid the Writer holds, or the unset uuid.
 func (w *Writer) Fence() journal.LeaderUUID {
-	if !w.holding {
-		return journal.LeaderUUID{}
-	}
-	return w.fence
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.p.Fence()
 }
 
-// Holding reports whether the writer holds the fence and may write.
-func (w *Writer) Holding() bool { return w.holding }
-
-// Believed is the leader in force as this writer last saw it.
-func (w *Writer) Believed() journal.LeaderUUID { return w.believed }
-
-// NextSeq is the position the next fenced write takes (0 on a multi-writer
-// journal, which has no positions to name).
-func (w *Writer) NextSeq() journal.Seq { return w.next }
-
-// Stopped is nil while the writer may write, else ErrSuperseded or
-// ErrWrongMode.
-func (w *Writer) Stopped() error { return w.stopErr }
-
-// Pending returns the fenced writes waiting for a verdict, oldest first. A
-// caller that lost its connection resends each one identically. The records
-// are shared with the writer: do not modify them.
-func (w *Writer) Pending() []journal.WriteRequest {
-	return append([]journal.WriteRequest(nil), w.pending...)
+// NextSeq is the position the next Append takes.
+func (w *Writer) NextSeq() journal.Seq {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.p.NextSeq()
 }
 
-// Claiming returns the SetLeader in flight, if any: the request to resend
-// identically after an ambiguous claim.
-func (w *Writer) Claiming() (journal.SetLeaderRequest, bool) { return w.claim, w.claiming }
+// Stopped is nil while the Writer may write, else why it stopped
+// (ErrSuperseded, ErrWrongMode, ErrTooLarge, ErrAmbiguous, ErrClosed).
+func (w *Writer) Stopped() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.p.Stopped()
+}
 
-// Claim builds a SetLeader(fresh uuid, believed leader). It is also how a
-// stopped writer resumes: the caller decides to contend again. Claim
-// abandons every write in flight (their replies come back Stale; Resolve
-// tells whether each one landed) and any earlier claim, and the writer holds
-// nothing until AbsorbClaim reports Won. After an ambiguous claim, resend
-// the identical request (Claiming) instead of calling Claim again.
+// Stats returns the Writer's counters.
+func (w *Writer) Stats() WriterStats {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.p.Stats()
+}
+
+// claimRefusalsMax bounds how often one Claim takes over from another
+// writer before it gives up (ErrRefused).
+const claimRefusalsMax = 8
+
+// Claim takes the journal: SetLeader(fresh uuid, the leader believed in
+// force), and on a refusal once more naming the leader the refusal named
+// (a takeover), up to claimRefusalsMax times. It abandons every append
+// outstanding: one in a write that was sent completes with an error
+// wrapping ErrAmbiguous (Journal.Resolve tells whether it landed), one not
+// yet sent with an error wrapping ErrNotHolding (not written). A Claim also
+// resumes a stopped Writer.
 //
-// Claim panics on a multi-writer journal, which refuses every SetLeader.
-func (w *Writer) Claim() journal.SetLeaderRequest {
-	if w.mode != journal.ModeSingle {
-		panic("client: Claim on a multi-writer journal")
+// Errors: nil when the Writer holds the fence. ErrAmbiguous (wrapping the
+// context's error) when the context ended after a SetLeader may have been
+// received: the claim may have won, and the next Claim resends the
+// identical request first. ErrRefused when other claimers kept winning.
+// ErrWrongMode on a multi-writer journal. The context's error, or
+// ErrNoServer, when nothing was received.
+func (w *Writer) Claim(ctx context.Context) error {
+	w.mu.Lock()
+	if errors.Is(w.p.Stopped(), ErrClosed) {
+		w.mu.Unlock()
+		return ErrClosed
 	}
-	w.claim = journal.SetLeaderRequest{Journal: w.id, New: w.drawUUID(), Old: w.believed}
-	w.claiming = true
-	w.holding = false
-	w.pending = nil
-	w.stopErr = nil
-	return w.claim
-}
+	req := w.p.BeginClaim()
+	w.drainLocked()
+	w.mu.Unlock()
 
-// drawUUID draws a uuid that is set and differs from the believed leader and
-// the last fence. A claim for the leader in force would be refused naming
-// its own New, which AbsorbClaim must be able to read as "an earlier attempt
-// of this claim won".
-func (w *Writer) drawUUID() journal.LeaderUUID {
-	for range claimDrawsMax {
-		u := w.newUUID()
-		if u.IsSet() && u != w.believed && u != w.fence {
-			return u
+	refusals := 0
+	return resend(ctx, "the claim", func(a *attempt) (bool, error) {
+		reply, err := w.j.SetLeader(ctx, req)
+		if err != nil {
+			a.err = err
+			return false, nil
 		}
-	}
-	panic(fmt.Sprintf("client: the uuid source gave no fresh uuid in %d draws", claimDrawsMax))
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		res := w.p.AbsorbClaim(req, reply)
+		switch res.Kind {
+		case sansio.ResultWon:
+			return true, nil
+		case sansio.ResultRefused:
+			refusals++
+			if refusals > claimRefusalsMax {
+				return true, res.Err()
+			}
+			req, a.maybeSent = w.p.BeginClaim(), false
+			return false, nil
+		case sansio.ResultWrongMode:
+			return true, res.Err()
+		case sansio.ResultStale:
+			return true, fmt.Errorf("%w: a concurrent Claim on the same Writer replaced this one", ErrStale)
+		}
+		// Retry (ambiguous), Redirect, Busy, UnknownJournal: resend the
+		// identical claim.
+		a.maybeSent = a.maybeSent || res.Kind == sansio.ResultRetry
+		return false, nil
+	})
 }
 
-// AbsorbClaim judges the reply r to the claim req. Pass the zero Reply when
-// the call got no answer.
+// Append writes records at the next positions and waits for the verdict.
+// It returns the position of the first record. Errors as for AppendAsync
+// and AppendOp.Wait; an error wrapping ErrAmbiguous means the records may
+// still land (see Writer).
+func (w *Writer) Append(ctx context.Context, records ...[]byte) (journal.Seq, error) {
+	op, err := w.AppendAsync(ctx, records...)
+	if err != nil {
+		return 0, err
+	}
+	return op.Wait(ctx)
+}
+
+// AppendAsync places records at the next positions and queues them
+// without waiting for the verdict; the returned op completes when a
+// verdict settles the write that carries them. It waits while the window
+// is full. The records are copied.
 //
-// Won: the writer holds the fence; its next position is the View's
-// NextSeq. A LeaderRefused reply whose View names req.New is also Won
-// (Earlier is true): an earlier, ambiguous attempt of this very claim won.
-// Refused: another leader holds the journal; the writer believes it and
-// holds nothing (Claim again to take over). Retry (ErrAmbiguous): the claim
-// may have won; resend the identical req — never a new Claim, which would
-// contend with a claim of its own that may have won.
-func (w *Writer) AbsorbClaim(req journal.SetLeaderRequest, r journal.Reply) ClaimResult {
-	if !w.claiming || req != w.claim {
-		return ClaimResult{Kind: Stale}
-	}
-	if r.Ambiguous() {
-		return ClaimResult{Kind: Retry}
-	}
-	out := r.Outcome
-	if out.Kind == journal.OutcomeInvalid {
-		k := noVerdictKind(r)
-		if k == TooLarge {
-			k = Retry // a SetLeader carries no batch: an answer that does not fit
+// Errors (nothing was queued): the Writer's stop error (ErrSuperseded and
+// the like), ErrNotHolding before a Claim won, ErrEmptyBatch, ErrTooLarge,
+// or the context's error while waiting for room in the window.
+func (w *Writer) AppendAsync(ctx context.Context, records ...[]byte) (*AppendOp, error) {
+	w.mu.Lock()
+	for {
+		id, seq, err := w.p.Append(records)
+		if err == nil {
+			op := &AppendOp{w: w, seq: seq, done: make(chan struct{})}
+			w.ops[id] = op
+			w.mu.Unlock()
+			w.poke()
+			return op, nil
 		}
-		return ClaimResult{Kind: k, Hint: r.LeaderHint}
-	}
-	switch out.Kind {
-	case journal.LeaderSet:
-		if out.View.Leader != req.New {
-			return ClaimResult{Kind: Retry} // a verdict that does not fit the call
+		if !errors.Is(err, sansio.ErrWindowFull) {
+			w.mu.Unlock()
+			return nil, err
 		}
-		w.win(req.New, out.View)
-		return ClaimResult{Kind: Won, Leader: req.New, View: out.View}
-	case journal.LeaderRefused:
-		if out.View.Leader == req.New {
-			w.win(req.New, out.View)
-			return ClaimResult{Kind: Won, Leader: req.New, Earlier: true, View: out.View}
+		ch := w.changed
+		w.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
 		}
-		w.claiming = false
-		w.believed = out.View.Leader
-		return ClaimResult{Kind: Refused, Leader: out.View.Leader, View: out.View}
-	case journal.WrongMode:
-		w.claiming = false
-		w.stopErr = ErrWrongMode
-		return ClaimResult{Kind: WrongMode, View: out.View}
-	}
-	return ClaimResult{Kind: Retry}
-}
-
-func (w *Writer) win(u journal.LeaderUUID, v journal.View) {
-	if !u.IsSet() || len(w.pending) != 0 {
-		panic(fmt.Sprintf("client: a won claim with uuid %s and %d writes in flight", u, len(w.pending)))
-	}
-	w.fence, w.believed, w.holding = u, u, true
-	w.claiming = false
-	w.next = max(v.NextSeq, journal.FirstSeq)
-	w.assertInvariants()
-}
-
-// Next builds the write of records: fenced by the writer's uuid at its next
-// position on a single-writer journal, unfenced on a multi-writer one. The
-// records are copied, so a resend carries identical bytes whatever the
-// caller does with its buffers. A fenced write stays in flight (Pending)
-// until AbsorbWrite settles it; the next write is placed right after it.
-//
-// Errors: ErrSuperseded or ErrWrongMode once the writer stopped,
-// ErrNotHolding before a claim won, ErrEmptyBatch, ErrTooLarge past
-// journal.WriteRecordsMax or journal.WriteBytesMax, ErrInFlightFull past
-// WritesInFlightMax.
-func (w *Writer) Next(records [][]byte) (journal.WriteRequest, error) {
-	if w.stopErr != nil {
-		return journal.WriteRequest{}, w.stopErr
-	}
-	if w.mode == journal.ModeSingle && !w.holding {
-		return journal.WriteRequest{}, ErrNotHolding
-	}
-	if err := checkBatch(records); err != nil {
-		return journal.WriteRequest{}, err
-	}
-	if w.mode == journal.ModeMulti {
-		return journal.WriteRequest{Journal: w.id, Records: copyRecords(records)}, nil
-	}
-	if len(w.pending) >= WritesInFlightMax {
-		return journal.WriteRequest{}, ErrInFlightFull
-	}
-	req := journal.WriteRequest{Journal: w.id, Leader: w.fence, Seq: w.next, Records: copyRecords(records)}
-	w.next += journal.Seq(len(records))
-	w.pending = append(w.pending, req)
-	w.assertInvariants()
-	return req, nil
-}
-
-// assertInvariants checks the field invariants; a failure is a bug here.
-func (w *Writer) assertInvariants() {
-	if w.holding && (!w.fence.IsSet() || w.believed != w.fence) {
-		panic(fmt.Sprintf("client: holding with fence %s, believed %s", w.fence, w.believed))
-	}
-	if len(w.pending) > WritesInFlightMax {
-		panic(fmt.Sprintf("client: %d writes in flight", len(w.pending)))
-	}
-	prev := journal.Seq(0)
-	for _, p := range w.pending {
-		end := p.Seq + journal.Seq(len(p.Records))
-		if p.Seq <= prev || end > w.next || p.Leader != w.fence {
-			panic(fmt.Sprintf("client: write in flight at %d (fence %s) out of place: next %d, fence %s",
-				p.Seq, p.Leader, w.next, w.fence))
-		}
-		prev = p.Seq
+		w.mu.Lock()
 	}
 }
 
-func checkBatch(records [][]byte) error {
-	if len(records) == 0 {
-		return ErrEmptyBatch
+// Flush waits until every append outstanding completed, and returns the
+// first append failure since the previous Flush (nil if none). An error
+// wrapping ErrAmbiguous and the context's error means appends are still
+// in flight.
+func (w *Writer) Flush(ctx context.Context) error {
+	w.mu.Lock()
+	for w.p.Outstanding() > 0 {
+		ch := w.changed
+		w.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("%w: appends are still in flight: %w", ErrAmbiguous, ctx.Err())
+		}
+		w.mu.Lock()
 	}
-	n := 0
-	for _, r := range records {
-		n += len(r)
-	}
-	if len(records) > journal.WriteRecordsMax || n > journal.WriteBytesMax {
-		return fmt.Errorf("%w: %d records, %d bytes (limits %d, %d)", ErrTooLarge,
-			len(records), n, journal.WriteRecordsMax, journal.WriteBytesMax)
-	}
+	defer w.mu.Unlock()
+	return w.p.TakeFailed()
+}
+
+// Close stops the Writer: an append in a write that was sent completes
+// with ErrClosed and ErrAmbiguous (it may land), one not yet sent with
+// ErrClosed (not written). It waits for the Writer's goroutines.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	w.p.Close()
+	w.drainLocked()
+	w.mu.Unlock()
+	w.cancel()
+	w.wg.Wait()
 	return nil
 }
 
-// copyRecords copies a batch into one buffer.
-func copyRecords(records [][]byte) [][]byte {
-	n := 0
-	for _, r := range records {
-		n += len(r)
-	}
-	buf := make([]byte, 0, n)
-	out := make([][]byte, len(records))
-	for i, r := range records {
-		start := len(buf)
-		buf = append(buf, r...)
-		out[i] = buf[start:len(buf):len(buf)]
-	}
-	return out
-}
-
-// AbsorbWrite judges the reply r to the write req. Pass the zero Reply
-// when the call got no answer. See WriteResult for every kind; the
-// ambiguous ones are Retry (ErrAmbiguous: resend the identical req, at the
-// same position, even to another server) and Truncated (ErrTruncated: the
-// position is below the floor, so whether it landed cannot be read back).
+// Truncate drops every position below upTo (clamped by the journal to its
+// next position), fenced by the Writer's uuid, and returns the journal's
+// view after it: View.FirstSeq is the floor. The checkpoint pattern calls
+// it with the position of a run whose End is written. An ambiguous
+// truncation is resent until it gets a verdict, which is always safe: a
+// truncation only ever raises the floor.
 //
-// A Refused verdict naming another leader is Superseded and stops the
-// writer. A Refused verdict under the writer's own fence at a position the
-// journal has already filled with other bytes means another client holds
-// the same uuid (the journal keeps no uuid history): it is Superseded too.
-// A Refused verdict at or past the journal's tail means an earlier write of
-// this writer has not landed yet: the write stays in flight; resend it
-// identically once the earlier ones settle.
-func (w *Writer) AbsorbWrite(req journal.WriteRequest, r journal.Reply) WriteResult {
-	if w.mode == journal.ModeMulti {
-		return w.absorbUnfenced(req, r)
+// Errors: the Writer's stop error, ErrNotHolding, ErrSuperseded (a verdict
+// named another leader: the Writer stops), ErrWrongMode, ErrStale when a
+// Claim replaced the fence meanwhile; an error wrapping ErrAmbiguous and
+// the context's error when the context ended after a truncation may have
+// been received (it may still take effect); the context's error or
+// ErrNoServer when nothing was received.
+func (w *Writer) Truncate(ctx context.Context, upTo journal.Seq) (journal.View, error) {
+	w.mu.Lock()
+	req, err := w.p.Truncate(upTo)
+	w.mu.Unlock()
+	if err != nil {
+		return journal.View{}, err
 	}
-	i := w.findPending(req)
-	if i < 0 {
-		return WriteResult{Kind: Stale}
-	}
-	if r.Ambiguous() {
-		return WriteResult{Kind: Retry}
-	}
-	out := r.Outcome
-	if out.Kind == journal.OutcomeInvalid {
-		return WriteResult{Kind: noVerdictKind(r), Hint: r.LeaderHint}
-	}
-	n := uint64(len(req.Records))
-	switch out.Kind {
-	case journal.Accepted, journal.Duplicate:
-		if out.Seq != req.Seq || out.Count != n {
-			return WriteResult{Kind: Retry} // a verdict that does not fit the call
+	var view journal.View
+	err = resend(ctx, fmt.Sprintf("the truncation to %d", upTo), func(a *attempt) (bool, error) {
+		reply, err := w.j.Truncate(ctx, req)
+		if err != nil {
+			a.err = err
+			return false, nil
 		}
-		w.settle(i)
-		k := Written
-		if out.Kind == journal.Duplicate {
-			k = Duplicate
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		res := w.p.AbsorbTruncate(req, reply)
+		w.drainLocked()
+		switch res.Kind {
+		case sansio.ResultTrimmed, sansio.ResultSuperseded, sansio.ResultWrongMode:
+			view = res.View
+			return true, res.Err()
+		case sansio.ResultStale:
+			return true, res.Err()
 		}
-		return WriteResult{Kind: k, Seq: out.Seq, Count: out.Count, View: out.View}
-	case journal.Refused:
-		if out.View.Leader != req.Leader {
-			w.supersede(out.View.Leader)
-			return WriteResult{Kind: Superseded, Leader: out.View.Leader, View: out.View}
-		}
-		if req.Seq < out.View.NextSeq {
-			w.settle(i) // other bytes hold the position: it can never land
-			w.supersede(out.View.Leader)
-			return WriteResult{Kind: Superseded, Leader: out.View.Leader, View: out.View}
-		}
-		return WriteResult{Kind: Refused, View: out.View}
-	case journal.Truncated:
-		w.settle(i)
-		return WriteResult{Kind: Truncated, View: out.View}
-	case journal.WrongMode:
-		w.stopErr = ErrWrongMode
-		w.holding = false
-		return WriteResult{Kind: WrongMode, View: out.View}
-	}
-	return WriteResult{Kind: Retry}
+		a.maybeSent = a.maybeSent || res.Kind == sansio.ResultRetry
+		return false, nil
+	})
+	return view, err
 }
 
-// absorbUnfenced judges a multi-writer write: no positions to check, no
-// duplicates to detect.
-func (w *Writer) absorbUnfenced(req journal.WriteRequest, r journal.Reply) WriteResult {
-	if r.Ambiguous() {
-		return WriteResult{Kind: Retry}
+// Seq is the position of the append's first record: where it lands if it
+// is written.
+func (o *AppendOp) Seq() journal.Seq { return o.seq }
+
+// Done is closed when the append completed.
+func (o *AppendOp) Done() <-chan struct{} { return o.done }
+
+// Wait waits for the append's verdict and returns its position. Errors:
+// the verdict's (ErrSuperseded, ErrTruncated, ErrWrongMode, ErrTooLarge),
+// an error wrapping ErrAmbiguous when its write was abandoned or got no
+// verdict in sansio.WriteAttemptsMax attempts, an error wrapping
+// ErrNotHolding or ErrClosed alone when it was dropped before it was sent
+// (not written), or — when ctx ends first — an error wrapping ErrAmbiguous
+// and the context's error: the append is still in flight and may land.
+func (o *AppendOp) Wait(ctx context.Context) (journal.Seq, error) {
+	select {
+	case <-o.done:
+	case <-ctx.Done():
+		return 0, fmt.Errorf("%w: the append at position %d is still in flight: %w", ErrAmbiguous, o.seq, ctx.Err())
 	}
-	out := r.Outcome
-	switch out.Kind {
-	case journal.OutcomeInvalid:
-		return WriteResult{Kind: noVerdictKind(r), Hint: r.LeaderHint}
-	case journal.Accepted:
-		if out.Count != uint64(len(req.Records)) {
-			return WriteResult{Kind: Retry}
+	o.w.mu.Lock()
+	defer o.w.mu.Unlock()
+	if o.err != nil {
+		return 0, o.err
+	}
+	return o.seq, nil
+}
+
+// poke wakes the sender.
+func (w *Writer) poke() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// sender hands each attempt the pipeline releases to the stream, one at a
+// time: the next one goes once the previous request left.
+func (w *Writer) sender() {
+	defer w.wg.Done()
+	for {
+		w.mu.Lock()
+		s, ok := w.p.Next()
+		w.mu.Unlock()
+		if !ok {
+			select {
+			case <-w.wake:
+				continue
+			case <-w.ctx.Done():
+				return
+			}
 		}
-		return WriteResult{Kind: Written, Seq: out.Seq, Count: out.Count, View: out.View}
-	case journal.WrongMode:
-		w.stopErr = ErrWrongMode
-		return WriteResult{Kind: WrongMode, View: out.View}
-	}
-	return WriteResult{Kind: Retry}
-}
-
-// findPending returns the index of the in-flight write identical to req,
-// or -1.
-func (w *Writer) findPending(req journal.WriteRequest) int {
-	want := journal.Entry{Leader: req.Leader, Seq: req.Seq, Records: req.Records}
-	for i, p := range w.pending {
-		if req.Journal == p.Journal && want.Equal(journal.Entry{Leader: p.Leader, Seq: p.Seq, Records: p.Records}) {
-			return i
+		left := make(chan struct{})
+		var once sync.Once
+		leave := func() {
+			once.Do(func() {
+				w.mu.Lock()
+				w.p.Left(s.ID)
+				w.mu.Unlock()
+				close(left)
+			})
+		}
+		w.wg.Add(1)
+		go w.attempt(s, leave)
+		select {
+		case <-left:
+		case <-w.ctx.Done():
+			return
 		}
 	}
-	return -1
 }
 
-// settle drops the in-flight write at index i.
-func (w *Writer) settle(i int) {
-	w.pending = append(w.pending[:i], w.pending[i+1:]...)
-	w.assertInvariants()
+// attempt sends one attempt over the stream and feeds the answer back.
+func (w *Writer) attempt(s sansio.Send, leave func()) {
+	defer w.wg.Done()
+	reply, err := w.stream.write(s.Req, leave)
+	leave()
+	w.mu.Lock()
+	w.p.Absorb(s.ID, reply, err == nil)
+	w.drainLocked()
+	w.mu.Unlock()
+	w.poke()
 }
 
-func (w *Writer) supersede(leader journal.LeaderUUID) {
-	w.believed = leader
-	w.holding = false
-	w.stopErr = ErrSuperseded
-}
-
-// Truncate builds a Truncate(upTo): every position below upTo is dropped
-// (the journal clamps upTo to its next_seq). On a single-writer journal it
-// is fenced by the writer's uuid; the checkpoint pattern calls it with the
-// position of a run whose End is written. Errors as for Next.
-func (w *Writer) Truncate(upTo journal.Seq) (journal.TruncateRequest, error) {
-	if w.stopErr != nil {
-		return journal.TruncateRequest{}, w.stopErr
-	}
-	if w.mode == journal.ModeMulti {
-		return journal.TruncateRequest{Journal: w.id, UpTo: upTo}, nil
-	}
-	if !w.holding {
-		return journal.TruncateRequest{}, ErrNotHolding
-	}
-	return journal.TruncateRequest{Journal: w.id, Leader: w.fence, UpTo: upTo}, nil
-}
-
-// AbsorbTruncate judges the reply r to the truncation req. Pass the zero
-// Reply when the call got no answer: it is Retry (ErrAmbiguous), and since
-// a truncation only ever raises the floor, resending it is always safe. A
-// refusal naming another leader is Superseded and stops the writer.
-func (w *Writer) AbsorbTruncate(req journal.TruncateRequest, r journal.Reply) TruncateResult {
-	if req.Journal != w.id || req.Leader != w.fence || (w.mode == journal.ModeSingle && !w.fence.IsSet()) {
-		return TruncateResult{Kind: Stale}
-	}
-	if r.Ambiguous() {
-		return TruncateResult{Kind: Retry}
-	}
-	out := r.Outcome
-	if out.Kind == journal.OutcomeInvalid {
-		k := noVerdictKind(r)
-		if k == TooLarge {
-			k = Retry
+// drainLocked hands out what the pipeline decided: completions close
+// their ops, timers are armed.
+func (w *Writer) drainLocked() {
+	done := w.p.Completions()
+	for _, c := range done {
+		if op, ok := w.ops[c.ID]; ok {
+			delete(w.ops, c.ID)
+			op.err = c.Err
+			close(op.done)
 		}
-		return TruncateResult{Kind: k, Hint: r.LeaderHint}
 	}
-	switch out.Kind {
-	case journal.Trimmed:
-		return TruncateResult{Kind: Trimmed, View: out.View}
-	case journal.TruncateRefused:
-		if out.View.Leader != req.Leader {
-			w.supersede(out.View.Leader)
-			return TruncateResult{Kind: Superseded, Leader: out.View.Leader, View: out.View}
+	if len(done) > 0 {
+		close(w.changed)
+		w.changed = make(chan struct{})
+	}
+	for _, t := range w.p.Timers() {
+		time.AfterFunc(t.After, func() {
+			w.mu.Lock()
+			if w.ctx.Err() == nil {
+				w.p.Wake(t.ID)
+				w.drainLocked()
+			}
+			w.mu.Unlock()
+			w.poke()
+		})
+	}
+}
+
+// RandomUUIDs draws uuids from crypto/rand: the default source of a
+// Writer's claims.
+func RandomUUIDs() journal.LeaderUUID {
+	var b [16]byte
+	for {
+		_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (it crashes the process instead)
+		if u := (journal.LeaderUUID{Hi: binary.LittleEndian.Uint64(b[:8]), Lo: binary.LittleEndian.Uint64(b[8:])}); u.IsSet() {
+			return u
 		}
-	case journal.WrongMode:
-		w.stopErr = ErrWrongMode
-		w.holding = false
-		return TruncateResult{Kind: WrongMode, View: out.View}
 	}
-	return TruncateResult{Kind: Retry}
 }

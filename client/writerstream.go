@@ -1,18 +1,19 @@
 package client
 
 import (
+	"errors"
 	"sync"
 
 	"github.com/parosdb/paros/core/journal"
 )
 
-// streamTransport carries a WriterHandle's Writes over one WriteStream
-// (WriterOptions.Stream): the Writes leave in the order the sender sends
+// streamTransport carries a Writer's writes over one WriteStream: the
+// writes leave in the order the sender sends
 // them, so with many out at once none overtakes an earlier one on its way
 // to consensus. The stream opens on first use and again after it broke or
 // answered NotLeader (the Conn learned the hinted leader from that reply).
 type streamTransport struct {
-	h *WriterHandle
+	w *Writer
 
 	mu      sync.Mutex
 	ws      *WriteStream
@@ -27,14 +28,14 @@ func (t *streamTransport) write(req journal.WriteRequest, left func()) (journal.
 	ch := make(chan journal.Reply, 1)
 	t.mu.Lock()
 	if t.ws == nil {
-		ws, err := t.h.j.OpenWriteStream(t.h.ctx)
+		ws, err := t.w.j.OpenWriteStream(t.w.ctx)
 		if err != nil {
 			t.mu.Unlock()
 			left()
 			return journal.Reply{}, err
 		}
 		t.ws, t.waiting = ws, map[uint64]chan journal.Reply{}
-		t.h.wg.Add(1)
+		t.w.wg.Add(1)
 		go t.recv(ws)
 	}
 	ws := t.ws
@@ -52,18 +53,23 @@ func (t *streamTransport) write(req journal.WriteRequest, left func()) (journal.
 	select {
 	case r := <-ch:
 		return r, nil
-	case <-t.h.ctx.Done():
+	case <-t.w.ctx.Done():
 		return journal.Reply{NoVerdict: journal.Lost}, nil
 	}
 }
 
 // recv hands each reply to its Write until the stream ends.
 func (t *streamTransport) recv(ws *WriteStream) {
-	defer t.h.wg.Done()
+	defer t.w.wg.Done()
 	for {
 		id, r, err := ws.Recv()
 		t.mu.Lock()
 		if err != nil {
+			if t.ws == ws && !errors.Is(err, ErrStreamDone) {
+				// The stream broke: its server may be gone. The next stream
+				// asks who leads instead of trying it again.
+				t.w.j.c.forgetLeader(t.w.j.id, ws.server)
+			}
 			t.dropLocked(ws)
 			t.mu.Unlock()
 			return
@@ -82,7 +88,7 @@ func (t *streamTransport) recv(ws *WriteStream) {
 }
 
 // dropLocked forgets ws if it is the current stream: every Write it held
-// is answered Lost (ambiguous: the handle resends it identically).
+// is answered Lost (ambiguous: the Writer resends it identically).
 func (t *streamTransport) dropLocked(ws *WriteStream) {
 	if t.ws != ws {
 		return

@@ -29,7 +29,10 @@ type audit struct {
 	hotChecked map[njournal]incSlot
 	// record bytes per position, and the folding chain per position.
 	records map[jpos]uint64
-	chains  map[jpos]uint64
+	// acked holds the record the client library reported written at each
+	// position (a completed append, an accepted multi-writer write).
+	acked  map[jpos]uint64
+	chains map[jpos]uint64
 }
 
 type jslot struct {
@@ -55,7 +58,7 @@ type jpos struct {
 
 func newAudit(w *World) *audit {
 	return &audit{w: w, gates: map[string]int{}, chosen: map[jslot]journal.Command{}, verdict: map[jslot]journal.Outcome{},
-		promise: map[njournal]paxos.Ballot{}, memPromise: map[njournal]incBallot{}, hotChecked: map[njournal]incSlot{}, records: map[jpos]uint64{}, chains: map[jpos]uint64{}}
+		promise: map[njournal]paxos.Ballot{}, memPromise: map[njournal]incBallot{}, hotChecked: map[njournal]incSlot{}, records: map[jpos]uint64{}, acked: map[jpos]uint64{}, chains: map[jpos]uint64{}}
 }
 
 func (a *audit) violation(claim, format string, args ...any) {
@@ -225,7 +228,65 @@ func (a *audit) record(j journal.ID, s journal.Seq, rec []byte) {
 	if prev, ok := a.records[k]; ok && prev != fp {
 		a.violation("journal read: every client reads the same record at a position", "%s@%d", short(j), s)
 	}
+	if ack, ok := a.acked[k]; ok && ack != fp {
+		a.violation("client: a write the library reports written holds its bytes at its position", "%s@%d read other bytes", short(j), s)
+	}
 	a.records[k] = fp
+}
+
+// ack records that the client library reported recs written from s.
+func (a *audit) ack(j journal.ID, s journal.Seq, recs [][]byte) {
+	for i, rec := range recs {
+		k := jpos{j, s + journal.Seq(i)}
+		fp := lincheck.RecordPrint(rec)
+		if prev, ok := a.acked[k]; ok && prev != fp {
+			a.violation("client: a write the library reports written holds its bytes at its position", "%s@%d acked twice with other bytes", short(j), k.s)
+		}
+		if read, ok := a.records[k]; ok && read != fp {
+			a.violation("client: a write the library reports written holds its bytes at its position", "%s@%d was read with other bytes", short(j), k.s)
+		}
+		a.acked[k] = fp
+	}
+}
+
+// ackedInLog checks, at the end of the tail, that every position the
+// client library reported written and not truncated since holds the
+// acknowledged bytes on a converged node.
+func (a *audit) ackedInLog() {
+	byJournal := map[journal.ID][]journal.Seq{}
+	for k := range a.acked {
+		byJournal[k.j] = append(byJournal[k.j], k.s)
+	}
+	for _, js := range a.w.shape.Journals {
+		var n *paxos.Node
+		for _, p := range a.w.procs {
+			if p.up && p.h != nil {
+				if x := p.h.Node(js.ID); x != nil && (n == nil || x.Applied() > n.Applied()) {
+					n = x
+				}
+			}
+		}
+		if n == nil {
+			continue
+		}
+		seqs := byJournal[js.ID]
+		slices.Sort(seqs)
+		for _, s := range seqs {
+			if s < n.State().FirstSeq {
+				continue
+			}
+			r := n.ReadLog(s, 1, 1<<20)
+			switch {
+			case r.Kind == paxos.ReadNotHeld:
+			case r.Kind != paxos.ReadPage || len(r.Records) != 1:
+				a.violation("client: a write the library reports written holds its bytes at its position",
+					"%s@%d is not in the log (next %d)", short(js.ID), s, n.State().NextSeq)
+			case lincheck.RecordPrint(r.Records[0]) != a.acked[jpos{js.ID, s}]:
+				a.violation("client: a write the library reports written holds its bytes at its position",
+					"%s@%d holds other bytes", short(js.ID), s)
+			}
+		}
+	}
 }
 
 func (a *audit) chainAt(c *client, s journal.Seq, h uint64) {

@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"hash/fnv"
 
-	cl "github.com/parosdb/paros/client"
+	cl "github.com/parosdb/paros/client/sansio"
 	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/core/paxos"
 	"github.com/parosdb/paros/host"
@@ -13,10 +13,15 @@ import (
 
 // The chain workload (reference design §5.4): per journal one owner that
 // claims the journal and writes, and readers that fold every record into a
-// hash chain. Every call goes through the same host.Call and reply types the
-// server uses. Timeouts are ambiguous, never assumed aborted; a retry keeps
+// hash chain. The clients are the shipped client library's sans-IO types:
+// a single-writer owner's writes go through sansio.Pipeline (the network
+// Writer's scheduler) over a simulated WriteStream (pipe.go), a
+// multi-writer owner uses sansio.Writer, and readers move a sansio.Reader.
+// Every call goes through the same host.Call and reply types the server
+// uses. Timeouts are ambiguous, never assumed aborted; a retry keeps
 // identical bytes at the same position. Truncations are clamped below the
-// cursor of every reader still folding (the trim fence).
+// cursor of every reader still folding (the trim fence); skimming readers
+// are not part of the fence and read across the gaps truncations leave.
 
 type op uint8
 
@@ -32,9 +37,8 @@ const (
 	opLaggingRead
 	opWrongMode
 	opForgedRetry
+	opPipedWrite
 )
-
-var opNames = [...]string{"write", "write-to-non-leader", "truncate", "read", "pause", "dup-write", "set-leader", "lagging-read", "wrong-mode", "forged-retry"}
 
 type role uint8
 
@@ -49,17 +53,22 @@ type client struct {
 	role role
 	busy bool
 	hint paxos.NodeID
-	// owner state: the client library's own sans-IO Writer decides claims,
-	// fences, positions and retries, so the sweep proves the library.
+	// owner state: the client library's own sans-IO types decide claims,
+	// fences, positions, coalescing and resends, so the sweep proves the
+	// library. A single-writer owner drives a Pipeline (pipe.go) over a
+	// simulated stream; a multi-writer owner a Writer, one call at a time.
 	wr      *cl.Writer
+	p       *cl.Pipeline
+	appends map[cl.AppendID][][]byte // the records of each append outstanding
+	stream  *simStream
 	retry   *host.Call // a call to resend identically (ambiguous, or redirected)
 	retryOp op
 	acked   *journal.Entry
 	used    []journal.LeaderUUID
 	writes  int
-	// reader state
-	cursor  journal.Seq
-	folding bool // never skipped a gap: part of the trim fence
+	// reader state: the library's sans-IO Reader keeps the cursor.
+	rd      *cl.Reader
+	folding bool // never skipped a gap: part of the trim fence (skimmers never are)
 	chain   uint64
 	lagging journal.Seq
 }
@@ -71,6 +80,9 @@ type inflight struct {
 	sentAt int64
 	to     paxos.NodeID
 	done   bool
+	// A piped write's attempt and the stream that carries it.
+	write  cl.WriteID
+	stream *simStream
 }
 
 type clients struct {
@@ -91,7 +103,11 @@ func newClients(w *World) *clients {
 			cs.all = append(cs.all, cs.newOwner(j))
 		}
 		for range j.Readers {
-			cs.all = append(cs.all, &client{idx: len(cs.all), j: j, role: reader, cursor: 1, folding: true, lagging: 1})
+			// A third of the readers skim: they are not part of the trim
+			// fence, so truncations overtake them and their Reader reports
+			// the gap.
+			cs.all = append(cs.all, &client{idx: len(cs.all), j: j, role: reader, rd: cl.NewReader(j.ID, 1),
+				folding: !w.g.pct(33), lagging: 1})
 		}
 	}
 	return cs
@@ -103,7 +119,7 @@ func (cs *clients) newOwner(j JournalShape) *client {
 		c.wr = cl.NewMultiWriter(j.ID)
 		return c
 	}
-	c.wr = cl.NewWriter(j.ID, func() journal.LeaderUUID {
+	w := cl.NewWriter(j.ID, func() journal.LeaderUUID {
 		// Now and then a uuid that led before: the journal keeps no uuid
 		// history, and the guarantees must hold when clients reinstate.
 		if len(c.used) > 0 && cs.w.g.pct(10) {
@@ -113,6 +129,9 @@ func (cs *clients) newOwner(j JournalShape) *client {
 		c.used = append(c.used, u)
 		return u
 	})
+	g := cs.w.g
+	c.appends = map[cl.AppendID][][]byte{}
+	c.p = cl.NewPipeline(w, cl.PipelineOptions{Window: 1 + g.intn(16), WritesOut: 1 + g.intn(4), NoCoalesce: g.pct(20)})
 	return c
 }
 
@@ -164,8 +183,7 @@ func (cs *clients) step(c *client) {
 				FromSeq: c.lagging, Limit: uint32(g.intn(8)), WaitMs: 0}}, cs.server(c))
 			return
 		}
-		cs.send(c, opRead, host.Call{Kind: host.CallRead, Read: journal.ReadRequest{Journal: c.j.ID,
-			FromSeq: c.cursor, Limit: uint32(g.intn(8)), WaitMs: uint32(g.intn(150))}}, cs.server(c))
+		cs.send(c, opRead, host.Call{Kind: host.CallRead, Read: c.rd.Request(uint32(g.intn(8)), uint32(g.intn(150)))}, cs.server(c))
 		return
 	}
 	if c.retry != nil {
@@ -175,11 +193,15 @@ func (cs *clients) step(c *client) {
 		return
 	}
 	single := c.j.Mode == journal.ModeSingle
-	if single && !c.wr.Holding() {
+	if single && !c.p.Holding() {
 		cs.claim(c)
 		return
 	}
 	switch r := g.intn(100); {
+	case r < 68 && single:
+		// Appends through the Pipeline: it coalesces, pipelines and resends
+		// them over the owner's stream (pipe.go); the owner is not busy.
+		cs.appendPiped(c, r >= 60)
 	case r < 68:
 		// A write through the Writer, sometimes sent to a node that does
 		// not lead (the Writer follows the redirect).
@@ -210,7 +232,13 @@ func (cs *clients) step(c *client) {
 		call := host.Call{Kind: host.CallWrite, Write: journal.WriteRequest{Journal: c.j.ID, Leader: e.Leader, Seq: e.Seq, Records: cs.records(c)}}
 		cs.send(c, opForgedRetry, call, cs.server(c))
 	case r < 86:
-		req, err := c.wr.Truncate(cs.fence(c))
+		var req journal.TruncateRequest
+		var err error
+		if single {
+			req, err = c.p.Truncate(cs.fence(c))
+		} else {
+			req, err = c.wr.Truncate(cs.fence(c))
+		}
 		if err != nil {
 			cs.schedule(c, g.between(5*ms, 50*ms))
 			return
@@ -229,23 +257,21 @@ func (cs *clients) step(c *client) {
 // claim asks for the fence through the Writer: a claim in flight is resent
 // identically (it may have won), else a new one.
 func (cs *clients) claim(c *client) {
-	req, ok := c.wr.Claiming()
-	if !ok {
-		req = c.wr.Claim()
-	}
+	req := c.p.BeginClaim()
+	cs.drainPipe(c)
 	cs.send(c, opSetLeader, host.Call{Kind: host.CallSetLeader, SetLeader: req}, cs.server(c))
 }
 
 // fence is the highest position a truncation may name: below the cursor of
 // every reader still folding.
 func (cs *clients) fence(c *client) journal.Seq {
-	up := c.wr.NextSeq()
-	if c.j.Mode != journal.ModeSingle {
-		up = 1 << 62
+	up := journal.Seq(1 << 62)
+	if c.j.Mode == journal.ModeSingle {
+		up = c.p.NextSeq()
 	}
 	for _, r := range cs.all {
 		if r.role == reader && r.j.ID == c.j.ID && r.folding {
-			up = min(up, r.cursor)
+			up = min(up, r.rd.Cursor())
 		}
 	}
 	if up >= 1<<62 {
@@ -321,6 +347,10 @@ func (cs *clients) reply(from *proc, id host.CallID, r host.Response) {
 	w := cs.w
 	w.sched.after(w.g.between(w.shape.LatencyMin, w.shape.LatencyMax), lbl("reply n%d call %d", uint64(from.id), uint64(id)), func() {
 		if f, ok := cs.calls[id]; ok && !f.done {
+			if f.op == opPipedWrite {
+				cs.finishPiped(f, r, false)
+				return
+			}
 			cs.finish(f, r, false)
 		}
 	})
@@ -347,11 +377,17 @@ func (cs *clients) finish(f *inflight, r host.Response, timedOut bool) {
 	case host.CallSetLeader:
 		cs.finishSetLeader(f, r, timedOut)
 	case host.CallTruncate:
-		res := c.wr.AbsorbTruncate(f.call.Truncate, replyOf(r, timedOut))
+		var res cl.TruncateResult
+		if c.p != nil {
+			res = c.p.AbsorbTruncate(f.call.Truncate, replyOf(r, timedOut))
+			cs.drainPipe(c)
+		} else {
+			res = c.wr.AbsorbTruncate(f.call.Truncate, replyOf(r, timedOut))
+		}
 		switch res.Kind {
-		case cl.Trimmed:
+		case cl.ResultTrimmed:
 			w.audit.gate("a truncation is decided")
-		case cl.Retry, cl.Redirect, cl.Busy:
+		case cl.ResultRetry, cl.ResultRedirect, cl.ResultBusy:
 			cs.retryLater(c, f)
 		}
 	}
@@ -404,22 +440,15 @@ func (cs *clients) finishWrite(f *inflight, r host.Response, timedOut bool) {
 		}
 		return
 	}
+	// A multi-writer owner's write (single-writer owners pipe theirs).
 	res := c.wr.AbsorbWrite(f.call.Write, replyOf(r, timedOut))
 	switch res.Kind {
-	case cl.Written, cl.Duplicate:
+	case cl.ResultWritten, cl.ResultDuplicate:
 		w.audit.gate("a write is accepted")
-		if res.Kind == cl.Duplicate {
-			w.audit.gate("a retried write is acked from the log")
-		}
-		if c.j.Mode == journal.ModeSingle {
-			ack := e
-			c.acked = &ack
-		}
-	case cl.Superseded:
-		w.audit.gate("a superseded writer's write is refused")
-	case cl.Retry, cl.Redirect, cl.Busy, cl.Refused:
+		w.audit.ack(c.j.ID, res.Seq, f.call.Write.Records)
+	case cl.ResultRetry, cl.ResultRedirect, cl.ResultBusy, cl.ResultRefused:
 		cs.retryLater(c, f)
-	case cl.WrongMode:
+	case cl.ResultWrongMode:
 		w.audit.violation("journal: a multi-writer write is accepted unfenced", "c%d got wrong-mode for %s", c.idx, journal.Write(e))
 	}
 }
@@ -433,14 +462,16 @@ func (cs *clients) finishSetLeader(f *inflight, r host.Response, timedOut bool) 
 		}
 		return
 	}
-	res := c.wr.AbsorbClaim(f.call.SetLeader, replyOf(r, timedOut))
+	res := c.p.AbsorbClaim(f.call.SetLeader, replyOf(r, timedOut))
+	cs.drainPipe(c)
 	switch res.Kind {
-	case cl.Won:
+	case cl.ResultWon:
 		w.audit.gate("a SetLeader wins")
 		if res.Earlier {
 			w.audit.gate("an ambiguous claim is found to have won")
 		}
-	case cl.Retry, cl.Redirect, cl.Busy:
+		cs.pump(c)
+	case cl.ResultRetry, cl.ResultRedirect, cl.ResultBusy:
 		cs.retryLater(c, f)
 	}
 }
@@ -448,53 +479,56 @@ func (cs *clients) finishSetLeader(f *inflight, r host.Response, timedOut bool) 
 func (cs *clients) finishRead(f *inflight, r host.Response, timedOut bool) {
 	c, w := f.c, cs.w
 	rr := r.Read
-	if timedOut || !rr.Served {
-		return
+	if timedOut {
+		rr = journal.ReadReply{} // unserved: the Reader does not move
 	}
 	from := f.call.Read.FromSeq
-	if rr.Truncated {
-		w.audit.gate("journal read: a read below the trim point is refused")
-		if f.op == opLaggingRead {
+	if f.op == opLaggingRead {
+		if !rr.Served {
+			return
+		}
+		if rr.Truncated {
+			w.audit.gate("journal read: a read below the trim point is refused")
 			c.lagging = max(c.lagging, rr.View.FirstSeq)
 			return
 		}
+		for i, rec := range rr.Records {
+			w.audit.record(c.j.ID, from+journal.Seq(i), rec)
+		}
+		c.lagging = from + journal.Seq(len(rr.Records))
+		return
+	}
+	before := c.rd.Cursor()
+	out := c.rd.Absorb(f.call.Read, rr)
+	switch out.Kind {
+	case cl.ReadGap:
+		w.audit.gate("journal read: a read below the trim point is refused")
+		w.audit.gate("a client Reader reports a gap and reads on after it")
 		if c.folding {
 			w.audit.violation("chain: a client's fold is never trimmed out from under it",
 				"c%d folding at %d met first_seq %d", c.idx, from, rr.View.FirstSeq)
 		}
 		// A gap: reported, never silent; the reader stops folding.
 		c.folding = false
-		c.cursor = max(c.cursor, rr.View.FirstSeq)
-		return
-	}
-	for i, rec := range rr.Records {
-		w.audit.record(c.j.ID, from+journal.Seq(i), rec)
-	}
-	if f.op == opLaggingRead {
-		c.lagging = from + journal.Seq(len(rr.Records))
-		return
-	}
-	if from != c.cursor {
-		return // a stale reply: the cursor moved since
-	}
-	for i, rec := range rr.Records {
-		h := fnv.New64a()
-		var b [16]byte
-		binary.LittleEndian.PutUint64(b[:], c.chain)
-		binary.LittleEndian.PutUint64(b[8:], uint64(from)+uint64(i))
-		h.Write(b[:])
-		h.Write(rec)
-		c.chain = h.Sum64()
-		if c.folding {
-			w.audit.chainAt(c, from+journal.Seq(i), c.chain)
+	case cl.ReadRecords:
+		for i, rec := range out.Records {
+			w.audit.record(c.j.ID, from+journal.Seq(i), rec)
+			h := fnv.New64a()
+			var b [16]byte
+			binary.LittleEndian.PutUint64(b[:], c.chain)
+			binary.LittleEndian.PutUint64(b[8:], uint64(from)+uint64(i))
+			h.Write(b[:])
+			h.Write(rec)
+			c.chain = h.Sum64()
+			if c.folding {
+				w.audit.chainAt(c, from+journal.Seq(i), c.chain)
+			}
 		}
+		c.lagging = max(c.lagging, 1)
 	}
-	next := from + journal.Seq(len(rr.Records))
-	if next < c.cursor {
-		w.audit.violation("chain: a client's journal-read cursor never moves backwards", "c%d %d -> %d", c.idx, c.cursor, next)
+	if c.rd.Cursor() < before {
+		w.audit.violation("chain: a client's journal-read cursor never moves backwards", "c%d %d -> %d", c.idx, before, c.rd.Cursor())
 	}
-	c.cursor = next
-	c.lagging = max(c.lagging, 1)
 }
 
 // record adds a finished call to its journal's history for lincheck.

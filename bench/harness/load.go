@@ -48,11 +48,19 @@ type system interface {
 
 // writer writes one batch and returns once it is acknowledged; it retries
 // internally (resending identically where the system allows it) until ctx
-// ends. It returns when the successful attempt was sent.
+// ends. It returns when the successful attempt was sent, or the earliest
+// time it can have been sent where the client resends internally without
+// saying when (paros: the call's start). An error wrapping errStopped means
+// the writer will not write again.
 type writer interface {
 	write(ctx context.Context, recs [][]byte) (time.Time, error)
 	close()
 }
+
+// errStopped marks an error after which a writer refuses every later
+// write (a paros Writer superseded by another claim, or out of attempts):
+// the goroutine that got it stops instead of spinning on it.
+var errStopped = errors.New("bench: writer stopped")
 
 // makeRecords builds a batch: each record carries its send time in its
 // first 8 bytes (W4 reads it back) and random filler.
@@ -148,7 +156,7 @@ func runClosed(ctx context.Context, w writer, inflight, batch int, warmup, measu
 					if ctx.Err() == nil {
 						errs.Add(1)
 						firstErr.CompareAndSwap(nil, err.Error())
-						if errors.Is(err, errSuperseded) {
+						if errors.Is(err, errStopped) {
 							return
 						}
 						sleepCtx(ctx, 10*time.Millisecond)
@@ -319,7 +327,9 @@ type failoverResult struct {
 	Inflight int    `json:"inflight"`
 	Killed   string `json:"killed"`
 	// RecoveryMs: from the kill to the first acknowledgement of a write
-	// whose successful attempt was sent after the kill.
+	// whose successful attempt was sent after the kill, by the time
+	// writer.write returns. For paros that is a write whose Append was
+	// called after the kill: conservative by about one write's latency.
 	RecoveryMs float64 `json:"recovery_ms"`
 	// GapMs: the longest stretch around the kill with no acknowledgement.
 	GapMs       float64 `json:"max_ack_gap_ms"`
@@ -355,7 +365,7 @@ func runFailover(ctx context.Context, s system, inflight int, before, after time
 			for ctx.Err() == nil {
 				sent, err := w.write(ctx, makeRecords(1, filler))
 				if err != nil {
-					if errors.Is(err, errSuperseded) {
+					if errors.Is(err, errStopped) {
 						return
 					}
 					sleepCtx(ctx, 5*time.Millisecond)

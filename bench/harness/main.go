@@ -146,6 +146,9 @@ func compare(args []string) error {
 			}
 		}
 		systems = keep
+		if len(systems) == 0 {
+			return fmt.Errorf("--only %q names no system (paros, etcd, nats-always, nats-default)", *only)
+		}
 	}
 
 	rep := &report{Date: time.Now().Format("2006-01-02 15:04:05 MST"), Quick: *quick, Host: hostInfo(root),
@@ -248,7 +251,7 @@ func plannedSeconds(t timing, systems []system) int {
 	for _, s := range systems {
 		k := 5 * phase // W1, W2 ×2, W3 ×2
 		if s.key() == "paros" {
-			k += 4 * phase // the W2 variants
+			k += 2 * phase // the W2 "64 journals" variant
 		}
 		k += int((t.warmup + t.tail).Seconds()) + 1
 		k += int((t.failBefore + t.failAfter).Seconds())
@@ -260,7 +263,7 @@ func plannedSeconds(t timing, systems []system) int {
 // runSystem starts one system, runs every workload against it, stops it.
 func runSystem(ctx context.Context, s system, work string, t timing, pb *progress, profDir string, rep *report) sysResult {
 	res := sysResult{Key: s.key(), Title: s.title(), Durability: s.durability(), Phases: map[string]*loadResult{},
-		PeakRSSMiB: map[string][]float64{}, CPUCores: map[string]float64{}, Refused: map[string]int64{}, DiskBytes: map[string]int64{}}
+		PeakRSSMiB: map[string][]float64{}, CPUCores: map[string]float64{}, DiskBytes: map[string]int64{}}
 	dir := filepath.Join(work, s.key())
 	_ = os.MkdirAll(dir, 0o755)
 	defer os.RemoveAll(dir)
@@ -291,16 +294,13 @@ func runSystem(ctx context.Context, s system, work string, t timing, pb *progres
 		{"w2-1000", "W2: 1,000 in flight", w2High, 1, std(w2High), true},
 	}
 	if p, ok := s.(*parosSys); ok {
-		multi := func() (writer, error) { return p.newMultiWriter(ctx, parosJournals, 5*time.Second) }
-		coal := func() (writer, error) { return p.newCoalescingWriter(ctx, 5*time.Second) }
-		stream := func() (writer, error) { return p.newStreamWriter(ctx, 5*time.Second) }
+		// One client.Writer per journal, over the one Client.
+		multi := func(inflight int) func() (writer, error) {
+			return func() (writer, error) { return p.openWriter(ctx, inflight, parosJournals) }
+		}
 		phases = append(phases,
-			phase{"w2-64-stream", "W2: 64 in flight, one write stream", w2Low, 1, stream, false},
-			phase{"w2-1000-stream", "W2: 1,000 in flight, one write stream", w2High, 1, stream, true},
-			phase{"w2-64-journals", "W2: 64 in flight, 64 journals", w2Low, 1, multi, false},
-			phase{"w2-1000-journals", "W2: 1,000 in flight, 64 journals", w2High, 1, multi, false},
-			phase{"w2-64-coalescing", "W2: 64 in flight, coalescing writer", w2Low, 1, coal, false},
-			phase{"w2-1000-coalescing", "W2: 1,000 in flight, coalescing writer", w2High, 1, coal, true},
+			phase{"w2-64-journals", "W2: 64 in flight, 64 journals", w2Low, 1, multi(w2Low), false},
+			phase{"w2-1000-journals", "W2: 1,000 in flight, 64 journals", w2High, 1, multi(w2High), false},
 		)
 	}
 	phases = append(phases,
@@ -324,14 +324,11 @@ func runSystem(ctx context.Context, s system, work string, t timing, pb *progres
 		}
 		cpu0 := membersCPU(s.members())
 		disk0 := membersWriteBytes(s.members())
-		var profDone chan []string
+		var profDone chan []memberProfile
 		if ph.profile && s.pprofAddr(0) != "" {
 			profDone = startProfile(ctx, s, profDir, ph.id, t)
 		}
 		p, isParos := s.(*parosSys)
-		if isParos {
-			p.refusals.Store(0)
-		}
 		r := runClosed(ctx, w, ph.inflight, ph.batch, t.warmup, t.measure, func() { pb.add(1) })
 		w.close()
 		res.CPUCores[ph.id] = (membersCPU(s.members()) - cpu0).Seconds() / (t.warmup + t.measure).Seconds()
@@ -339,7 +336,7 @@ func runSystem(ctx context.Context, s system, work string, t timing, pb *progres
 			res.DiskBytes[ph.id] = membersWriteBytes(s.members()) - disk0
 		}
 		if isParos {
-			res.Refused[ph.id] = p.refusals.Load()
+			res.addWriterStats(ph.id, p.takeStats())
 		}
 		if rss != nil {
 			var mib []float64
@@ -349,8 +346,8 @@ func runSystem(ctx context.Context, s system, work string, t timing, pb *progres
 			res.PeakRSSMiB[ph.id] = mib
 		}
 		if profDone != nil {
-			for _, sum := range <-profDone {
-				if sum != "" {
+			for _, mp := range <-profDone {
+				if sum := summarizeProfile(s, mp); sum != "" {
 					rep.Profiles = append(rep.Profiles, profileSummary{System: s.key(), Phase: ph.id, Top: sum})
 				}
 			}
@@ -363,9 +360,15 @@ func runSystem(ctx context.Context, s system, work string, t timing, pb *progres
 	pb.phase(s.title() + ": W4 tail read")
 	tr := runTail(ctx, s, w4Rate, w4Readers, t.warmup, t.tail, func() { pb.add(1) })
 	res.Tail = &tr
+	if p, ok := s.(*parosSys); ok {
+		res.addWriterStats("w4", p.takeStats())
+	}
 	pb.phase(s.title() + ": W5 kill -9 the leader")
 	fr := runFailover(ctx, s, w5Inflight, t.failBefore, t.failAfter, func() { pb.add(1) })
 	res.Failover = &fr
+	if p, ok := s.(*parosSys); ok {
+		res.addWriterStats("w5", p.takeStats())
+	}
 	return res
 }
 
@@ -390,11 +393,11 @@ func membersCPU(cs []*child) time.Duration {
 	return d
 }
 
-// startProfile takes a CPU profile of the system's consensus leader over
-// the measured window of the phase, and summarizes it with `go tool pprof
-// -top`. The profile file stays in profDir (not for committing).
-func startProfile(ctx context.Context, s system, profDir, id string, t timing) chan []string {
-	done := make(chan []string, 1)
+// startProfile takes a CPU profile of the system's consensus leader and
+// of one follower over the measured window of the phase. The files stay in
+// profDir (not for committing); summarize them once the phase is over.
+func startProfile(ctx context.Context, s system, profDir, id string, t timing) chan []memberProfile {
+	done := make(chan []memberProfile, 1)
 	go func() {
 		sleepCtx(ctx, t.warmup)
 		l, err := s.leader(ctx)
@@ -404,7 +407,7 @@ func startProfile(ctx context.Context, s system, profDir, id string, t timing) c
 		}
 		secs := max(int(t.measure.Seconds())-1, 1)
 		f := (l + 1) % len(s.members())
-		sums := make([]string, 2)
+		profs := make([]memberProfile, 2)
 		var wg sync.WaitGroup
 		for k, m := range []struct {
 			i    int
@@ -413,17 +416,24 @@ func startProfile(ctx context.Context, s system, profDir, id string, t timing) c
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				sums[k] = profileMember(s, profDir, id, m.i, m.role, secs)
+				profs[k] = memberProfile{i: m.i, role: m.role, path: profileMember(s, profDir, id, m.i, m.role, secs)}
 			}()
 		}
 		wg.Wait()
-		done <- sums
+		done <- profs
 	}()
 	return done
 }
 
-// profileMember takes a CPU profile of member i over secs seconds and
-// summarizes it with `go tool pprof -top` ("" when it cannot).
+// memberProfile is a CPU profile file of member i ("" when it could not be
+// taken).
+type memberProfile struct {
+	i          int
+	role, path string
+}
+
+// profileMember takes a CPU profile of member i over secs seconds into
+// profDir and returns its path ("" when it cannot).
 func profileMember(s system, profDir, id string, i int, role string, secs int) string {
 	url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", s.pprofAddr(i), secs)
 	resp, err := http.Get(url)
@@ -442,15 +452,26 @@ func profileMember(s system, profDir, id string, i int, role string, secs int) s
 	if err != nil {
 		return ""
 	}
-	bin := ""
-	if p, ok := s.(*parosSys); ok {
-		bin = p.bin
+	return path
+}
+
+// summarizeProfile summarizes a profile with `go tool pprof -top` ("" when
+// it cannot). It runs after the phase: the first `go tool pprof` of a Go
+// installation may build the tool, which must not compete with a measured
+// window for the cores.
+func summarizeProfile(s system, p memberProfile) string {
+	if p.path == "" {
+		return ""
 	}
-	outb, err := exec.Command("go", "tool", "pprof", "-top", "-nodecount=18", bin, path).Output()
+	bin := ""
+	if ps, ok := s.(*parosSys); ok {
+		bin = ps.bin
+	}
+	outb, err := exec.Command("go", "tool", "pprof", "-top", "-nodecount=18", bin, p.path).Output()
 	if err != nil {
 		return ""
 	}
-	return fmt.Sprintf("profile: %s (%s %s; not committed)\n%s", filepath.Join("profiles", filepath.Base(path)), role, s.members()[i].name, trimPprof(string(outb)))
+	return fmt.Sprintf("profile: %s (%s %s; not committed)\n%s", filepath.Join("profiles", filepath.Base(p.path)), p.role, s.members()[p.i].name, trimPprof(string(outb)))
 }
 
 // trimPprof keeps pprof's header lines and the table.

@@ -1,24 +1,22 @@
 package main
 
 // paros: three `paros serve` processes (built from the parent module with
-// `go build`), formed into a cell with the Machine.CellInit RPC, driven
-// through the generated gRPC client. The writer claims its journal with the
-// sans-IO client.Writer (SetLeader with a fresh uuid) and then pipelines
-// fenced writes at consecutive positions.
+// `go build`), formed into a cell with the Machine.CellInit RPC, and driven
+// only through the public client library (package client): one
+// client.Client for the writers, a client.Writer with the library's
+// defaults per journal written, a client.Reader per tail reader, and
+// Client.Inspect to find a journal's consensus leader.
 //
-// Why the pipeline does not use client.Writer for the writes themselves:
-// client.WritesInFlightMax bounds one Writer at 256 writes in flight, and W2
-// needs 1,000 in flight on one journal. The pipeline below judges each
-// verdict by the same rules client.Writer documents (Accepted/Duplicate at
-// the write's position: done; Refused under our own fence at or past the
-// tail: an earlier write has not landed yet, resend identically once the
-// predecessor settled or was resent; Refused naming another leader:
-// superseded; no verdict: resend the identical request).
+// The harness adds nothing to the library's write path: it claims once,
+// then every write is one Writer.Append of the phase's records. How the
+// appends in flight travel (coalesced into writes, pipelined over one
+// WriteStream to the leader, resent after an ambiguous reply, redirected
+// after NotLeader) is the library's business, and is what is measured.
+// Cell formation (machine.InitCell, over the generated Machine stubs) is
+// the one thing the library does not cover.
 
 import (
 	"context"
-	crand "crypto/rand"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -28,19 +26,16 @@ import (
 	"sync/atomic"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-
-	pb "github.com/parosdb/paros/api/parospb/paros/v1"
 	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/client/sansio"
 	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/machine"
 	"github.com/parosdb/paros/wire"
 )
 
-// parosJournals is how many journals cell init creates (its maximum): journal 0 carries
-// W1, W2, W3 and W5; journal 1 carries the W4 tail; the W2 "several
-// journals" variant writes all 64.
+// parosJournals is how many journals cell init creates (its maximum):
+// journal 0 carries W1, W2, W3 and W5; journal 1 carries the W4 tail; the
+// W2 "64 journals" variant writes all 64.
 const parosJournals = 64
 
 type parosSys struct {
@@ -49,14 +44,35 @@ type parosSys struct {
 	addrs []string
 	pprof []string
 	procs []*child
-	conns []*grpc.ClientConn
-	jcs   []pb.JournalClient
-	adm   []pb.AdminClient
-	nodes map[uint64]int // node id -> member index
+	cl    *client.Client // the writers' Client
 	jids  []journal.ID
-	// refusals counts writes refused because an earlier write of the same
-	// writer had not landed yet (reordered arrival); each cost a slot.
-	refusals atomic.Int64
+
+	// statsMu guards last: the Writer counters of the writer closed last
+	// (read by runSystem after each phase).
+	statsMu sync.Mutex
+	last    writerStats
+}
+
+// writerStats is what the client.Writers of one phase did
+// (client.WriterStats summed over the phase's Writers, warm-up included).
+type writerStats struct {
+	Writers   int    `json:"writers"`
+	Appends   uint64 `json:"appends"`
+	Writes    uint64 `json:"writes"`
+	Sends     uint64 `json:"sends"`
+	Refused   uint64 `json:"refused"`
+	Ambiguous uint64 `json:"ambiguous"`
+	Unsent    uint64 `json:"unsent"`
+}
+
+func (a *writerStats) add(s client.WriterStats) {
+	a.Writers++
+	a.Appends += s.Appends
+	a.Writes += s.Writes
+	a.Sends += s.Sends
+	a.Refused += s.Refused
+	a.Ambiguous += s.Ambiguous
+	a.Unsent += s.Unsent
 }
 
 func newParos(root string) *parosSys { return &parosSys{root: root} }
@@ -111,30 +127,25 @@ func (s *parosSys) start(ctx context.Context, dir string) error {
 			return err
 		}
 	}
-	for _, a := range s.addrs {
-		conn, err := grpc.NewClient(a, grpc.WithTransportCredentials(insecure.NewCredentials()))
-		if err != nil {
-			return err
-		}
-		s.conns = append(s.conns, conn)
-		s.jcs = append(s.jcs, pb.NewJournalClient(conn))
-		s.adm = append(s.adm, pb.NewAdminClient(conn))
-	}
-	plan, err := s.cellInit(ctx)
+	// Cell formation: the CellInit RPC (what `parosctl init` does); the
+	// client library has no call for it.
+	ictx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	plan, err := machine.InitCell(ictx, s.addrs[0], s.addrs, parosJournals)
+	cancel()
 	if err != nil {
 		return err
 	}
 	for _, j := range plan.GetJournals() {
 		s.jids = append(s.jids, wire.JournalIDFromPB(j))
 	}
-	s.nodes = map[uint64]int{}
-	for i, m := range plan.GetMembers() {
-		for k, a := range s.addrs {
-			if m.GetAddr() == a {
-				s.nodes[m.GetNodeId()] = k
-			}
-		}
-		_ = i
+	if len(s.jids) < 2 {
+		return fmt.Errorf("paros: cell init created %d journals, the bench needs at least 2", len(s.jids))
+	}
+	dctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	s.cl, err = client.Dial(dctx, s.addrs)
+	cancel()
+	if err != nil {
+		return err
 	}
 	// Wait until every journal has a consensus leader.
 	for j := range s.jids {
@@ -145,33 +156,35 @@ func (s *parosSys) start(ctx context.Context, dir string) error {
 	return nil
 }
 
-// cellInit forms the cell with the CellInit RPC (what `parosctl init` does).
-func (s *parosSys) cellInit(ctx context.Context) (*pb.CellPlan, error) {
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	return machine.InitCell(ctx, s.addrs[0], s.addrs, parosJournals)
-}
-
-// leaderOf finds the member whose node leads consensus for journal j.
+// leaderOf is the index of the live member that reports itself the
+// consensus leader of journal j (Client.Inspect), waiting up to wait.
 func (s *parosSys) leaderOf(ctx context.Context, j int, wait time.Duration) (int, error) {
 	deadline := time.Now().Add(wait)
 	for {
-		for i, a := range s.adm {
-			if !s.procs[i].alive() {
-				continue
-			}
-			cctx, cancel := context.WithTimeout(ctx, time.Second)
-			r, err := a.Inspect(cctx, &pb.InspectRequest{Journal: wire.JournalIDToPB(s.jids[j])})
-			cancel()
-			if err == nil && r.GetRole() == "leader" {
+		ictx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		sts := s.cl.Inspect(ictx, s.jids[j])
+		cancel()
+		for _, st := range sts {
+			i := s.memberIndex(st.Addr)
+			if st.Err == nil && st.Role == "leader" && i >= 0 && s.procs[i].alive() {
 				return i, nil
 			}
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			return -1, fmt.Errorf("paros: no leader for journal %d after %v", j, wait)
+			return -1, fmt.Errorf("paros: no leader for journal %s after %v", s.jids[j], wait)
 		}
-		time.Sleep(50 * time.Millisecond)
+		sleepCtx(ctx, 50*time.Millisecond)
 	}
+}
+
+// memberIndex maps a server address to its member (-1: none).
+func (s *parosSys) memberIndex(addr string) int {
+	for i, a := range s.addrs {
+		if a == addr {
+			return i
+		}
+	}
+	return -1
 }
 
 func (s *parosSys) leader(ctx context.Context) (int, error) {
@@ -183,317 +196,175 @@ func (s *parosSys) kill(i int) { s.procs[i].kill() }
 func (s *parosSys) pprofAddr(i int) string { return s.pprof[i] }
 
 func (s *parosSys) stop() {
-	for _, c := range s.conns {
-		c.Close()
+	if s.cl != nil {
+		_ = s.cl.Close()
 	}
 	for _, p := range s.procs {
 		p.kill()
 	}
 }
 
-func cryptoUUIDs() journal.LeaderUUID {
-	var b [16]byte
-	_, _ = crand.Read(b[:])
-	return journal.LeaderUUID{Hi: binary.BigEndian.Uint64(b[:8]) | 1, Lo: binary.BigEndian.Uint64(b[8:])}
+// takeStats returns the Writer counters of the writer closed last, and
+// forgets them.
+func (s *parosSys) takeStats() writerStats {
+	s.statsMu.Lock()
+	defer s.statsMu.Unlock()
+	st := s.last
+	s.last = writerStats{}
+	return st
 }
 
-// parosWriter is one fenced writer on one journal with many writes in
-// flight at consecutive positions.
+// parosWriter is the harness's paros writer: a client.Writer with the
+// library's defaults on each of its journals (one for every phase but the
+// "64 journals" variant), claimed once when it opens. Every write is one
+// Append; the load driver's goroutines are the appends in flight.
 type parosWriter struct {
-	s       *parosSys
-	id      journal.ID
-	pid     *pb.JournalId
-	fence   *pb.LeaderUuid
-	attempt time.Duration
-	leader  atomic.Int32 // member index believed to lead consensus
-
-	mu   sync.Mutex
-	next journal.Seq
-	last *inflight
+	s    *parosSys
+	ws   []*client.Writer
+	next atomic.Uint64 // round robin over ws
 }
 
-// inflight is the position bookkeeping of one write, so that its successor
-// can send in order and resend after an ahead-of-tail refusal.
-type inflight struct {
-	pred    *inflight     // owned by the write's goroutine; dropped once settled
-	sent    chan struct{} // closed at the first send
-	mu      sync.Mutex
-	settled bool
-	lastAt  int64         // unix nanos of the latest send
-	changed chan struct{} // closed and replaced at every send or settle
+// newWriter opens a Writer on journal 0. inflight is how many goroutines
+// will append at once, each with one append outstanding.
+func (s *parosSys) newWriter(ctx context.Context, inflight int, _ time.Duration) (writer, error) {
+	return s.openWriter(ctx, inflight, 1)
 }
 
-func newInflight(pred *inflight) *inflight {
-	return &inflight{pred: pred, sent: make(chan struct{}), changed: make(chan struct{})}
-}
-
-func (f *inflight) mark(at int64, settled bool) {
-	f.mu.Lock()
-	if at > 0 {
-		f.lastAt = at
-	}
-	if settled {
-		f.settled = true
-	}
-	close(f.changed)
-	f.changed = make(chan struct{})
-	f.mu.Unlock()
-}
-
-// waitPred blocks until the predecessor settled or was sent again after
-// `after` (so a resend goes out behind it).
-func (f *inflight) waitPred(ctx context.Context, after int64) {
-	p := f.pred
-	if p == nil {
-		return
-	}
-	for {
-		p.mu.Lock()
-		ok := p.settled || p.lastAt > after
-		ch := p.changed
-		p.mu.Unlock()
-		if ok {
-			return
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return
-		}
-	}
-}
-
-// newWriter claims journal 0.
-func (s *parosSys) newWriter(ctx context.Context, _ int, attempt time.Duration) (writer, error) {
-	return s.claim(ctx, 0, attempt)
-}
-
+// tailWriter opens a Writer on journal 1 (W4 keeps at most 64 appends in
+// flight).
 func (s *parosSys) tailWriter(ctx context.Context) (writer, error) {
-	return s.claim(ctx, 1, 2*time.Second)
+	w, err := s.claim(ctx, []int{1}, 64)
+	if err != nil {
+		return nil, err
+	}
+	return w, nil
 }
 
-// claim wins the journal's fence with the sans-IO client.Writer.
-func (s *parosSys) claim(ctx context.Context, j int, attempt time.Duration) (*parosWriter, error) {
-	id := s.jids[j]
-	w := &parosWriter{s: s, id: id, pid: wire.JournalIDToPB(id), attempt: attempt}
-	if l, err := s.leaderOf(ctx, j, 10*time.Second); err == nil {
-		w.leader.Store(int32(l))
+// openWriter opens one Writer on each of the first `journals` journals,
+// over the one Client; writes go to them round robin.
+func (s *parosSys) openWriter(ctx context.Context, inflight, journals int) (writer, error) {
+	js := make([]int, min(journals, len(s.jids)))
+	for j := range js {
+		js[j] = j
 	}
-	cw := client.NewWriter(id, cryptoUUIDs)
-	req := cw.Claim()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) && ctx.Err() == nil {
-		i := int(w.leader.Load())
-		cctx, cancel := context.WithTimeout(ctx, attempt)
-		r, err := s.jcs[i].SetLeader(cctx, &pb.SetLeaderRequest{Journal: w.pid, NewLeader: wire.UUIDToPB(req.New), OldLeader: wire.UUIDToPB(req.Old)})
+	w, err := s.claim(ctx, js, inflight)
+	if err != nil {
+		return nil, err // not a typed nil in the interface
+	}
+	return w, nil
+}
+
+// claim opens a Writer with the library's defaults on each journal in js
+// and claims it (taking it over from an earlier phase's Writer).
+func (s *parosSys) claim(ctx context.Context, js []int, inflight int) (*parosWriter, error) {
+	// Each goroutine of the load driver has one append outstanding, so a
+	// Writer never has more than inflight outstanding. Past the default
+	// window (sansio.DefaultWindow) AppendAsync would wait for room, and
+	// the phase would measure the window, not the load.
+	if inflight > sansio.DefaultWindow {
+		panic(fmt.Sprintf("bench: %d appends in flight exceed the Writer's default window of %d", inflight, sansio.DefaultWindow))
+	}
+	w := &parosWriter{s: s}
+	for _, j := range js {
+		cw := s.cl.Journal(s.jids[j]).NewWriter()
+		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err := cw.Claim(cctx)
 		cancel()
-		var rep journal.Reply
-		if err == nil {
-			rep = wire.VerdictFromPB(r.GetVerdict())
-		}
-		res := cw.AbsorbClaim(req, rep)
-		switch res.Kind {
-		case client.Won:
-			w.fence = wire.UUIDToPB(cw.Fence())
-			w.next = cw.NextSeq()
-			return w, nil
-		case client.Refused:
-			req = cw.Claim() // another writer holds it (an earlier phase's): take over
-		case client.Redirect:
-			w.redirect(i, res.Hint)
-		default:
-			if err != nil {
-				w.rotate(i)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-	return nil, fmt.Errorf("paros: could not claim journal %s", id)
-}
-
-func (w *parosWriter) rotate(from int) {
-	n := len(w.s.jcs)
-	for k := 1; k <= n; k++ {
-		c := (from + k) % n
-		if w.s.procs[c].alive() {
-			w.leader.CompareAndSwap(int32(from), int32(c))
-			return
-		}
-	}
-}
-
-func (w *parosWriter) redirect(from int, hint uint64) {
-	if k, ok := w.s.nodes[hint]; ok && hint != 0 && w.s.procs[k].alive() {
-		w.leader.CompareAndSwap(int32(from), int32(k))
-		return
-	}
-	w.rotate(from)
-}
-
-var errSuperseded = errors.New("paros: writer superseded")
-
-// write appends recs at the writer's next position and returns when a
-// majority has it durably (Accepted or Duplicate). It returns the time the
-// successful attempt was sent.
-func (w *parosWriter) write(ctx context.Context, recs [][]byte) (time.Time, error) {
-	w.mu.Lock()
-	seq := w.next
-	w.next += journal.Seq(len(recs))
-	f := newInflight(w.last)
-	w.last = f
-	w.mu.Unlock()
-	defer func() { f.pred = nil }()
-	// Send in position order: wait until the predecessor's first send.
-	if p := f.pred; p != nil {
-		select {
-		case <-p.sent:
-		case <-ctx.Done():
-			return time.Time{}, ctx.Err()
-		}
-	}
-	req := &pb.WriteRequest{Journal: w.pid, Leader: w.fence, Seq: uint64(seq), Records: recs}
-	first := true
-	for {
-		if err := ctx.Err(); err != nil {
-			return time.Time{}, err
-		}
-		i := int(w.leader.Load())
-		at := time.Now()
-		f.mark(at.UnixNano(), false)
-		cctx, cancel := context.WithTimeout(ctx, w.attempt)
-		r, err := w.s.sendWrite(cctx, i, req, func() {
-			if first {
-				close(f.sent)
-				first = false
-			}
-		})
-		cancel()
-		if first { // the send itself failed
-			close(f.sent)
-			first = false
-		}
 		if err != nil {
-			// No answer: ambiguous, resend the identical write (to another
-			// server when this one is gone).
-			if !w.s.procs[i].alive() || ctx.Err() == nil {
-				w.rotate(i)
-			}
-			sleepCtx(ctx, 5*time.Millisecond)
-			continue
+			_ = cw.Close()
+			w.close()
+			return nil, fmt.Errorf("paros: claim journal %s: %w", s.jids[j], err)
 		}
-		rep := wire.VerdictFromPB(r.GetVerdict())
-		out := rep.Outcome
-		switch out.Kind {
-		case journal.Accepted, journal.Duplicate:
-			if out.Seq != seq || out.Count != uint64(len(recs)) {
-				continue // a verdict that does not fit the call: resend
-			}
-			f.mark(0, true)
-			return at, nil
-		case journal.Refused:
-			if out.View.Leader != wire.UUIDFromPB(w.fence) || seq < out.View.NextSeq {
-				f.mark(0, true)
-				return time.Time{}, errSuperseded
-			}
-			// Ahead of the tail: an earlier write has not landed yet.
-			w.s.refusals.Add(1)
-			f.waitPred(ctx, at.UnixNano())
-			continue
-		case journal.Truncated:
-			f.mark(0, true)
-			return time.Time{}, errors.New("paros: write below the floor")
-		case journal.OutcomeInvalid:
-			switch rep.NoVerdict {
-			case journal.NotLeader:
-				w.redirect(i, rep.LeaderHint)
-				if rep.LeaderHint == 0 {
-					sleepCtx(ctx, 10*time.Millisecond)
-				}
-			case journal.UnknownJournal:
-				w.rotate(i)
-			case journal.Busy:
-				sleepCtx(ctx, time.Millisecond)
-			case journal.TooLarge:
-				return time.Time{}, errors.New("paros: write too large")
-			default: // Lost, Unavailable: ambiguous, resend identically
-				sleepCtx(ctx, time.Millisecond)
-			}
-			continue
-		default: // Unheld and anything unexpected: ambiguous, resend
-			w.rotate(i)
-			continue
-		}
+		w.ws = append(w.ws, cw)
 	}
+	return w, nil
 }
 
-func (w *parosWriter) close() {}
-
-var writeDesc = grpc.StreamDesc{StreamName: "Write", ServerStreams: false, ClientStreams: false}
-
-// sendWrite is Journal.Write split in two: the request is queued on the
-// connection (NewStream, SendMsg, CloseSend) before sent() is called, and
-// only then does the caller wait for the reply. A writer calls sent() to let
-// its next write go, so consecutive positions leave the client in order.
-func (s *parosSys) sendWrite(ctx context.Context, i int, req *pb.WriteRequest, sent func()) (*pb.WriteReply, error) {
-	cs, err := s.conns[i].NewStream(ctx, &writeDesc, pb.Journal_Write_FullMethodName)
-	if err != nil {
-		sent()
-		return nil, err
+// write appends recs with one Writer.Append and returns when a majority
+// has them durably. It returns the time the append was handed to the
+// library: the library resends internally and does not say when the
+// attempt that landed left, so this is the earliest time the successful
+// attempt can have been sent. An error from a Writer that stopped
+// (superseded, or out of attempts) wraps errStopped: every later append
+// would fail the same way.
+func (w *parosWriter) write(ctx context.Context, recs [][]byte) (time.Time, error) {
+	cw := w.ws[0]
+	if len(w.ws) > 1 {
+		cw = w.ws[w.next.Add(1)%uint64(len(w.ws))]
 	}
-	err = cs.SendMsg(req)
-	if err == nil {
-		err = cs.CloseSend()
+	at := time.Now()
+	if _, err := cw.Append(ctx, recs...); err != nil {
+		if cw.Stopped() != nil {
+			return time.Time{}, fmt.Errorf("%w: %w", errStopped, err)
+		}
+		return time.Time{}, err
 	}
-	sent()
-	if err != nil {
-		return nil, err
-	}
-	out := new(pb.WriteReply)
-	if err := cs.RecvMsg(out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return at, nil
 }
 
-// subscribe follows the tail of journal 1 with the sans-IO client.Reader,
-// long-polling reader-th member (readers spread over the members).
+// close closes every Writer and keeps their summed counters for
+// takeStats.
+func (w *parosWriter) close() {
+	var st writerStats
+	for _, cw := range w.ws {
+		st.add(cw.Stats())
+		_ = cw.Close()
+	}
+	w.s.statsMu.Lock()
+	w.s.last = st
+	w.s.statsMu.Unlock()
+}
+
+// subscribe follows the tail of journal 1 with a client.Reader. Each
+// reader has its own Client whose address list starts at a different
+// member, so the readers' first reads go to different members; where a
+// reader reads after that is the library's choice.
 func (s *parosSys) subscribe(ctx context.Context, reader int, ready func(), fn func(rec []byte)) error {
-	id := s.jids[1]
-	member := reader % len(s.jcs)
-	// Start at the current tail.
+	n := len(s.addrs)
+	addrs := make([]string, n)
+	for k := range n {
+		addrs[k] = s.addrs[(reader+k)%n]
+	}
+	dctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	cl, err := client.Dial(dctx, addrs)
+	cancel()
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	j := cl.Journal(s.jids[1])
+	// Start at the current tail: a read far past it is served empty, with
+	// the journal's view.
 	var from journal.Seq
 	for from == 0 {
-		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		r, err := s.jcs[member].Read(cctx, &pb.ReadRequest{Journal: wire.JournalIDToPB(id), FromSeq: 1 << 62, Limit: 1})
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		page, err := j.Read(rctx, journal.ReadRequest{FromSeq: 1 << 62, Limit: 1})
 		cancel()
-		if err == nil && r.GetServed() {
-			from = journal.Seq(r.GetState().GetNextSeq())
-		} else if ctx.Err() != nil {
+		switch {
+		case ctx.Err() != nil:
 			return ctx.Err()
+		case err == nil && page.Served:
+			from = page.View.NextSeq
+		case err == nil && page.UnknownJournal:
+			return fmt.Errorf("paros reader: %w: %s", client.ErrUnknownJournal, s.jids[1])
+		default:
+			sleepCtx(ctx, 10*time.Millisecond)
 		}
 	}
-	rd := client.NewReader(id, from)
+	rd := j.NewReader(from)
 	ready()
-	for ctx.Err() == nil {
-		req := rd.Request(journal.ReadRecordsMax, 500)
-		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-		r, err := s.jcs[member].Read(cctx, &pb.ReadRequest{Journal: wire.JournalIDToPB(id), FromSeq: uint64(req.FromSeq), Limit: req.Limit, WaitMs: req.WaitMs})
-		cancel()
-		var rep journal.ReadReply
-		if err == nil {
-			rep = wire.ReadReplyFromPB(r)
-		}
-		out := rd.Absorb(req, rep)
-		switch out.Kind {
-		case client.ReadRecords:
-			for _, b := range out.Records {
-				fn(b)
+	for rec, err := range rd.Records(ctx) {
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
 			}
-		case client.ReadGap:
-			return fmt.Errorf("paros reader: unexpected gap %v", out)
-		default:
-			sleepCtx(ctx, 2*time.Millisecond)
+			var gap *client.GapError
+			if errors.As(err, &gap) {
+				return fmt.Errorf("paros reader: unexpected gap: %w", err)
+			}
+			return err
 		}
+		fn(rec.Data)
 	}
 	return nil
 }
@@ -506,115 +377,3 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 	case <-ctx.Done():
 	}
 }
-
-// multiWriter spreads writes over several journals, each with its own
-// fenced writer: goroutine-level round robin, so `inflight` writes in flight
-// are inflight/len(ws) per journal.
-type multiWriter struct {
-	ws   []*parosWriter
-	next atomic.Uint64
-}
-
-func (s *parosSys) newMultiWriter(ctx context.Context, journals int, attempt time.Duration) (writer, error) {
-	m := &multiWriter{}
-	for j := range min(journals, len(s.jids)) {
-		w, err := s.claim(ctx, j, attempt)
-		if err != nil {
-			return nil, err
-		}
-		m.ws = append(m.ws, w)
-	}
-	return m, nil
-}
-
-func (m *multiWriter) write(ctx context.Context, recs [][]byte) (time.Time, error) {
-	return m.ws[m.next.Add(1)%uint64(len(m.ws))].write(ctx, recs)
-}
-
-func (m *multiWriter) close() {}
-
-// coalescingWriter is one fenced writer with one write in flight that
-// carries every record queued by its callers meanwhile (at most
-// journal.WriteRecordsMax records / WriteBytesMax bytes): group commit in
-// the client.
-type coalescingWriter struct {
-	pw    *parosWriter
-	mu    sync.Mutex
-	queue []*queued
-	wake  chan struct{}
-	stop  chan struct{}
-}
-
-type queued struct {
-	recs [][]byte
-	done chan struct{}
-	at   time.Time
-	err  error
-}
-
-func (s *parosSys) newCoalescingWriter(ctx context.Context, attempt time.Duration) (writer, error) {
-	pw, err := s.claim(ctx, 0, attempt)
-	if err != nil {
-		return nil, err
-	}
-	c := &coalescingWriter{pw: pw, wake: make(chan struct{}, 1), stop: make(chan struct{})}
-	go c.flusher(ctx)
-	return c, nil
-}
-
-func (c *coalescingWriter) write(ctx context.Context, recs [][]byte) (time.Time, error) {
-	q := &queued{recs: recs, done: make(chan struct{})}
-	c.mu.Lock()
-	c.queue = append(c.queue, q)
-	c.mu.Unlock()
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
-	select {
-	case <-q.done:
-		return q.at, q.err
-	case <-ctx.Done():
-		return time.Time{}, ctx.Err()
-	}
-}
-
-func (c *coalescingWriter) flusher(ctx context.Context) {
-	for {
-		select {
-		case <-c.wake:
-		case <-c.stop:
-			return
-		case <-ctx.Done():
-			return
-		}
-		for {
-			c.mu.Lock()
-			var take []*queued
-			var recs [][]byte
-			n, bytes := 0, 0
-			for len(c.queue) > 0 {
-				q := c.queue[0]
-				qb := len(q.recs) * recordBytes
-				if n > 0 && (n+len(q.recs) > journal.WriteRecordsMax || bytes+qb > journal.WriteBytesMax) {
-					break
-				}
-				take = append(take, q)
-				recs = append(recs, q.recs...)
-				n, bytes = n+len(q.recs), bytes+qb
-				c.queue = c.queue[1:]
-			}
-			c.mu.Unlock()
-			if len(take) == 0 {
-				break
-			}
-			at, err := c.pw.write(ctx, recs)
-			for _, q := range take {
-				q.at, q.err = at, err
-				close(q.done)
-			}
-		}
-	}
-}
-
-func (c *coalescingWriter) close() { close(c.stop) }

@@ -52,10 +52,21 @@ type sysResult struct {
 	// DiskBytes is what the three members wrote to storage over a phase
 	// (warm-up included), from /proc/PID/io.
 	DiskBytes map[string]int64 `json:"members_disk_write_bytes,omitempty"`
-	// Refused counts paros writes refused because an earlier write of the
-	// same writer had not landed yet (each took a slot and was resent).
-	Refused map[string]int64 `json:"refused_ahead_of_tail,omitempty"`
-	Error   string           `json:"error,omitempty"`
+	// ParosWriter holds, per phase, the counters of the paros
+	// client.Writers that phase used (warm-up included).
+	ParosWriter map[string]writerStats `json:"paros_writer_stats,omitempty"`
+	Error       string                 `json:"error,omitempty"`
+}
+
+// addWriterStats keeps the Writer counters of phase id (none: nothing).
+func (s *sysResult) addWriterStats(id string, st writerStats) {
+	if st.Writers == 0 {
+		return
+	}
+	if s.ParosWriter == nil {
+		s.ParosWriter = map[string]writerStats{}
+	}
+	s.ParosWriter[id] = st
 }
 
 type profileSummary struct {
@@ -215,7 +226,8 @@ func (r *report) markdown(stamp string) string {
 		titles[s.Key] = s.Title
 	}
 	w("## Results\n\nRatio = paros ÷ peer. For throughput higher is better (ratio > 1: paros ahead); for latency and time lower is better (ratio < 1: paros ahead). ")
-	w("JetStream (default sync) is **not durable on acknowledgement**; its column is for scale only.\n\n")
+	w("JetStream (default sync) is **not durable on acknowledgement**; its column is for scale only. ")
+	w("paros runs its client library's default `client.Writer`, which coalesces the appends in flight into writes (group commit in the client; each append still waits for its own acknowledgement): the Details give the appends per write of every phase.\n\n")
 	w("| workload | metric | paros |")
 	for _, k := range peerKeys {
 		w(" %s |", orDash(titles[k], k))
@@ -251,19 +263,10 @@ func (r *report) markdown(stamp string) string {
 		{"W2 1,000 in flight", "w2-1000", "w2-1000", wps, thousands, false},
 		{"W2 1,000 in flight", "w2-1000", "w2-1000", p50, f1, true},
 		{"W2 1,000 in flight", "w2-1000", "w2-1000", p99, f1, true},
-		{"W2 64 — paros, one WriteStream", "w2-64-stream", "w2-64", wps, thousands, false},
-		{"W2 64 — paros, one WriteStream", "w2-64-stream", "w2-64", p50, f1, true},
-		{"W2 1,000 — paros, one WriteStream", "w2-1000-stream", "w2-1000", wps, thousands, false},
-		{"W2 1,000 — paros, one WriteStream", "w2-1000-stream", "w2-1000", p50, f1, true},
-		{"W2 1,000 — paros, one WriteStream", "w2-1000-stream", "w2-1000", p99, f1, true},
 		{"W2 64 — paros over 64 journals", "w2-64-journals", "w2-64", wps, thousands, false},
 		{"W2 64 — paros over 64 journals", "w2-64-journals", "w2-64", p50, f1, true},
 		{"W2 1,000 — paros over 64 journals", "w2-1000-journals", "w2-1000", wps, thousands, false},
 		{"W2 1,000 — paros over 64 journals", "w2-1000-journals", "w2-1000", p50, f1, true},
-		{"W2 64 — paros coalescing writer", "w2-64-coalescing", "w2-64", wps, thousands, false},
-		{"W2 64 — paros coalescing writer", "w2-64-coalescing", "w2-64", p50, f1, true},
-		{"W2 1,000 — paros coalescing writer", "w2-1000-coalescing", "w2-1000", wps, thousands, false},
-		{"W2 1,000 — paros coalescing writer", "w2-1000-coalescing", "w2-1000", p50, f1, true},
 		{"W3 64 × 256 B, 1 in flight", "w3-1", "w3-1", rps, thousands, false},
 		{"W3 64 × 256 B, 1 in flight", "w3-1", "w3-1", p50, f1, true},
 		{"W3 64 × 256 B, 16 in flight", "w3-16", "w3-16", rps, thousands, false},
@@ -273,8 +276,7 @@ func (r *report) markdown(stamp string) string {
 	}
 	names := []string{"p50 ms", "p99 ms", "p99.9 ms", "mean ms", "writes/s",
 		"writes/s", "p50 ms", "p99 ms", "writes/s", "p50 ms", "p99 ms",
-		"writes/s", "p50 ms", "writes/s", "p50 ms", "p99 ms",
-		"writes/s", "p50 ms", "writes/s", "p50 ms", "writes/s", "p50 ms", "writes/s", "p50 ms",
+		"writes/s", "p50 ms", "writes/s", "p50 ms",
 		"records/s", "p50 ms", "records/s", "MB/s", "p50 ms", "p99 ms"}
 	if len(names) != len(rows) {
 		panic("bench: report rows and metric names differ in length")
@@ -423,19 +425,21 @@ func (r *report) markdown(stamp string) string {
 		w("| %s | %.1f | %s | %s | %s | %s |\n", s.Title, s.StartS, tw, fk, fw, orDash(strings.Join(errs, "; "), "none"))
 	}
 	w("\n")
-	if s := r.sys("paros"); s != nil && len(s.Refused) > 0 {
-		w("paros writes refused ahead of the tail (an earlier write of the same fenced writer had not landed yet because the server handled the two out of order; each refusal spent a consensus slot and the write was resent):\n\n| phase | refused | acknowledged in window |\n|---|---:|---:|\n")
-		ids := make([]string, 0, len(s.Refused))
-		for id := range s.Refused {
+	if s := r.sys("paros"); s != nil && len(s.ParosWriter) > 0 {
+		w("paros `client.Writer` counters by phase (`Writer.Stats`, summed over the phase's Writers, warm-up included): appends completed, writes they were coalesced into, attempts sent (resends included), writes refused for overtaking an earlier one, ambiguous replies, attempts that reached no server:\n\n| phase | Writers | appends | writes | appends per write | sends | refused | ambiguous | unsent |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		ids := make([]string, 0, len(s.ParosWriter))
+		for id := range s.ParosWriter {
 			ids = append(ids, id)
 		}
 		slices.Sort(ids)
 		for _, id := range ids {
-			acked := int64(0)
-			if p := s.Phases[id]; p != nil {
-				acked = p.Writes
+			st := s.ParosWriter[id]
+			per := 0.0
+			if st.Writes > 0 {
+				per = float64(st.Appends) / float64(st.Writes)
 			}
-			w("| %s | %s | %s |\n", id, thousands(float64(s.Refused[id])), thousands(float64(acked)))
+			w("| %s | %d | %s | %s | %s | %s | %d | %d | %d |\n", id, st.Writers, thousands(float64(st.Appends)), thousands(float64(st.Writes)),
+				f1(per), thousands(float64(st.Sends)), st.Refused, st.Ambiguous, st.Unsent)
 		}
 		w("\n")
 	}
@@ -490,10 +494,8 @@ func checkTargets(r *report) []targetCheck {
 	get := func(key, id string) *loadResult { return r.phase(key, id) }
 	etcd2, js2 := get("etcd", "w2-1000"), get("nats-always", "w2-1000")
 	for _, v := range []struct{ id, what string }{
-		{"w2-1000", "one fenced writer, pipelined"},
-		{"w2-1000-stream", "one fenced writer, one WriteStream"},
-		{"w2-1000-journals", "64 journals"},
-		{"w2-1000-coalescing", "one fenced writer, coalescing"},
+		{"w2-1000", "one client.Writer"},
+		{"w2-1000-journals", "64 journals, a client.Writer each"},
 	} {
 		p := get("paros", v.id)
 		if p == nil || etcd2 == nil {
@@ -565,7 +567,8 @@ func (r *report) markdownSummary() string {
 
 // svg draws throughput (records/s, log) against p50 latency (ms, log): one
 // line per system through its W1, W2 64 and W2 1,000 points, and its W3
-// (16 in flight) point as a square; paros's W2 variants as dashed lines.
+// (16 in flight) point as a square; paros's "64 journals" W2 variant as a
+// dashed line.
 func (r *report) svg() string {
 	const W, H = 900, 560
 	const left, right, top, bottom = 80, 250, 56, 60
@@ -585,7 +588,7 @@ func (r *report) svg() string {
 	for _, s := range r.Systems {
 		se := series{name: s.Title, color: colors[s.Key]}
 		if s.Key == "paros" {
-			se.name = "paros, 1 writer pipelined"
+			se.name = "paros, one client.Writer"
 		}
 		for _, id := range []string{"w1", "w2-64", "w2-1000"} {
 			if p := r.phase(s.Key, id); p != nil {
@@ -598,9 +601,7 @@ func (r *report) svg() string {
 		ss = append(ss, se)
 		if s.Key == "paros" {
 			for _, v := range []struct{ suffix, name, color string }{
-				{"stream", "paros, one WriteStream", "#8c564b"},
 				{"journals", "paros, 64 journals", "#ff7f0e"},
-				{"coalescing", "paros, coalescing writer", "#9467bd"},
 			} {
 				sv := series{name: v.name, color: v.color, dashed: true}
 				if p := r.phase("paros", "w1"); p != nil {

@@ -23,7 +23,7 @@ import (
 // Checkpoint again completes the job.
 type Checkpointer[S Checkpointable] struct {
 	mu       sync.Mutex
-	w        *client.WriterHandle
+	w        *client.Writer
 	state    S
 	trigger  Trigger
 	logBytes int
@@ -32,7 +32,7 @@ type Checkpointer[S Checkpointable] struct {
 
 // NewCheckpointer wraps a writer that already holds the journal (Claim won)
 // and the state folded from the journal so far.
-func NewCheckpointer[S Checkpointable](w *client.WriterHandle, state S, trigger Trigger) *Checkpointer[S] {
+func NewCheckpointer[S Checkpointable](w *client.Writer, state S, trigger Trigger) *Checkpointer[S] {
 	return &Checkpointer[S]{w: w, state: state, trigger: trigger}
 }
 
@@ -43,13 +43,13 @@ func (c *Checkpointer[S]) State() S { return c.state }
 // Append writes owner entries and folds them into the state. Entries that
 // would look like run records are refused (ErrLooksLikeRun) before anything
 // is written.
-func (c *Checkpointer[S]) Append(ctx context.Context, records [][]byte) (journal.Seq, error) {
+func (c *Checkpointer[S]) Append(ctx context.Context, records ...[]byte) (journal.Seq, error) {
 	if err := CheckEntries(records); err != nil {
 		return 0, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	seq, err := c.w.Append(ctx, records)
+	seq, err := c.w.Append(ctx, records...)
 	if err != nil {
 		return 0, err
 	}
@@ -94,7 +94,7 @@ func (c *Checkpointer[S]) Checkpoint(ctx context.Context) (journal.Seq, error) {
 	at := c.w.NextSeq()
 	run := Plan(c.state.Checkpoint(), at, 0)
 	for _, batch := range Batches(run) {
-		if _, err := c.w.Append(ctx, batch); err != nil {
+		if _, err := c.w.Append(ctx, batch...); err != nil {
 			return 0, err
 		}
 	}

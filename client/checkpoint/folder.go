@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/client/sansio"
 	"github.com/parosdb/paros/core/journal"
 )
 
@@ -168,9 +168,9 @@ func (f *Folder[S]) Jump(floor journal.Seq) {
 // for a ReadGap, nothing for the others. It panics if the outcome does not
 // start at Next (the reader and the folder drifted apart: a programmer
 // error).
-func (f *Folder[S]) FoldRead(out client.ReaderOutcome) []Folded {
+func (f *Folder[S]) FoldRead(out sansio.ReaderOutcome) []Folded {
 	switch out.Kind {
-	case client.ReadRecords:
+	case sansio.ReadRecords:
 		if out.From != f.next {
 			panic(fmt.Sprintf("checkpoint: records from %d fed to a folder at %d", out.From, f.next))
 		}
@@ -179,7 +179,7 @@ func (f *Folder[S]) FoldRead(out client.ReaderOutcome) []Folded {
 			res = append(res, f.Fold(out.From+journal.Seq(i), rec))
 		}
 		return res
-	case client.ReadGap:
+	case sansio.ReadGap:
 		if out.From != f.next {
 			panic(fmt.Sprintf("checkpoint: a gap from %d fed to a folder at %d", out.From, f.next))
 		}

@@ -2,7 +2,7 @@
 // §3.6, one sentence at a time. Each test writes a journal into memLog the
 // way an owner does — entries, then a run planned at the journal's next
 // position, then a truncation to that position — and reads it through a
-// client.Reader into a Folder, then checks what the folder reported and the
+// sansio.Reader into a Folder, then checks what the folder reported and the
 // state it ended with against kv folded over the whole log. Covered: a
 // reader below the floor jumps and restores from the run at its End; a
 // reader that held the whole prefix verifies instead, and resets on a run
@@ -17,7 +17,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/client/sansio"
 	"github.com/parosdb/paros/core/journal"
 )
 
@@ -40,9 +40,9 @@ func TestAReaderBelowTheFloorRestoresFromTheRunAndFoldsOnToTheSameState(t *testi
 
 	// Act.
 	early := NewFolder(newKV(), 1)
-	earlyOut := readAll(whole, client.NewReader(testID, 1), early)
+	earlyOut := readAll(whole, sansio.NewReader(testID, 1), early)
 	late := NewFolder(newKV(), 1)
-	lateOut := readAll(l, client.NewReader(testID, 1), late)
+	lateOut := readAll(l, sansio.NewReader(testID, 1), late)
 
 	// Check: the late reader jumped, restored at End, then folded on.
 	cp := checkpoints(lateOut)
@@ -72,7 +72,7 @@ func TestAFolderThatDiffersFromTheRunReportsAMismatchAndResetsOnIt(t *testing.T)
 	own.m["extra"] = "bug" // this reader's fold went wrong somewhere
 
 	f := NewFolder(own, 1)
-	out := readAll(l, client.NewReader(testID, 1), f)
+	out := readAll(l, sansio.NewReader(testID, 1), f)
 
 	cp := checkpoints(out)
 	var me *MismatchError
@@ -99,10 +99,10 @@ func TestARunWithoutEndIsIgnored(t *testing.T) {
 	l.entries(9, 12)
 
 	full := NewFolder(newKV(), 1)
-	fullOut := readAll(l, client.NewReader(testID, 1), full)
+	fullOut := readAll(l, sansio.NewReader(testID, 1), full)
 	gapped := NewFolder(newKV(), 1)
 	gapped.Jump(7) // a reader that lost the prefix, landing on the torn run
-	gappedOut := readAll(l, client.NewReader(testID, 7), gapped)
+	gappedOut := readAll(l, sansio.NewReader(testID, 7), gapped)
 
 	if cp := checkpoints(fullOut); len(cp) != 1 || cp[0].CoversUpTo != second || !cp[0].Verified {
 		t.Fatalf("full reader's checkpoints %+v", cp)
@@ -134,11 +134,11 @@ func TestACheckpointLeftMidLogIsOneEveryFoldResetsOn(t *testing.T) {
 	l.entries(8, 11)
 
 	fresh := NewFolder(newKV(), 1) // meets the floor: restores at r1, verifies at r2
-	freshOut := readAll(l, client.NewReader(testID, 1), fresh)
+	freshOut := readAll(l, sansio.NewReader(testID, 1), fresh)
 	broken := newKV()
 	broken.failOn = "k4=v4" // its fold breaks on the first entry after r1
 	healed := NewFolder(broken, 1)
-	healedOut := readAll(l, client.NewReader(testID, 1), healed)
+	healedOut := readAll(l, sansio.NewReader(testID, 1), healed)
 
 	fcp := checkpoints(freshOut)
 	if len(fcp) != 2 || fcp[0].CoversUpTo != r1 || !fcp[0].Restored || fcp[1].CoversUpTo != r2 || !fcp[1].Verified {
@@ -189,7 +189,7 @@ func TestABrokenRunIsUnreadableAndTheNextCompleteRunHeals(t *testing.T) {
 		f := NewFolder(newKV(), 1)
 		f.Jump(3)
 
-		out := readAll(l, client.NewReader(testID, 3), f)
+		out := readAll(l, sansio.NewReader(testID, 3), f)
 
 		var unreadable []Folded
 		for _, o := range out {
@@ -219,7 +219,7 @@ func TestAStateThatWillNotRestoreLeavesTheFolderGapped(t *testing.T) {
 	f := NewFolder(s, 1)
 	f.Jump(at)
 
-	out := readAll(l, client.NewReader(testID, at), f)
+	out := readAll(l, sansio.NewReader(testID, at), f)
 
 	if k := kinds(out); k[FoldedUnreadable] != 1 || k[FoldedSkipped] != 2 || !f.Gapped() {
 		t.Fatalf("folded %v, gapped %v", k, f.Gapped())
@@ -228,7 +228,7 @@ func TestAStateThatWillNotRestoreLeavesTheFolderGapped(t *testing.T) {
 	m := newKV()
 	m.m["x"], m.failRestore = "y", true
 	g := NewFolder(m, 1)
-	out = readAll(l, client.NewReader(testID, 1), g)
+	out = readAll(l, sansio.NewReader(testID, 1), g)
 	for _, o := range out {
 		if o.Kind == FoldedUnreadable && (!errors.Is(o.Err, ErrMismatch) || !errors.Is(o.Err, ErrUnreadable)) {
 			t.Fatalf("unreadable after a mismatch names both: %v", o.Err)
@@ -266,12 +266,12 @@ func TestTheFolderRefusesToMoveBackOrSkipAhead(t *testing.T) {
 	mustPanic(t, "fold out of order", func() { f.Fold(6, []byte("a=b")) })
 	mustPanic(t, "jump back", func() { f.Jump(4) })
 	mustPanic(t, "records from elsewhere", func() {
-		f.FoldRead(client.ReaderOutcome{Kind: client.ReadRecords, From: 3, Records: [][]byte{[]byte("a=b")}})
+		f.FoldRead(sansio.ReaderOutcome{Kind: sansio.ReadRecords, From: 3, Records: [][]byte{[]byte("a=b")}})
 	})
 	mustPanic(t, "a gap from elsewhere", func() {
-		f.FoldRead(client.ReaderOutcome{Kind: client.ReadGap, From: 3, ResumedAt: 9})
+		f.FoldRead(sansio.ReaderOutcome{Kind: sansio.ReadGap, From: 3, ResumedAt: 9})
 	})
-	if got := f.FoldRead(client.ReaderOutcome{Kind: client.ReadUnavailable, From: 5}); got != nil || f.Next() != 5 {
+	if got := f.FoldRead(sansio.ReaderOutcome{Kind: sansio.ReadUnavailable, From: 5}); got != nil || f.Next() != 5 {
 		t.Fatalf("an unavailable read folds nothing: %v", got)
 	}
 	for k, want := range map[FoldedKind]string{FoldedInvalid: "invalid", FoldedEntry: "entry", FoldedCheckpoint: "checkpoint",

@@ -2,7 +2,7 @@
 // Checkpointable application state: each entry "k=v" sets a key, and its
 // checkpoint is the sorted pairs with the count of entries applied, so two
 // folds of the same log give the same bytes. memLog is one journal's
-// records with a floor, answering client.Reader requests the way a server
+// records with a floor, answering sansio.Reader requests the way a server
 // does (a read below the floor is truncated), so the folders in these tests
 // are fed through a real Reader rather than by hand.
 package checkpoint
@@ -15,7 +15,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/client/sansio"
 	"github.com/parosdb/paros/core/journal"
 )
 
@@ -115,7 +115,7 @@ func (l *memLog) read(req journal.ReadRequest) journal.ReadReply {
 
 // readAll reads l to its tail with a Reader in pages of three, feeding every
 // outcome to the folder, and returns everything the folder reported.
-func readAll[S Checkpointable](l *memLog, r *client.Reader, f *Folder[S]) []Folded {
+func readAll[S Checkpointable](l *memLog, r *sansio.Reader, f *Folder[S]) []Folded {
 	var out []Folded
 	for r.Cursor() < l.next() {
 		req := r.Request(3, 0)

@@ -1,6 +1,11 @@
 package journal
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
 
 // ID names a journal: the pair (tenant, journal), both random. A zero half is
 // "unset" and every call naming it is refused as an unknown journal.
@@ -13,6 +18,24 @@ type ID struct {
 func (id ID) IsSet() bool { return id.Tenant != 0 && id.Journal != 0 }
 
 func (id ID) String() string { return fmt.Sprintf("%016x/%016x", id.Tenant, id.Journal) }
+
+// ErrBadID reports text that does not name a journal.
+var ErrBadID = errors.New("paros/journal: not a journal id (want TENANT/JOURNAL in hex, both set)")
+
+// ParseID reads the form String writes: TENANT/JOURNAL in hex, both set.
+func ParseID(s string) (ID, error) {
+	t, j, ok := strings.Cut(strings.TrimSpace(s), "/")
+	if !ok {
+		return ID{}, fmt.Errorf("%w: %q", ErrBadID, s)
+	}
+	tv, err1 := strconv.ParseUint(t, 16, 64)
+	jv, err2 := strconv.ParseUint(j, 16, 64)
+	id := ID{Tenant: tv, Journal: jv}
+	if err1 != nil || err2 != nil || !id.IsSet() {
+		return ID{}, fmt.Errorf("%w: %q", ErrBadID, s)
+	}
+	return id, nil
+}
 
 // Limits of the data-plane API (reference design §1.2). They are per-node
 // values: a retry elsewhere may be judged under another node's limits.

@@ -57,8 +57,7 @@ type Node struct {
 	catchUpElapsed int
 	catchUpOpen    bool
 
-	reads   []*quorumRead
-	readSeq uint64
+	reads []*quorumRead
 
 	// lastCommitSent is the commit watermark last announced to the peers.
 	// knownCommit is the highest watermark heard from any leader.

@@ -57,12 +57,5 @@ func (rs *rounds) vote(sys quorum.System, s Slot, idx int, fp uint64) (decided b
 	return false
 }
 
-// refuse records a refusal (Nack) for slot s.
-func (rs *rounds) refuse(s Slot, idx int) {
-	if r := rs.at(s); r != nil {
-		r.refused = r.refused.Add(idx)
-	}
-}
-
 // release forgets rounds below s (decided and applied).
 func (rs *rounds) release(s Slot) { rs.log.dropBelow(s) }

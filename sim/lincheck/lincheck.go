@@ -6,7 +6,12 @@
 // A call whose reply carries no verdict (a timeout, a lost slot, a
 // quarantine) is ambiguous: it may or may not have taken effect, at any
 // moment after it was made. Such operations return at +∞ and the model
-// steps them both ways (porcupine's nondeterministic model).
+// steps them both ways (porcupine's nondeterministic model) — except a
+// fenced write whose identical resend later got a verdict that it is in
+// the log (Accepted or Duplicate): that attempt returns when the resend
+// did (settledReturns). Without it, a pipelining writer's many ambiguous
+// attempts stay concurrent with the rest of the history and the search
+// explodes.
 package lincheck
 
 import (
@@ -261,12 +266,57 @@ type Result = porcupine.CheckResult
 // count it as a failure to investigate.
 func Check(mode journal.WriterMode, ops []Op, timeout time.Duration) Result {
 	hist := make([]porcupine.Operation, 0, len(ops))
-	for _, op := range ops {
+	settled := settledReturns(ops)
+	for i, op := range ops {
 		ret := op.Return
 		if op.Out.Ambiguous {
-			ret = math.MaxInt64
+			ret = settled[i]
 		}
 		hist = append(hist, porcupine.Operation{ClientId: op.Client, Input: op.In, Call: op.Call, Output: op.Out, Return: ret})
 	}
 	return porcupine.CheckOperationsTimeout(Model(mode), hist, timeout)
+}
+
+// settledReturns gives each ambiguous operation the time it returns at:
+// +∞, or — for a fenced write (a uuid, a position, bytes) — the return of
+// the first identical write called after it whose verdict says the write
+// is in the log (Accepted or Duplicate).
+//
+// Why that is sound: once such a verdict is out, the write holds its
+// position. Any later application of an identical attempt finds it there
+// and is a Duplicate, or finds the position truncated or the fence moved
+// and is refused: none of them changes the state. An ambiguous operation
+// may take any output, so "takes effect after the resend returned" and
+// "takes no effect" are the same to the model; the linearizations that
+// bound removes are all ones where the attempt is a no-op.
+func settledReturns(ops []Op) []int64 {
+	out := make([]int64, len(ops))
+	type key struct {
+		leader journal.LeaderUUID
+		seq    journal.Seq
+	}
+	// For each fenced write, the settling verdicts in call order.
+	settles := map[key][]int{}
+	for i, op := range ops {
+		c := op.In.Cmd
+		if op.In.Kind == OpWrite && c.Kind == journal.KindWrite && c.Entry.Leader.IsSet() && !op.Out.Ambiguous &&
+			(op.Out.Outcome.Kind == journal.Accepted || op.Out.Outcome.Kind == journal.Duplicate) {
+			k := key{c.Entry.Leader, c.Entry.Seq}
+			settles[k] = append(settles[k], i)
+		}
+	}
+	for i, op := range ops {
+		out[i] = math.MaxInt64
+		c := op.In.Cmd
+		if !op.Out.Ambiguous || op.In.Kind != OpWrite || c.Kind != journal.KindWrite || !c.Entry.Leader.IsSet() {
+			continue
+		}
+		for _, j := range settles[key{c.Entry.Leader, c.Entry.Seq}] {
+			o := ops[j]
+			if o.Call >= op.Call && o.In.Cmd.Equal(c) && o.Return >= op.Call {
+				out[i] = min(out[i], o.Return)
+			}
+		}
+	}
+	return out
 }

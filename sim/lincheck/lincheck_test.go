@@ -7,6 +7,7 @@ package lincheck
 // not have taken effect.
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -86,5 +87,30 @@ func TestAnAmbiguousWriteMayOrMayNotLand(t *testing.T) {
 	}
 	if r := check(t, missing); r != "Ok" {
 		t.Fatalf("ambiguous write not seen: got %s", r)
+	}
+}
+
+// An ambiguous fenced write whose identical resend was later answered
+// Duplicate returns when the resend did; a write of other bytes at the
+// same position settles nothing. The history stays linearizable, and a
+// read after the resend that does not see the write is still caught.
+func TestAnAmbiguousWriteSettlesWhenItsIdenticalResendLands(t *testing.T) {
+	dup := Output{Outcome: journal.Outcome{Kind: journal.Duplicate, Seq: 1, Count: 1,
+		View: journal.View{Leader: u, NextSeq: 2, FirstSeq: 1}}}
+	amb := write(2, 3, 1, "a", Output{Ambiguous: true})
+	ops := []Op{setLeader(0, 1), amb, write(4, 9, 1, "a", dup), write(5, 6, 1, "b", accepted(1))}
+
+	got := settledReturns(ops)
+
+	if got[1] != 9 || got[0] != math.MaxInt64 {
+		t.Fatalf("settled returns %v: want the ambiguous write to return at 9", got)
+	}
+	settledOnly := []Op{setLeader(0, 1), amb, write(4, 9, 1, "a", dup), read(1, 10, 11, 1, []string{"a"}, 2)}
+	if r := check(t, settledOnly); r != "Ok" {
+		t.Fatalf("an ambiguous write settled by its resend: got %s", r)
+	}
+	lost := []Op{setLeader(0, 1), amb, write(4, 9, 1, "a", dup), read(1, 10, 11, 1, nil, 1)}
+	if r := check(t, lost); r != "Illegal" {
+		t.Fatalf("a read after the resend that misses the write: got %s", r)
 	}
 }

@@ -63,7 +63,8 @@ func TestWritesNeedAFormat(t *testing.T) {
 	if err != nil || len(ids) != 2 || ids[0] != jA || ids[1] != jB {
 		t.Fatalf("journals %v %v", ids, err)
 	}
-	if db.Journal(jA) != db.Journal(jA) {
+	first, second := db.Journal(jA), db.Journal(jA)
+	if first != second {
 		t.Fatalf("handles are not cached")
 	}
 }

@@ -442,7 +442,7 @@ func testFaulty(t *testing.T, h Harness) {
 		t.Fatalf("scrub %+v", sc)
 	}
 	// Rot survives a crash: it is on disk.
-	b = crashSame(t, h)
+	crashSame(t, h)
 	// A rewrite must name the ballot the identity kept.
 	if err := h.Store().Rewrite(2, b1, Cmd(2, 1)); err == nil {
 		t.Fatalf("rewrite at the wrong ballot accepted")

@@ -1,6 +1,6 @@
 // Package blackbox tests paros as a user runs it: real `paros serve`
 // processes on 127.0.0.1, formed with `parosctl init`, driven through the
-// public gRPC API and the CLI, and killed with SIGKILL.
+// client library (package client) and the CLI, and killed with SIGKILL.
 //
 // What it checks:
 //   - a write/read/truncate/set-leader round trip through parosctl, and a
@@ -9,7 +9,11 @@
 //     over, every acknowledged write stays readable with its bytes, and the
 //     whole client history (writes and reads, ambiguous ones included) is
 //     linearizable (porcupine, through sim/lincheck); the failover time is
-//     logged;
+//     logged. It calls the journal through a client.Journal handle's raw
+//     calls (Write, Read, SetLeader follow NotLeader hints and ask the
+//     other servers, and return ambiguous replies as they are), records
+//     every reply they return, ambiguous ones as ambiguous, and finds the
+//     leader with client.Inspect;
 //   - a restart whose journal store was deleted is refused as amnesia with
 //     exit code 78;
 //   - a restart under an edited machine record (another cell plan) is
@@ -30,10 +34,8 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-
 	pb "github.com/parosdb/paros/api/parospb/paros/v1"
+	"github.com/parosdb/paros/client"
 	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/sim/lincheck"
 	"github.com/parosdb/paros/wire"
@@ -172,13 +174,20 @@ func (c *cell) initCell() string {
 	return j
 }
 
-func (c *cell) client(i int) pb.JournalClient {
-	conn, err := grpc.NewClient(c.procs[i].addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+// dial returns a Client of the machines ps, dialled at their public
+// addresses in ps order (the order of its Servers and of Inspect's
+// answers), closed when the test ends.
+func (c *cell) dial(ctx context.Context, ps []*proc) *client.Client {
+	var addrs []string
+	for _, p := range ps {
+		addrs = append(addrs, p.public())
+	}
+	conn, err := client.Dial(ctx, addrs)
 	if err != nil {
 		c.t.Fatal(err)
 	}
 	c.t.Cleanup(func() { conn.Close() })
-	return pb.NewJournalClient(conn)
+	return conn
 }
 
 func TestRoundTripThroughParosctl(t *testing.T) {
@@ -228,41 +237,50 @@ func (r *recorder) add(client int, in lincheck.Input, out lincheck.Output, call 
 	r.ops = append(r.ops, lincheck.Op{Client: client, In: in, Out: out, Call: int64(call.Sub(r.t0)), Return: int64(time.Since(r.t0))})
 }
 
+// Client ids of the recorded history, one per role of the test.
+const (
+	historyWriter = iota
+	historyClaimer
+	historyReader
+)
+
 func TestKillTheLeaderUnderLoad(t *testing.T) {
+	// Arrange: a formed cell, one Client over its three machines, the
+	// journal claimed (retrying until some node leads).
 	c := newCell(t)
-	j := c.initCell()
-	jid, err := parseRef(j)
+	ref := c.initCell()
+	jpb, err := parseRef(ref)
 	if err != nil {
 		t.Fatal(err)
 	}
-	clients := []pb.JournalClient{c.client(0), c.client(1), c.client(2)}
+	id := wire.JournalIDFromPB(jpb)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	conn := c.dial(ctx, c.procs)
+	j := conn.Journal(id)
 	rec := &recorder{t0: time.Now()}
-	uuid := &pb.LeaderUuid{Hi: 0xfeed, Lo: 1}
-
-	// Claim the journal (retrying until some node leads).
+	uuid := journal.LeaderUUID{Hi: 0xfeed, Lo: 1}
 	deadline := time.Now().Add(20 * time.Second)
-	for {
-		v := setLeader(t, clients, rec, jid, uuid)
-		if v == journal.LeaderSet {
-			break
-		}
+	for !claim(ctx, j, rec, uuid) {
 		if time.Now().After(deadline) {
 			t.Fatal("no leader elected")
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 
+	// Act: write one record at a time; after 20 acknowledgements kill the
+	// leader with SIGKILL and keep writing until 60.
 	type acked struct {
-		seq uint64
+		seq journal.Seq
 		rec []byte
 	}
 	var acks []acked
 	var killedAt, recoveredAt time.Time
-	next := uint64(1)
-	var pending *pb.WriteRequest
-	for i := 0; len(acks) < 60 && time.Now().Before(deadline.Add(30*time.Second)); i++ {
+	next := journal.FirstSeq
+	var pending *journal.WriteRequest
+	for len(acks) < 60 && time.Now().Before(deadline.Add(30*time.Second)) {
 		if len(acks) == 20 && killedAt.IsZero() {
-			leader := c.leaderIndex(t, j)
+			leader := waitRole(t, ctx, conn, id, "leader")
 			_ = c.procs[leader].cmd.Process.Signal(os.Kill)
 			<-c.procs[leader].done
 			killedAt = time.Now()
@@ -270,12 +288,12 @@ func TestKillTheLeaderUnderLoad(t *testing.T) {
 		}
 		req := pending
 		if req == nil {
-			req = &pb.WriteRequest{Journal: jid, Leader: uuid, Seq: next, Records: [][]byte{[]byte(fmt.Sprintf("r%d", next))}}
+			req = &journal.WriteRequest{Leader: uuid, Seq: next, Records: [][]byte{[]byte(fmt.Sprintf("r%d", next))}}
 		}
-		out, ok := write(clients[i%3], rec, req)
+		out, ok := write(ctx, j, rec, *req)
 		switch {
 		case !ok:
-			pending = req // ambiguous: retry the identical write
+			pending = req // no verdict: retry the identical write
 			time.Sleep(20 * time.Millisecond)
 		case out.Kind == journal.Accepted || out.Kind == journal.Duplicate:
 			acks = append(acks, acked{seq: req.Seq, rec: req.Records[0]})
@@ -293,14 +311,16 @@ func TestKillTheLeaderUnderLoad(t *testing.T) {
 	}
 	t.Logf("failover: first write acknowledged %v after the kill", recoveredAt.Sub(killedAt).Round(time.Millisecond))
 
-	// Every acknowledged write is readable with its bytes, from the survivors.
-	alive := []pb.JournalClient{}
-	for i, p := range c.procs {
+	// Check: every acknowledged write is readable with its bytes, from the
+	// survivors (a Client of them alone), and the whole history is
+	// linearizable.
+	var alive []*proc
+	for _, p := range c.procs {
 		if p.cmd.ProcessState == nil {
-			alive = append(alive, clients[i])
+			alive = append(alive, p)
 		}
 	}
-	got := readAll(t, alive, rec, jid, next)
+	got := readAll(ctx, c.dial(ctx, alive).Journal(id), rec, next)
 	for _, a := range acks {
 		if !bytes.Equal(got[a.seq], a.rec) {
 			t.Fatalf("acknowledged write at %d reads back %q, want %q", a.seq, got[a.seq], a.rec)
@@ -309,7 +329,13 @@ func TestKillTheLeaderUnderLoad(t *testing.T) {
 	if res := lincheck.Check(journal.ModeSingle, rec.ops, 30*time.Second); res != "Ok" {
 		t.Fatalf("the client history of %d operations is not linearizable: %s", len(rec.ops), res)
 	}
-	t.Logf("history of %d operations checked linearizable", len(rec.ops))
+	ambiguous := 0
+	for _, op := range rec.ops {
+		if op.Out.Ambiguous {
+			ambiguous++
+		}
+	}
+	t.Logf("history of %d operations (%d ambiguous) checked linearizable", len(rec.ops), ambiguous)
 }
 
 func TestAmnesiaIsRefused(t *testing.T) {
@@ -362,51 +388,49 @@ func TestEditedRecordIsRefused(t *testing.T) {
 	}
 }
 
-func (c *cell) leaderIndex(t *testing.T, j string) int {
-	out, _ := c.ctl("inspect", "--journal", j)
-	for i, p := range c.procs {
-		for _, line := range strings.Split(out, "\n") {
-			if strings.HasPrefix(line, p.public()) && strings.Contains(line, "role=leader") {
-				return i
-			}
-		}
-	}
-	t.Fatalf("no leader in:\n%s", out)
-	return -1
-}
-
 func parseRef(s string) (*pb.JournalId, error) {
-	var t, j uint64
-	if _, err := fmt.Sscanf(strings.Replace(s, "/", " ", 1), "%x %x", &t, &j); err != nil {
+	id, err := journal.ParseID(s)
+	if err != nil {
 		return nil, err
 	}
-	return &pb.JournalId{Tenant: t, Journal: j}, nil
+	return wire.JournalIDToPB(id), nil
 }
 
-func callCtx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), 2*time.Second)
+// callTimeout bounds one raw call of the kill-the-leader test; within it
+// the library asks the servers again (an election, a dead server).
+const callTimeout = 5 * time.Second
+
+func callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, callTimeout)
 }
 
-func setLeader(t *testing.T, cs []pb.JournalClient, rec *recorder, jid *pb.JournalId, u *pb.LeaderUuid) journal.OutcomeKind {
-	for i, c := range cs {
-		ctx, cancel := callCtx()
-		start := time.Now()
-		r, err := c.SetLeader(ctx, &pb.SetLeaderRequest{Journal: jid, NewLeader: u})
-		cancel()
-		in := lincheck.Input{Kind: lincheck.OpSetLeader, Cmd: journal.SetLeader(wire.UUIDFromPB(u), journal.LeaderUUID{})}
-		if err != nil {
-			rec.add(10+i, in, lincheck.Output{Ambiguous: true}, start)
-			continue
-		}
-		reply := wire.VerdictFromPB(r.GetVerdict())
-		rec.add(10+i, in, output(reply), start)
-		if reply.Outcome.Kind != journal.OutcomeInvalid {
-			return reply.Outcome.Kind
-		}
+// claim sends SetLeader(u) and records it. It reports whether u holds the
+// journal: LeaderSet, or LeaderRefused naming u itself (an earlier
+// attempt whose reply was ambiguous won).
+func claim(ctx context.Context, j *client.Journal, rec *recorder, u journal.LeaderUUID) bool {
+	cctx, cancel := callCtx(ctx)
+	defer cancel()
+	start := time.Now()
+	reply, err := j.SetLeader(cctx, journal.SetLeaderRequest{New: u})
+	in := lincheck.Input{Kind: lincheck.OpSetLeader, Cmd: journal.SetLeader(u, journal.LeaderUUID{})}
+	if err != nil {
+		// No server answered. The library says nothing was sent; the
+		// history does not lean on it.
+		rec.add(historyClaimer, in, lincheck.Output{Ambiguous: true}, start)
+		return false
 	}
-	return journal.OutcomeInvalid
+	rec.add(historyClaimer, in, output(reply), start)
+	switch reply.Outcome.Kind {
+	case journal.LeaderSet:
+		return true
+	case journal.LeaderRefused:
+		return reply.Outcome.View.Leader == u
+	}
+	return false
 }
 
+// output is the history's record of a reply: ambiguous, of no effect (a
+// refusal before any slot), or a verdict.
 func output(r journal.Reply) lincheck.Output {
 	switch {
 	case r.Ambiguous():
@@ -417,50 +441,52 @@ func output(r journal.Reply) lincheck.Output {
 	return lincheck.Output{Outcome: r.Outcome}
 }
 
-func write(c pb.JournalClient, rec *recorder, req *pb.WriteRequest) (journal.Outcome, bool) {
-	ctx, cancel := callCtx()
+// write sends req and records it. It returns the verdict, or false when
+// the reply has none (ambiguous, or refused before any slot): the caller
+// resends req identically.
+func write(ctx context.Context, j *client.Journal, rec *recorder, req journal.WriteRequest) (journal.Outcome, bool) {
+	cctx, cancel := callCtx(ctx)
 	defer cancel()
 	start := time.Now()
-	r, err := c.Write(ctx, req)
-	in := lincheck.Input{Kind: lincheck.OpWrite, Cmd: journal.Write(journal.Entry{Leader: wire.UUIDFromPB(req.Leader),
-		Seq: journal.Seq(req.Seq), Records: req.Records})}
+	reply, err := j.Write(cctx, req)
+	in := lincheck.Input{Kind: lincheck.OpWrite, Cmd: journal.Write(journal.Entry{Leader: req.Leader, Seq: req.Seq, Records: req.Records})}
 	if err != nil {
-		rec.add(0, in, lincheck.Output{Ambiguous: true}, start)
+		// As in claim: recorded ambiguous, whatever the library says.
+		rec.add(historyWriter, in, lincheck.Output{Ambiguous: true}, start)
 		return journal.Outcome{}, false
 	}
-	reply := wire.VerdictFromPB(r.GetVerdict())
-	rec.add(0, in, output(reply), start)
+	rec.add(historyWriter, in, output(reply), start)
 	if reply.Outcome.Kind == journal.OutcomeInvalid || reply.Outcome.Kind == journal.Unheld {
 		return journal.Outcome{}, false
 	}
 	return reply.Outcome, true
 }
 
-func readAll(t *testing.T, cs []pb.JournalClient, rec *recorder, jid *pb.JournalId, end uint64) map[uint64][]byte {
-	got := map[uint64][]byte{}
-	from := uint64(1)
+// readAll reads j from its first position up to end, recording every
+// served page, and returns the records by position. It gives up after
+// 20 s; the caller finds what is missing.
+func readAll(ctx context.Context, j *client.Journal, rec *recorder, end journal.Seq) map[journal.Seq][]byte {
+	got := map[journal.Seq][]byte{}
+	from := journal.FirstSeq
 	deadline := time.Now().Add(20 * time.Second)
 	for from < end && time.Now().Before(deadline) {
-		for i, c := range cs {
-			ctx, cancel := callCtx()
-			start := time.Now()
-			r, err := c.Read(ctx, &pb.ReadRequest{Journal: jid, FromSeq: from})
-			cancel()
-			if err != nil || !r.GetServed() {
-				continue
-			}
-			rr := wire.ReadReplyFromPB(r)
-			out := lincheck.Output{Served: true, Truncated: rr.Truncated, View: rr.View}
-			for _, b := range rr.Records {
-				out.Records = append(out.Records, lincheck.RecordPrint(b))
-			}
-			rec.add(20+i, lincheck.Input{Kind: lincheck.OpRead, From: journal.Seq(from)}, out, start)
-			for k, b := range r.GetRecords() {
-				got[from+uint64(k)] = b
-			}
-			from += uint64(len(r.GetRecords()))
-			break
+		cctx, cancel := callCtx(ctx)
+		start := time.Now()
+		rr, err := j.Read(cctx, journal.ReadRequest{FromSeq: from})
+		cancel()
+		if err != nil || !rr.Served || rr.UnknownJournal {
+			time.Sleep(20 * time.Millisecond)
+			continue
 		}
+		out := lincheck.Output{Served: true, Truncated: rr.Truncated, View: rr.View}
+		for _, b := range rr.Records {
+			out.Records = append(out.Records, lincheck.RecordPrint(b))
+		}
+		rec.add(historyReader, lincheck.Input{Kind: lincheck.OpRead, From: from}, out, start)
+		for k, b := range rr.Records {
+			got[from+journal.Seq(k)] = b
+		}
+		from += journal.Seq(len(rr.Records))
 	}
 	return got
 }

@@ -4,7 +4,7 @@
 // Proxy), so every connection to it — peers dial the addresses in the cell
 // plan, and the client dials the same advertised addresses — passes through
 // that proxy. The test claims the journal with the client library's
-// WriterHandle, writes one record at a time, cuts the proxy of a follower
+// Writer, writes one record at a time, cuts the proxy of a follower
 // (every connection to it closed, new ones refused) for four seconds,
 // heals it and writes on. The cut is one-way: the node hears nothing, but
 // its own streams to the others' proxies still flow, so its campaigns can
@@ -55,19 +55,19 @@ func TestLinkCutAndHealedWhileWriting(t *testing.T) {
 	for _, p := range c.procs {
 		public, direct = append(public, p.public()), append(direct, p.addr)
 	}
-	conn, err := client.Dial(public...)
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer cancel()
+	conn, err := client.Dial(ctx, public)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	admin, err := client.Dial(direct...) // Inspect each node past its proxy
+	admin, err := client.Dial(ctx, direct) // Inspect each node past its proxy
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer admin.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
-	defer cancel()
-	w := conn.Journal(id).NewWriter(client.RandomUUIDs)
+	w := conn.Journal(id).NewWriter()
 	defer w.Close()
 	if err := w.Claim(ctx); err != nil {
 		t.Fatalf("claim: %v", err)
@@ -91,7 +91,7 @@ func TestLinkCutAndHealedWhileWriting(t *testing.T) {
 			default:
 			}
 			rec := []byte(fmt.Sprintf("record-%d", i))
-			seq, err := w.Append(ctx, [][]byte{rec})
+			seq, err := w.Append(ctx, rec)
 			if err != nil {
 				writerDone <- fmt.Errorf("append %d: %w", i, err)
 				return
@@ -128,14 +128,15 @@ func TestLinkCutAndHealedWhileWriting(t *testing.T) {
 	}
 	end := w.NextSeq()
 	got := map[journal.Seq][]byte{}
-	r := conn.Journal(id).NewReader(journal.FirstSeq)
+	r := conn.Journal(id).NewReader(journal.FirstSeq, client.WithTailWait(0))
 	for r.Cursor() < end {
-		o, err := r.Next(ctx, 0, 0)
-		if err != nil || o.Kind != client.ReadRecords {
-			t.Fatalf("read at %d: %s, %v", r.Cursor(), o, err)
+		at := r.Cursor()
+		recs, err := r.Next(ctx)
+		if err != nil {
+			t.Fatalf("read at %d: %v", at, err)
 		}
-		for k, b := range o.Records {
-			got[o.From+journal.Seq(k)] = b
+		for _, rec := range recs {
+			got[rec.Seq] = rec.Data
 		}
 	}
 	for seq, want := range acked {
@@ -165,12 +166,13 @@ func TestLinkCutAndHealedWhileWriting(t *testing.T) {
 	}
 }
 
-// waitRole returns the index of the node that reports role for journal id.
-func waitRole(t *testing.T, ctx context.Context, admin *client.Conn, id journal.ID, role string) int {
+// waitRole returns the index (in admin.Servers order) of the node that
+// reports role for journal id.
+func waitRole(t *testing.T, ctx context.Context, admin *client.Client, id journal.ID, role string) int {
 	t.Helper()
 	for {
-		for i := range admin.Addrs() {
-			if r, err := admin.Inspect(ctx, i, id); err == nil && r.GetRole() == role {
+		for i, st := range admin.Inspect(ctx, id) {
+			if st.Err == nil && st.Role == role {
 				return i
 			}
 		}
@@ -181,15 +183,17 @@ func waitRole(t *testing.T, ctx context.Context, admin *client.Conn, id journal.
 	}
 }
 
-func inspectApplied(t *testing.T, ctx context.Context, admin *client.Conn, i int, id journal.ID) uint64 {
+// inspectApplied returns the slot node i (in admin.Servers order) applied
+// of journal id.
+func inspectApplied(t *testing.T, ctx context.Context, admin *client.Client, i int, id journal.ID) uint64 {
 	t.Helper()
 	for {
-		r, err := admin.Inspect(ctx, i, id)
-		if err == nil {
-			return r.GetApplied()
+		st := admin.Inspect(ctx, id)[i]
+		if st.Err == nil {
+			return st.Applied
 		}
 		if ctx.Err() != nil {
-			t.Fatalf("inspect machine %d: %v", i+1, err)
+			t.Fatalf("inspect machine %d: %v", i+1, st.Err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -8,7 +8,7 @@
 // could send, which are written out. The last test drives a pipelined writer
 // through random lost calls, lost answers and reordered deliveries and checks
 // that the log ends up holding every batch exactly once, in order.
-package client
+package sansio
 
 import (
 	"errors"
@@ -23,7 +23,7 @@ func claimed(t *testing.T, f *fakeJournal, u journal.LeaderUUID) *Writer {
 	t.Helper()
 	w := NewWriter(testID, fixedUUIDs(u, uC))
 	req := w.Claim()
-	if res := w.AbsorbClaim(req, f.setLeader(req)); res.Kind != Won {
+	if res := w.AbsorbClaim(req, f.setLeader(req)); res.Kind != ResultWon {
 		t.Fatalf("claim: %s", res.Kind)
 	}
 	return w
@@ -48,7 +48,7 @@ func TestClaimOnAFreshJournalWinsAndWritesFromItsNextSeq(t *testing.T) {
 	if req.New != uA || req.Old.IsSet() {
 		t.Fatalf("claim %+v, want SetLeader(A, unset)", req)
 	}
-	if res.Kind != Won || res.Earlier || res.Err() != nil || !w.Holding() || w.Fence() != uA || w.Believed() != uA {
+	if res.Kind != ResultWon || res.Earlier || res.Err() != nil || !w.Holding() || w.Fence() != uA || w.Believed() != uA {
 		t.Fatalf("claim: %+v, holding %v fence %s", res, w.Holding(), w.Fence())
 	}
 	if w.NextSeq() != 1 || w.Mode() != journal.ModeSingle || w.Journal() != testID {
@@ -64,7 +64,7 @@ func TestClaimRefusedBelievesTheLeaderInForceAndTheNextClaimNamesIt(t *testing.T
 	first := w.Claim()
 	res := w.AbsorbClaim(first, f.setLeader(first))
 
-	if res.Kind != Refused || res.Leader != uB || w.Holding() || w.Believed() != uB || !errors.Is(res.Err(), ErrRefused) {
+	if res.Kind != ResultRefused || res.Leader != uB || w.Holding() || w.Believed() != uB || !errors.Is(res.Err(), ErrRefused) {
 		t.Fatalf("a claim against B: %+v", res)
 	}
 	if _, err := w.Next(recs("x")); !errors.Is(err, ErrNotHolding) {
@@ -74,7 +74,7 @@ func TestClaimRefusedBelievesTheLeaderInForceAndTheNextClaimNamesIt(t *testing.T
 	if second.Old != uB || second.New != uC {
 		t.Fatalf("second claim %+v, want SetLeader(C, B)", second)
 	}
-	if res := w.AbsorbClaim(second, f.setLeader(second)); res.Kind != Won || w.Fence() != uC {
+	if res := w.AbsorbClaim(second, f.setLeader(second)); res.Kind != ResultWon || w.Fence() != uC {
 		t.Fatalf("second claim: %+v", res)
 	}
 }
@@ -89,10 +89,10 @@ func TestAnAmbiguousClaimThatWonIsRecognisedWhenItsRetryIsRefused(t *testing.T) 
 	held, inFlight := w.Claiming()
 	retry := w.AbsorbClaim(held, f.setLeader(held))
 
-	if lost.Kind != Retry || !errors.Is(lost.Err(), ErrAmbiguous) || !inFlight || held != req {
+	if lost.Kind != ResultRetry || !errors.Is(lost.Err(), ErrAmbiguous) || !inFlight || held != req {
 		t.Fatalf("lost answer: %+v, claim in flight %v", lost, inFlight)
 	}
-	if retry.Kind != Won || !retry.Earlier || !w.Holding() || w.Fence() != uA {
+	if retry.Kind != ResultWon || !retry.Earlier || !w.Holding() || w.Fence() != uA {
 		t.Fatalf("the retry is refused naming A, so A won: %+v", retry)
 	}
 }
@@ -102,14 +102,14 @@ func TestClaimRepliesWithoutAVerdict(t *testing.T) {
 		rep  journal.Reply
 		want ResultKind
 	}{
-		{journal.Reply{NoVerdict: journal.NotLeader, LeaderHint: 3}, Redirect},
-		{journal.Reply{NoVerdict: journal.Busy, LeaderHint: 3}, Busy},
-		{journal.Reply{NoVerdict: journal.UnknownJournal}, UnknownJournal},
-		{journal.Reply{NoVerdict: journal.TooLarge}, Retry},
-		{journal.Reply{NoVerdict: journal.Lost}, Retry},
-		{journal.Reply{NoVerdict: journal.Unavailable}, Retry},
-		{journal.Reply{Outcome: journal.Outcome{Kind: journal.LeaderSet, View: journal.View{Leader: uB}}}, Retry},
-		{journal.Reply{Outcome: journal.Outcome{Kind: journal.Accepted}}, Retry},
+		{journal.Reply{NoVerdict: journal.NotLeader, LeaderHint: 3}, ResultRedirect},
+		{journal.Reply{NoVerdict: journal.Busy, LeaderHint: 3}, ResultBusy},
+		{journal.Reply{NoVerdict: journal.UnknownJournal}, ResultUnknownJournal},
+		{journal.Reply{NoVerdict: journal.TooLarge}, ResultRetry},
+		{journal.Reply{NoVerdict: journal.Lost}, ResultRetry},
+		{journal.Reply{NoVerdict: journal.Unavailable}, ResultRetry},
+		{journal.Reply{Outcome: journal.Outcome{Kind: journal.LeaderSet, View: journal.View{Leader: uB}}}, ResultRetry},
+		{journal.Reply{Outcome: journal.Outcome{Kind: journal.Accepted}}, ResultRetry},
 	} {
 		w := NewWriter(testID, fixedUUIDs(uA))
 		req := w.Claim()
@@ -133,10 +133,10 @@ func TestClaimOnAMultiWriterJournalIsWrongModeAndStopsTheWriter(t *testing.T) {
 	res := w.AbsorbClaim(req, f.setLeader(req))
 	_, err := w.Next(recs("x"))
 
-	if res.Kind != WrongMode || !errors.Is(err, ErrWrongMode) || !errors.Is(w.Stopped(), ErrWrongMode) {
+	if res.Kind != ResultWrongMode || !errors.Is(err, ErrWrongMode) || !errors.Is(w.Stopped(), ErrWrongMode) {
 		t.Fatalf("claim on multi: %+v, then Next: %v", res, err)
 	}
-	if stale := w.AbsorbClaim(req, f.setLeader(req)); stale.Kind != Stale {
+	if stale := w.AbsorbClaim(req, f.setLeader(req)); stale.Kind != ResultStale {
 		t.Fatalf("a second answer to a settled claim: %s", stale.Kind)
 	}
 }
@@ -170,7 +170,7 @@ func TestWritesArePlacedBackToBackAndEachVerdictSettlesOne(t *testing.T) {
 	if a.Seq != 1 || b.Seq != 3 || a.Leader != uA || len(pending) != 2 {
 		t.Fatalf("writes at %d and %d with %d in flight, want 1 and 3 with 2", a.Seq, b.Seq, len(pending))
 	}
-	if ra.Kind != Written || ra.Seq != 1 || ra.Count != 2 || rb.Kind != Written || rb.Seq != 3 || ra.Err() != nil {
+	if ra.Kind != ResultWritten || ra.Seq != 1 || ra.Count != 2 || rb.Kind != ResultWritten || rb.Seq != 3 || ra.Err() != nil {
 		t.Fatalf("verdicts %s and %s", ra, rb)
 	}
 	if len(w.Pending()) != 0 || w.NextSeq() != 4 {
@@ -190,13 +190,13 @@ func TestAnAmbiguousWriteIsRetriedWithIdenticalBytesAndTheLogAnswersDuplicate(t 
 	resend := w.Pending()[0]
 	dup := w.AbsorbWrite(resend, f.write(resend))
 
-	if lost.Kind != Retry || !errors.Is(lost.Err(), ErrAmbiguous) {
+	if lost.Kind != ResultRetry || !errors.Is(lost.Err(), ErrAmbiguous) {
 		t.Fatalf("lost answer: %s", lost)
 	}
 	if string(resend.Records[0]) != "payload" || resend.Seq != 1 {
 		t.Fatalf("resend carries %q at %d, want the identical bytes at 1", resend.Records[0], resend.Seq)
 	}
-	if dup.Kind != Duplicate || dup.Seq != 1 || dup.Count != 1 || dup.Err() != nil || len(w.Pending()) != 0 {
+	if dup.Kind != ResultDuplicate || dup.Seq != 1 || dup.Count != 1 || dup.Err() != nil || len(w.Pending()) != 0 {
 		t.Fatalf("the resend: %s", dup)
 	}
 }
@@ -217,7 +217,7 @@ func TestEveryAmbiguousReplyIsRetry(t *testing.T) {
 
 		res := w.AbsorbWrite(req, rep)
 
-		if res.Kind != Retry || len(w.Pending()) != 1 || !w.Holding() {
+		if res.Kind != ResultRetry || len(w.Pending()) != 1 || !w.Holding() {
 			t.Fatalf("%s: %s with %d in flight", name, res, len(w.Pending()))
 		}
 	}
@@ -236,13 +236,13 @@ func TestASupersededWriterStopsUntilItClaimsAgain(t *testing.T) {
 	_, truncErr := w.Truncate(1)
 	earlyRes := w.AbsorbWrite(early, f.write(early))
 
-	if res.Kind != Superseded || res.Leader != uB || !errors.Is(res.Err(), ErrSuperseded) {
+	if res.Kind != ResultSuperseded || res.Leader != uB || !errors.Is(res.Err(), ErrSuperseded) {
 		t.Fatalf("a write refused naming B: %s", res)
 	}
 	if !errors.Is(nextErr, ErrSuperseded) || !errors.Is(truncErr, ErrSuperseded) || w.Holding() || w.Fence().IsSet() {
 		t.Fatalf("after the stop: Next %v, Truncate %v, holding %v", nextErr, truncErr, w.Holding())
 	}
-	if earlyRes.Kind != Duplicate {
+	if earlyRes.Kind != ResultDuplicate {
 		t.Fatalf("a write that landed before the stop is still reported: %s", earlyRes)
 	}
 	again := w.Claim()
@@ -262,10 +262,10 @@ func TestClaimAbandonsWritesInFlightAndTheirAnswersAreStale(t *testing.T) {
 	won := w.AbsorbClaim(second, f.setLeader(second))
 	stale := w.AbsorbWrite(old, f.write(old))
 
-	if won.Kind != Won || w.Fence() != uB || w.NextSeq() != 1 {
+	if won.Kind != ResultWon || w.Fence() != uB || w.NextSeq() != 1 {
 		t.Fatalf("re-claim: %+v, next %d", won, w.NextSeq())
 	}
-	if stale.Kind != Stale || !errors.Is(stale.Err(), ErrStale) {
+	if stale.Kind != ResultStale || !errors.Is(stale.Err(), ErrStale) {
 		t.Fatalf("the abandoned write's answer: %s", stale)
 	}
 }
@@ -280,10 +280,10 @@ func TestAWriteAheadOfTheTailIsRefusedAndResentAfterTheEarlierOneLands(t *testin
 	ra := w.AbsorbWrite(a, f.write(a))
 	rb := w.AbsorbWrite(b, f.write(b))
 
-	if early.Kind != Refused || early.View.NextSeq != 1 || !errors.Is(early.Err(), ErrRefused) || w.Stopped() != nil {
+	if early.Kind != ResultRefused || early.View.NextSeq != 1 || !errors.Is(early.Err(), ErrRefused) || w.Stopped() != nil {
 		t.Fatalf("b before a: %s", early)
 	}
-	if ra.Kind != Written || rb.Kind != Written || rb.Seq != 2 {
+	if ra.Kind != ResultWritten || rb.Kind != ResultWritten || rb.Seq != 2 {
 		t.Fatalf("a then b again: %s, %s", ra, rb)
 	}
 }
@@ -298,7 +298,7 @@ func TestOtherBytesAtTheWritersOwnPositionMeanItsUUIDIsShared(t *testing.T) {
 
 	res := w.AbsorbWrite(req, f.write(req))
 
-	if res.Kind != Superseded || res.Leader != uA || len(w.Pending()) != 0 || !errors.Is(w.Stopped(), ErrSuperseded) {
+	if res.Kind != ResultSuperseded || res.Leader != uA || len(w.Pending()) != 0 || !errors.Is(w.Stopped(), ErrSuperseded) {
 		t.Fatalf("other bytes under my fence: %s, %d in flight", res, len(w.Pending()))
 	}
 }
@@ -309,10 +309,10 @@ func TestRepliesWithoutAVerdictKeepTheWriteInFlight(t *testing.T) {
 		want ResultKind
 		err  error
 	}{
-		{journal.Reply{NoVerdict: journal.NotLeader, LeaderHint: 2}, Redirect, ErrNotLeader},
-		{journal.Reply{NoVerdict: journal.Busy, LeaderHint: 2}, Busy, ErrBusy},
-		{journal.Reply{NoVerdict: journal.TooLarge}, TooLarge, ErrTooLarge},
-		{journal.Reply{NoVerdict: journal.UnknownJournal}, UnknownJournal, ErrUnknownJournal},
+		{journal.Reply{NoVerdict: journal.NotLeader, LeaderHint: 2}, ResultRedirect, ErrNotLeader},
+		{journal.Reply{NoVerdict: journal.Busy, LeaderHint: 2}, ResultBusy, ErrBusy},
+		{journal.Reply{NoVerdict: journal.TooLarge}, ResultTooLarge, ErrTooLarge},
+		{journal.Reply{NoVerdict: journal.UnknownJournal}, ResultUnknownJournal, ErrUnknownJournal},
 	} {
 		f := newFakeJournal(journal.ModeSingle)
 		w := claimed(t, f, uA)
@@ -323,7 +323,7 @@ func TestRepliesWithoutAVerdictKeepTheWriteInFlight(t *testing.T) {
 		if res.Kind != tc.want || !errors.Is(res.Err(), tc.err) || len(w.Pending()) != 1 {
 			t.Fatalf("%+v: %s (%v), want %s", tc.rep, res, res.Err(), tc.want)
 		}
-		if tc.want == Redirect && res.Hint != 2 {
+		if tc.want == ResultRedirect && res.Hint != 2 {
 			t.Fatalf("redirect hint %d, want 2", res.Hint)
 		}
 	}
@@ -338,7 +338,7 @@ func TestAWriteBelowTheFloorIsTruncatedAndSettled(t *testing.T) {
 
 	res := w.AbsorbWrite(req, f.write(req))
 
-	if res.Kind != Truncated || res.View.FirstSeq != 2 || !errors.Is(res.Err(), ErrTruncated) || len(w.Pending()) != 0 {
+	if res.Kind != ResultTruncated || res.View.FirstSeq != 2 || !errors.Is(res.Err(), ErrTruncated) || len(w.Pending()) != 0 {
 		t.Fatalf("a retry below the floor: %s", res)
 	}
 }
@@ -349,7 +349,7 @@ func TestAFencedWriteOnAMultiWriterJournalStopsTheWriter(t *testing.T) {
 
 	res := w.AbsorbWrite(req, newFakeJournal(journal.ModeMulti).write(req))
 
-	if res.Kind != WrongMode || !errors.Is(w.Stopped(), ErrWrongMode) {
+	if res.Kind != ResultWrongMode || !errors.Is(w.Stopped(), ErrWrongMode) {
 		t.Fatalf("fenced write on multi: %s", res)
 	}
 }
@@ -387,7 +387,7 @@ func TestAMultiWriterAppendsUnfencedAndARetryMayAppendTwice(t *testing.T) {
 	if err != nil || req.Leader.IsSet() || req.Seq != 0 || w.NextSeq() != 0 || w.Mode() != journal.ModeMulti {
 		t.Fatalf("multi write %+v, %v", req, err)
 	}
-	if lost.Kind != Retry || again.Kind != Written || again.Seq != 2 {
+	if lost.Kind != ResultRetry || again.Kind != ResultWritten || again.Seq != 2 {
 		t.Fatalf("lost %s, resend %s", lost, again)
 	}
 	if len(f.log) != 2 {
@@ -400,10 +400,10 @@ func TestAMultiWriterJudgesEveryReply(t *testing.T) {
 		rep  journal.Reply
 		want ResultKind
 	}{
-		{journal.Reply{NoVerdict: journal.NotLeader}, Redirect},
-		{journal.Reply{Outcome: journal.Outcome{Kind: journal.Accepted, Seq: 1, Count: 9}}, Retry},
-		{journal.Reply{Outcome: journal.Outcome{Kind: journal.Duplicate, Seq: 1, Count: 1}}, Retry},
-		{journal.Reply{Outcome: journal.Outcome{Kind: journal.WrongMode}}, WrongMode},
+		{journal.Reply{NoVerdict: journal.NotLeader}, ResultRedirect},
+		{journal.Reply{Outcome: journal.Outcome{Kind: journal.Accepted, Seq: 1, Count: 9}}, ResultRetry},
+		{journal.Reply{Outcome: journal.Outcome{Kind: journal.Duplicate, Seq: 1, Count: 1}}, ResultRetry},
+		{journal.Reply{Outcome: journal.Outcome{Kind: journal.WrongMode}}, ResultWrongMode},
 	} {
 		w := NewMultiWriter(testID)
 		req, _ := w.Next(recs("m"))
@@ -441,13 +441,13 @@ func TestTruncateIsFencedAndItsOutcomesAreJudged(t *testing.T) {
 	if err != nil || tr.Leader != uA || tr.UpTo != 3 {
 		t.Fatalf("truncate %+v, %v", tr, err)
 	}
-	if res.Kind != Trimmed || res.View.FirstSeq != 3 || res.Err() != nil {
+	if res.Kind != ResultTrimmed || res.View.FirstSeq != 3 || res.Err() != nil {
 		t.Fatalf("truncate: %+v", res)
 	}
-	if lost.Kind != Retry || redirect.Kind != Redirect || redirect.Hint != 5 || odd.Kind != Retry {
+	if lost.Kind != ResultRetry || redirect.Kind != ResultRedirect || redirect.Hint != 5 || odd.Kind != ResultRetry {
 		t.Fatalf("lost %s, redirect %s, odd %s", lost.Kind, redirect.Kind, odd.Kind)
 	}
-	if refused.Kind != Superseded || refused.Leader != uB || !errors.Is(refused.Err(), ErrSuperseded) {
+	if refused.Kind != ResultSuperseded || refused.Leader != uB || !errors.Is(refused.Err(), ErrSuperseded) {
 		t.Fatalf("a truncate after B took over: %+v", refused)
 	}
 }
@@ -457,7 +457,7 @@ func TestTruncateEdgeCases(t *testing.T) {
 	if _, err := w.Truncate(1); !errors.Is(err, ErrNotHolding) {
 		t.Fatalf("truncate before a claim: %v", err)
 	}
-	if res := w.AbsorbTruncate(journal.TruncateRequest{Journal: testID, Leader: uB, UpTo: 1}, journal.Reply{}); res.Kind != Stale {
+	if res := w.AbsorbTruncate(journal.TruncateRequest{Journal: testID, Leader: uB, UpTo: 1}, journal.Reply{}); res.Kind != ResultStale {
 		t.Fatalf("a truncate fenced by a uuid never held: %s", res.Kind)
 	}
 
@@ -467,12 +467,12 @@ func TestTruncateEdgeCases(t *testing.T) {
 	if err != nil || tr.Leader.IsSet() {
 		t.Fatalf("multi truncate %+v %v", tr, err)
 	}
-	if res := m.AbsorbTruncate(tr, f.truncate(tr)); res.Kind != Trimmed {
+	if res := m.AbsorbTruncate(tr, f.truncate(tr)); res.Kind != ResultTrimmed {
 		t.Fatalf("multi truncate: %s", res.Kind)
 	}
 	odd := m.AbsorbTruncate(tr, journal.Reply{Outcome: journal.Outcome{Kind: journal.TruncateRefused}})
 	wrong := m.AbsorbTruncate(tr, journal.Reply{Outcome: journal.Outcome{Kind: journal.WrongMode}})
-	if odd.Kind != Retry || wrong.Kind != WrongMode || !errors.Is(wrong.Err(), ErrWrongMode) {
+	if odd.Kind != ResultRetry || wrong.Kind != ResultWrongMode || !errors.Is(wrong.Err(), ErrWrongMode) {
 		t.Fatalf("odd %s, wrong %s", odd.Kind, wrong.Kind)
 	}
 	if _, err := m.Truncate(1); !errors.Is(err, ErrWrongMode) {
@@ -481,10 +481,10 @@ func TestTruncateEdgeCases(t *testing.T) {
 }
 
 func TestResultKindsMapToTheirErrors(t *testing.T) {
-	want := map[ResultKind]error{Written: nil, Duplicate: nil, Won: nil, Trimmed: nil,
-		Superseded: ErrSuperseded, Refused: ErrRefused, Truncated: ErrTruncated, Retry: ErrAmbiguous,
-		Redirect: ErrNotLeader, Busy: ErrBusy, TooLarge: ErrTooLarge, UnknownJournal: ErrUnknownJournal,
-		WrongMode: ErrWrongMode, Stale: ErrStale}
+	want := map[ResultKind]error{ResultWritten: nil, ResultDuplicate: nil, ResultWon: nil, ResultTrimmed: nil,
+		ResultSuperseded: ErrSuperseded, ResultRefused: ErrRefused, ResultTruncated: ErrTruncated, ResultRetry: ErrAmbiguous,
+		ResultRedirect: ErrNotLeader, ResultBusy: ErrBusy, ResultTooLarge: ErrTooLarge, ResultUnknownJournal: ErrUnknownJournal,
+		ResultWrongMode: ErrWrongMode, ResultStale: ErrStale}
 	for k, e := range want {
 		if got := k.err(); got != e {
 			t.Fatalf("%s maps to %v, want %v", k, got, e)
@@ -492,10 +492,10 @@ func TestResultKindsMapToTheirErrors(t *testing.T) {
 		mustContain(t, e2s(WriteResult{Kind: k}.Err()), fmt.Sprint(e2s(e)))
 	}
 	mustPanic(t, "invalid kind", func() { _ = ResultInvalid.err() })
-	if ResultKind(99).String() != "result(99)" || Stale.String() != "stale" {
-		t.Fatalf("names: %s %s", ResultKind(99), Stale)
+	if ResultKind(99).String() != "result(99)" || ResultStale.String() != "stale" {
+		t.Fatalf("names: %s %s", ResultKind(99), ResultStale)
 	}
-	for _, r := range []WriteResult{{Kind: Superseded, Leader: uB}, {Kind: Redirect, Hint: 4}, {Kind: Refused}, {Kind: Retry}} {
+	for _, r := range []WriteResult{{Kind: ResultSuperseded, Leader: uB}, {Kind: ResultRedirect, Hint: 4}, {Kind: ResultRefused}, {Kind: ResultRetry}} {
 		if r.String() == "" {
 			t.Fatalf("%+v prints nothing", r)
 		}
@@ -529,7 +529,7 @@ func TestSeededUUIDsAreDeterministicAndSet(t *testing.T) {
 // they apply, whose answers may be lost after, and whose deliveries happen
 // in random order, with a second client taking the fence away now and then.
 // Every write is resent identically until a verdict settles it. At the end
-// the log must hold every batch the writer reported Written or Duplicate,
+// the log must hold every batch the writer reported ResultWritten or ResultDuplicate,
 // exactly once and in the order Next placed them, and nothing else from it.
 func TestAPipelinedWriterLandsEveryBatchOnceInOrder(t *testing.T) {
 	fired := map[ResultKind]int{}
@@ -549,7 +549,7 @@ func TestAPipelinedWriterLandsEveryBatchOnceInOrder(t *testing.T) {
 				req := w.Claim()
 				for {
 					res := w.AbsorbClaim(req, f.setLeader(req))
-					if res.Kind == Won || res.Kind == Refused {
+					if res.Kind == ResultWon || res.Kind == ResultRefused {
 						break
 					}
 				}
@@ -582,7 +582,7 @@ func TestAPipelinedWriterLandsEveryBatchOnceInOrder(t *testing.T) {
 			}
 			res := w.AbsorbWrite(req, rep)
 			fired[res.Kind]++
-			if res.Kind == Written || res.Kind == Duplicate {
+			if res.Kind == ResultWritten || res.Kind == ResultDuplicate {
 				written[req.Seq] = string(req.Records[0])
 			}
 		}
@@ -610,7 +610,7 @@ func TestAPipelinedWriterLandsEveryBatchOnceInOrder(t *testing.T) {
 			}
 		}
 	}
-	for _, k := range []ResultKind{Written, Duplicate, Retry, Refused, Superseded} {
+	for _, k := range []ResultKind{ResultWritten, ResultDuplicate, ResultRetry, ResultRefused, ResultSuperseded} {
 		if fired[k] == 0 {
 			t.Fatalf("no write was ever %s across the seeds: %v", k, fired)
 		}

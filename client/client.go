@@ -10,9 +10,9 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/peer"
-	"google.golang.org/grpc/stats"
 
 	pb "github.com/parosdb/paros/api/parospb/paros/v1"
 	"github.com/parosdb/paros/core/journal"
@@ -22,7 +22,7 @@ import (
 // Bounds of the network handles (STYLE rule 11). Every loop that asks the
 // servers again is bounded by roundsMax as well as by the caller's context.
 const (
-	// ServersMax bounds the addresses one Conn dials.
+	// ServersMax bounds the addresses one Client dials.
 	ServersMax = 64
 	// roundsMax bounds how many times one call asks every server. With the
 	// backoff below, roundsMax rounds span about 30 s: long enough to ride
@@ -48,24 +48,27 @@ const (
 // have been received; that case is an ambiguous reply instead.
 var ErrNoServer = errors.New("paros/client: no server could be reached; the call was not sent")
 
-// Conn is a set of gRPC connections to the servers of one cell: one
-// connection per address, dialled lazily by grpc.NewClient and insecure
-// (plaintext). Node ids are mapped to addresses on demand, by an
-// Admin.Inspect{node_only} to each address, so that a NotLeader hint (a
-// node id) can be followed. The leader of each journal, as last seen, is
+// Client is a connection to the servers of one cell: one gRPC connection
+// per address, dialled lazily. Node ids are mapped to addresses on demand,
+// by an Admin.Inspect{node_only} to each address, so that a NotLeader hint
+// (a node id) can be followed. The leader of each journal, as last seen, is
 // remembered and asked first.
 //
-// A Conn is safe for concurrent use. Close it when done.
-type Conn struct {
+// A Client is safe for concurrent use and meant to be long-lived: open one
+// per process and share it. Close it when done.
+type Client struct {
 	servers []*server
 
 	mu sync.Mutex
 	// leaders maps a journal to the index of the server that last gave it
 	// a verdict, or that a hint named; readFrom to the index of the server
-	// that last served a read of it. One entry per journal this Conn
+	// that last served a read of it. One entry per journal this Client
 	// called.
 	leaders  map[journal.ID]int
 	readFrom map[journal.ID]int
+	// rotate picks the server a stream opens to when no server names a
+	// leader and none answers (findLeader).
+	rotate int
 
 	// learnMu serialises learning node ids: one Inspect sweep at a time.
 	learnMu sync.Mutex
@@ -78,7 +81,7 @@ type server struct {
 	journal pb.JournalClient
 	admin   pb.AdminClient
 
-	// Guarded by Conn.mu.
+	// Guarded by Client.mu.
 	known     bool   // node id learned
 	nodeID    uint64 // valid when known
 	cellID    uint64 // 0: the machine is idle, not yet in a cell
@@ -87,25 +90,73 @@ type server struct {
 	lastReply time.Time // last Inspect answer
 }
 
-// Dial returns a Conn to the servers at addrs (host:port). It dials
-// nothing yet: each connection is made on first use, so Dial fails only on
-// a malformed or empty address list.
-func Dial(addrs ...string) (*Conn, error) {
+// Option configures a Client.
+type Option func(*options)
+
+type options struct {
+	dial  []grpc.DialOption
+	creds credentials.TransportCredentials
+}
+
+// WithDialOptions adds gRPC dial options to every connection (interceptors,
+// keepalive, a custom dialer).
+func WithDialOptions(opts ...grpc.DialOption) Option {
+	return func(o *options) { o.dial = append(o.dial, opts...) }
+}
+
+// WithTransportCredentials sets the connections' transport security. The
+// default is plaintext (insecure.NewCredentials()).
+func WithTransportCredentials(c credentials.TransportCredentials) Option {
+	return func(o *options) { o.creds = c }
+}
+
+// Dial returns a Client of the cell whose servers listen at servers
+// (host:port, at most ServersMax). It waits until one server answers (an
+// Admin.Inspect{node_only}), bounded by ctx, so a wrong address list fails
+// here rather than at the first call: ErrNoServer wrapping the context's
+// error when none answered. Connections are kept and reconnected for the
+// Client's life.
+func Dial(ctx context.Context, servers []string, opts ...Option) (*Client, error) {
+	c, err := open(servers, opts...)
+	if err != nil {
+		return nil, err
+	}
+	d := backoffMin
+	for {
+		c.learnMu.Lock()
+		c.learn(ctx, func(s *server) bool { return !s.known })
+		c.learnMu.Unlock()
+		if c.anyKnown() {
+			return c, nil
+		}
+		if d, err = pause(ctx, d); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("%w: %v: %w", ErrNoServer, servers, err)
+		}
+	}
+}
+
+// open builds the Client without contacting any server.
+func open(addrs []string, opts ...Option) (*Client, error) {
 	if len(addrs) == 0 {
 		return nil, errors.New("paros/client: Dial needs at least one address")
 	}
 	if len(addrs) > ServersMax {
 		return nil, fmt.Errorf("paros/client: %d addresses, at most %d", len(addrs), ServersMax)
 	}
-	c := &Conn{leaders: map[journal.ID]int{}, readFrom: map[journal.ID]int{}}
+	o := options{creds: insecure.NewCredentials()}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	c := &Client{leaders: map[journal.ID]int{}, readFrom: map[journal.ID]int{}}
 	seen := map[string]bool{}
 	for _, a := range addrs {
 		if a == "" || seen[a] {
 			continue
 		}
 		seen[a] = true
-		cc, err := grpc.NewClient(a,
-			grpc.WithTransportCredentials(insecure.NewCredentials()),
+		dopts := append([]grpc.DialOption{
+			grpc.WithTransportCredentials(o.creds),
 			// Reconnect quickly after a server comes back: gRPC's default
 			// backoff grows to two minutes.
 			grpc.WithConnectParams(grpc.ConnectParams{
@@ -113,7 +164,8 @@ func Dial(addrs ...string) (*Conn, error) {
 				MinConnectTimeout: 2 * time.Second,
 			}),
 			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(8<<20), grpc.MaxCallSendMsgSize(8<<20)),
-			grpc.WithStatsHandler(sentHook{}))
+		}, o.dial...)
+		cc, err := grpc.NewClient(a, dopts...)
 		if err != nil {
 			c.Close()
 			return nil, fmt.Errorf("paros/client: dial %s: %w", a, err)
@@ -126,8 +178,19 @@ func Dial(addrs ...string) (*Conn, error) {
 	return c, nil
 }
 
+func (c *Client) anyKnown() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, s := range c.servers {
+		if s.known {
+			return true
+		}
+	}
+	return false
+}
+
 // Close closes every connection. Calls in progress fail.
-func (c *Conn) Close() error {
+func (c *Client) Close() error {
 	var first error
 	for _, s := range c.servers {
 		if err := s.cc.Close(); err != nil && first == nil {
@@ -137,8 +200,8 @@ func (c *Conn) Close() error {
 	return first
 }
 
-// Addrs lists the addresses the Conn dials, in the order given to Dial.
-func (c *Conn) Addrs() []string {
+// Servers lists the addresses the Client dials, in the order given to Dial.
+func (c *Client) Servers() []string {
 	out := make([]string, len(c.servers))
 	for i, s := range c.servers {
 		out[i] = s.addr
@@ -147,15 +210,14 @@ func (c *Conn) Addrs() []string {
 }
 
 // Journal returns a handle on journal id. Handles are cheap and share the
-// Conn's connections and its memory of each journal's leader.
-func (c *Conn) Journal(id journal.ID) *Journal {
+// Client's connections and its memory of each journal's leader.
+func (c *Client) Journal(id journal.ID) *Journal {
 	return &Journal{c: c, id: id}
 }
 
-// Inspect asks the server at index i (in Addrs order) for a journal's
-// consensus facts; node-only when id is the zero ID. It is an operator's
-// call and is not retried elsewhere.
-func (c *Conn) Inspect(ctx context.Context, i int, id journal.ID) (*pb.InspectReply, error) {
+// inspectAt asks the server at index i (in Servers order) for a journal's
+// consensus facts; node-only when id is the zero ID.
+func (c *Client) inspectAt(ctx context.Context, i int, id journal.ID) (*pb.InspectReply, error) {
 	if i < 0 || i >= len(c.servers) {
 		return nil, fmt.Errorf("paros/client: no server %d", i)
 	}
@@ -168,7 +230,7 @@ func (c *Conn) Inspect(ctx context.Context, i int, id journal.ID) (*pb.InspectRe
 
 // order lists server indexes to ask, first first, then the others in Dial
 // order. first < 0 means no preference.
-func (c *Conn) order(first int) []int {
+func (c *Client) order(first int) []int {
 	out := make([]int, 0, len(c.servers))
 	if first >= 0 && first < len(c.servers) {
 		out = append(out, first)
@@ -182,28 +244,38 @@ func (c *Conn) order(first int) []int {
 }
 
 // leaderOf is the index of the server believed to lead journal id, or -1.
-func (c *Conn) leaderOf(id journal.ID) int {
+func (c *Client) leaderOf(id journal.ID) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.leaderLocked(id)
 }
 
-func (c *Conn) leaderLocked(id journal.ID) int {
+func (c *Client) leaderLocked(id journal.ID) int {
 	if i, ok := c.leaders[id]; ok {
 		return i
 	}
 	return -1
 }
 
-func (c *Conn) setLeader(id journal.ID, i int) {
+func (c *Client) setLeader(id journal.ID, i int) {
 	c.mu.Lock()
 	c.leaders[id] = i
 	c.mu.Unlock()
 }
 
+// forgetLeader drops server i as journal id's believed leader (a stream to
+// it could not open, or broke): the next stream asks who leads.
+func (c *Client) forgetLeader(id journal.ID, i int) {
+	c.mu.Lock()
+	if c.leaders[id] == i {
+		delete(c.leaders, id)
+	}
+	c.mu.Unlock()
+}
+
 // readerOf is the index of the server that last served a read of journal
 // id, else its believed leader, else -1.
-func (c *Conn) readerOf(id journal.ID) int {
+func (c *Client) readerOf(id journal.ID) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if i, ok := c.readFrom[id]; ok {
@@ -212,7 +284,7 @@ func (c *Conn) readerOf(id journal.ID) int {
 	return c.leaderLocked(id)
 }
 
-func (c *Conn) setReader(id journal.ID, i int) {
+func (c *Client) setReader(id journal.ID, i int) {
 	c.mu.Lock()
 	c.readFrom[id] = i
 	c.mu.Unlock()
@@ -221,7 +293,7 @@ func (c *Conn) setReader(id journal.ID, i int) {
 // indexOfNode returns the index of a server whose machine has node id
 // node, learning ids with Admin.Inspect{node_only} as needed, or -1 when no
 // reachable server has it.
-func (c *Conn) indexOfNode(ctx context.Context, node uint64) int {
+func (c *Client) indexOfNode(ctx context.Context, node uint64) int {
 	if node == 0 {
 		return -1
 	}
@@ -237,7 +309,7 @@ func (c *Conn) indexOfNode(ctx context.Context, node uint64) int {
 	return c.knownNode(node)
 }
 
-func (c *Conn) knownNode(node uint64) int {
+func (c *Client) knownNode(node uint64) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i, s := range c.servers {
@@ -250,7 +322,7 @@ func (c *Conn) knownNode(node uint64) int {
 
 // learn inspects, in parallel, every server that want selects and that
 // was not asked within learnRetry. Callers hold learnMu.
-func (c *Conn) learn(ctx context.Context, want func(*server) bool) {
+func (c *Client) learn(ctx context.Context, want func(*server) bool) {
 	now := time.Now()
 	var ask []*server
 	c.mu.Lock()
@@ -286,7 +358,7 @@ func (c *Conn) learn(ctx context.Context, want func(*server) bool) {
 // id: one that is idle (not yet in a cell), that lists id, or whose facts
 // could not be learned. It refreshes the facts first. A call answered
 // UnknownJournal everywhere is final only when mayServe is false.
-func (c *Conn) mayServe(ctx context.Context, id journal.ID) bool {
+func (c *Client) mayServe(ctx context.Context, id journal.ID) bool {
 	c.learnMu.Lock()
 	c.learn(ctx, func(*server) bool { return true })
 	c.learnMu.Unlock()
@@ -324,32 +396,4 @@ func pause(ctx context.Context, d time.Duration) (time.Duration, error) {
 // caller's deadline when sooner.
 func attemptCtx(ctx context.Context, extra time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, attemptTimeout+extra)
-}
-
-// sentHook tells a caller when its request left: it calls the function
-// withOnSent put in the call's context once gRPC handed the request's
-// message to the connection, behind every request handed over before it.
-// A WriterHandle starts its next write only then, so its writes reach the
-// server in position order.
-type sentHook struct{}
-
-type onSentKey struct{}
-
-// withOnSent returns ctx carrying f, called (perhaps more than once, from
-// gRPC's goroutines) each time a request sent under ctx left.
-func withOnSent(ctx context.Context, f func()) context.Context {
-	return context.WithValue(ctx, onSentKey{}, f)
-}
-
-func (sentHook) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
-func (sentHook) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context {
-	return ctx
-}
-func (sentHook) HandleConn(context.Context, stats.ConnStats) {}
-func (sentHook) HandleRPC(ctx context.Context, s stats.RPCStats) {
-	if p, ok := s.(*stats.OutPayload); ok && p.IsClient() {
-		if f, ok := ctx.Value(onSentKey{}).(func()); ok {
-			f()
-		}
-	}
 }

@@ -6,7 +6,7 @@
 // design §3.1 rather than against replies written by hand. Lost calls and
 // lost answers are the tests' business: a test drops a reply by absorbing
 // the zero journal.Reply instead.
-package client
+package sansio
 
 import (
 	"github.com/parosdb/paros/core/journal"

@@ -7,7 +7,7 @@
 // unknown-journal answer moves nothing, a reply for a position that is no
 // longer the cursor is Stale, and — over a long random script of replies —
 // the cursor never moves back.
-package client
+package sansio
 
 import (
 	"slices"

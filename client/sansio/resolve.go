@@ -1,4 +1,4 @@
-package client
+package sansio
 
 import (
 	"bytes"
@@ -61,7 +61,7 @@ type Resolution struct {
 //     page cut short (read on), an unfenced write (it lands at whatever
 //     tail, so its position says nothing), or an open tail under req's
 //     own fence: the write may still land. Resend it identically — the
-//     answer then settles it (Written or Duplicate) — or claim the journal
+//     answer then settles it (ResultWritten or ResultDuplicate) — or claim the journal
 //     anew and read again.
 //
 // Resolve compares bytes, not fences: a ResolvedWritten means the bytes the

@@ -8,7 +8,7 @@
 // NotWritten (final); a page below the floor is Truncated; an unserved page,
 // a page cut short, an unfenced write and an open tail under the write's own
 // fence are Unresolved, each with a reason.
-package client
+package sansio
 
 import (
 	"testing"

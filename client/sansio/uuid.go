@@ -1,4 +1,4 @@
-package client
+package sansio
 
 import "github.com/parosdb/paros/core/journal"
 

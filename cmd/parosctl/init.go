@@ -1,0 +1,68 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	pb "github.com/parosdb/paros/api/parospb/paros/v1"
+)
+
+// initCmd forms a cell through the Machine service's CellInit, which the
+// client library does not cover: it asks each member in turn until one
+// answers, once each (CellInit itself resumes an interrupted formation).
+func initCmd(g *globals) *cobra.Command {
+	var members string
+	var journals uint32
+	cmd := &cobra.Command{
+		Use:   "init --members a,b,c",
+		Short: "form a cell over the founding members (resumes an interrupted formation)",
+		RunE: func(_ *cobra.Command, _ []string) error {
+			var ms []string
+			for _, m := range strings.Split(members, ",") {
+				if m = strings.TrimSpace(m); m != "" {
+					ms = append(ms, m)
+				}
+			}
+			if len(ms) == 0 {
+				return fail(exitBadArgs, "--members is required")
+			}
+			var last error
+			for _, a := range ms {
+				r, err := g.cellInit(a, &pb.CellInitRequest{Members: ms, Journals: journals})
+				if err != nil {
+					last = err
+					continue
+				}
+				if !r.GetInitialized() {
+					return fail(exitRefused, "cell init refused: %s", r.GetRefusal())
+				}
+				var js []string
+				for _, j := range r.GetPlan().GetJournals() {
+					js = append(js, fmt.Sprintf("%016x/%016x", j.GetTenant(), j.GetJournal()))
+				}
+				g.print(fmt.Sprintf("cell=%016x journals=%s", r.GetPlan().GetCellId(), strings.Join(js, ",")), r.GetPlan())
+				return nil
+			}
+			return fail(exitUnreachable, "no member answered: %v", last)
+		},
+	}
+	cmd.Flags().StringVar(&members, "members", "", "founding members' addresses")
+	cmd.Flags().Uint32Var(&journals, "journals", 1, "initial journals")
+	return cmd
+}
+
+// cellInit sends one CellInit to the machine at addr.
+func (g *globals) cellInit(addr string, req *pb.CellInitRequest) (*pb.CellInitReply, error) {
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	ctx, cancel := g.ctx()
+	defer cancel()
+	return pb.NewMachineClient(conn).CellInit(ctx, req)
+}

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/core/journal"
+)
+
+func inspectCmd(g *globals) *cobra.Command {
+	var jref string
+	cmd := &cobra.Command{
+		Use:   "inspect",
+		Short: "each server's facts, or a journal's consensus state on each server",
+		RunE: func(_ *cobra.Command, _ []string) error {
+			addrs, err := g.addrs()
+			if err != nil {
+				return err
+			}
+			var id journal.ID // zero: the machines' facts only
+			if jref != "" {
+				if id, err = parseJournal(jref); err != nil {
+					return err
+				}
+			}
+			dctx, dcancel := g.ctx()
+			c, err := client.Dial(dctx, addrs)
+			dcancel()
+			if errors.Is(err, client.ErrNoServer) {
+				for _, a := range addrs { // Dial asked every server: none answered
+					fmt.Printf("%s\tunreachable: %v\n", a, err)
+				}
+			}
+			if err != nil {
+				return dialError(err)
+			}
+			defer c.Close()
+			ctx, cancel := g.ctx()
+			defer cancel()
+			answered := 0
+			for _, st := range c.Inspect(ctx, id) {
+				refusal := ""
+				switch {
+				case errors.Is(st.Err, client.ErrUnknownJournal):
+					refusal = "unknown_journal"
+				case st.Err != nil:
+					fmt.Printf("%s\tunreachable: %v\n", st.Addr, st.Err)
+					continue
+				}
+				answered++
+				g.print(inspectLine(st, id, refusal), inspectJSONOf(st, refusal))
+			}
+			if answered == 0 {
+				return fail(exitUnreachable, "no server answered")
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&jref, "journal", "", "journal TENANT/JOURNAL")
+	return cmd
+}
+
+// inspectLine is one server's line: its machine's facts, and its facts
+// about journal id unless id is zero. refusal is "" or "unknown_journal".
+func inspectLine(st client.MemberStatus, id journal.ID, refusal string) string {
+	js := make([]string, len(st.Journals))
+	for i, j := range st.Journals {
+		js[i] = j.String()
+	}
+	line := fmt.Sprintf("%s\tnode=%016x cell=%016x journals=%s", st.Addr, st.NodeID, st.CellID, strings.Join(js, ","))
+	if id != (journal.ID{}) {
+		line += fmt.Sprintf(" role=%s leader=%016x promised=%d.%d chosen=%d applied=%d floor=%d next_seq=%d first_seq=%d %s",
+			st.Role, st.LeaderHint, st.PromisedRound, st.PromisedNode, st.ChosenIndex,
+			st.Applied, st.FirstSlot, st.View.NextSeq, st.View.FirstSeq, refusal)
+	}
+	return line
+}
+
+// inspectJSON is one server's answer as --json prints it (the keys of the
+// Admin.Inspect reply).
+type inspectJSON struct {
+	Addr        string        `json:"addr"`
+	Refusal     string        `json:"refusal,omitempty"`
+	NodeID      uint64        `json:"node_id,omitempty"`
+	CellID      uint64        `json:"cell_id,omitempty"`
+	Journals    []journalJSON `json:"journals,omitempty"`
+	Role        string        `json:"role,omitempty"`
+	LeaderHint  uint64        `json:"leader_hint,omitempty"`
+	Promised    *ballotJSON   `json:"promised,omitempty"`
+	ChosenIndex uint64        `json:"chosen_index,omitempty"`
+	Applied     uint64        `json:"applied,omitempty"`
+	FirstSlot   uint64        `json:"first_slot,omitempty"`
+	State       *stateJSON    `json:"state,omitempty"`
+	Members     []uint64      `json:"members,omitempty"`
+	Quorum      string        `json:"quorum,omitempty"`
+	Quarantined bool          `json:"quarantined,omitempty"`
+}
+
+type journalJSON struct {
+	Tenant  uint64 `json:"tenant"`
+	Journal uint64 `json:"journal"`
+}
+
+type ballotJSON struct {
+	Round uint64 `json:"round"`
+	Node  uint64 `json:"node"`
+}
+
+func inspectJSONOf(st client.MemberStatus, refusal string) inspectJSON {
+	out := inspectJSON{Addr: st.Addr, Refusal: refusal, NodeID: st.NodeID, CellID: st.CellID}
+	for _, j := range st.Journals {
+		out.Journals = append(out.Journals, journalJSON{Tenant: j.Tenant, Journal: j.Journal})
+	}
+	if st.Role == "" {
+		return out // node facts only, or a refusal
+	}
+	out.Role, out.LeaderHint = st.Role, st.LeaderHint
+	out.Promised = &ballotJSON{Round: st.PromisedRound, Node: st.PromisedNode}
+	out.ChosenIndex, out.Applied, out.FirstSlot = st.ChosenIndex, st.Applied, st.FirstSlot
+	out.State = viewJSON(st.View)
+	out.Members, out.Quorum, out.Quarantined = st.Members, st.Quorum, st.Quarantined
+	return out
+}
