@@ -42,7 +42,7 @@ import (
 // 500 ms) and bounded by the caller's context and by about 30 s in all.
 // The handle never resends a request that may have been received: a
 // caller that holds an ambiguous reply resends the identical request
-// itself (a WriterHandle does so), which is safe for fenced writes,
+// itself (a Writer does so), which is safe for fenced writes,
 // SetLeader and Truncate, and may append an unfenced write twice.
 //
 // A Journal is safe for concurrent use.

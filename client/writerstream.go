@@ -11,7 +11,7 @@ import (
 // writes leave in the order the sender sends
 // them, so with many out at once none overtakes an earlier one on its way
 // to consensus. The stream opens on first use and again after it broke or
-// answered NotLeader (the Conn learned the hinted leader from that reply).
+// answered NotLeader (the Client learned the hinted leader from that reply).
 type streamTransport struct {
 	w *Writer
 

@@ -15,7 +15,7 @@ import (
 // followed by a fenced Truncate(up_to = that position). Because it holds the
 // writer for the whole run, no entry can land inside a run.
 //
-// Ambiguous outcomes: Append and Checkpoint return the WriterHandle's
+// Ambiguous outcomes: Append and Checkpoint return the Writer's
 // errors. An ErrAmbiguous from the run's writes leaves a run that may be
 // incomplete (no End: every reader ignores it, and the next Checkpoint
 // writes a fresh one); an ErrAmbiguous from the Truncate leaves a complete

@@ -1,12 +1,11 @@
-// Package client is the paros client library. Its decisions are written
-// sans-IO: Reader, Writer and Resolve build requests and absorb replies, and
-// never send, wait, read a clock or draw a random number. The network
-// handles (Dial, Journal, WriterHandle, ReaderHandle, in conn.go,
-// journal.go, writerhandle.go and readerhandle.go) wrap them in gRPC calls;
-// the simulator's chain workload drives the very same sans-IO types over
-// simulated calls, so the sweep proves the library.
+// Package sansio holds every decision of the paros client library, written
+// sans-IO: the types build requests and absorb replies, and never send,
+// wait, read a clock or draw a random number. Package client wraps them in
+// gRPC calls and goroutines; the simulator's chain workload drives the very
+// same types over simulated calls and streams, so the sweep proves the
+// library a user runs.
 //
-// Three pieces:
+// Four pieces:
 //
 //   - Reader is a cursor over one journal. Request builds the next Read,
 //     Absorb judges its reply: records, a Gap (the range a truncation took,
@@ -21,6 +20,10 @@
 //     at-least-once writes for multi-writer journals.
 //   - Resolve decides, from a read-back page, whether a write whose answer
 //     was lost is in the log.
+//   - Pipeline is the network Writer's scheduler over a single-writer
+//     Writer: appends in; attempts to send, completions and timers out. It
+//     coalesces appends into writes, keeps several out, resends an
+//     ambiguous one identically and a refused one after the earlier ones.
 //
 // # Ambiguous outcomes
 //

@@ -7,8 +7,9 @@
 // driver by hand: it appends, takes attempts from Next, applies them to the
 // fake journal (the real state machine) and absorbs the replies, losing one
 // on purpose by absorbing the zero Reply; timers fire when the test calls
-// Wake, so nothing sleeps. Two tests that pin down bugs are skipped (their
-// t.Skip says what is wrong).
+// Wake, so nothing sleeps. Two of them pinned bugs this suite found: a
+// TooLarge answer after an ambiguous attempt must stay ambiguous, and
+// Close is for good.
 //
 // The last test is a property test against the fake journal as the model.
 // A seeded driver (500 seeds) runs the pipeline over a simulated link that
