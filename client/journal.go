@@ -137,14 +137,7 @@ func (j *Journal) Read(ctx context.Context, req journal.ReadRequest) (journal.Re
 			last, haveLast = rr, true
 			onlyUnknown = onlyUnknown && rr.UnknownJournal
 		}
-		if ctx.Err() != nil {
-			break
-		}
-		if haveLast && onlyUnknown && last.UnknownJournal && !j.c.mayServe(ctx, j.id) {
-			return last, nil
-		}
-		var err error
-		if d, err = pause(ctx, d); err != nil {
+		if j.roundOver(ctx, haveLast && onlyUnknown && last.UnknownJournal, &d) {
 			break
 		}
 	}
@@ -152,6 +145,20 @@ func (j *Journal) Read(ctx context.Context, req journal.ReadRequest) (journal.Re
 		return last, nil
 	}
 	return journal.ReadReply{}, j.noAnswer(ctx, lastErr)
+}
+
+// roundOver ends a round over every server that gave no answer worth
+// returning, and reports whether the call stops with what it has: when
+// ctx ended, when every server answered UnknownJournal (unknownEverywhere)
+// and none may come to serve the journal, or when ctx ends during the
+// pause before the next round (*d, doubled up to backoffMax).
+func (j *Journal) roundOver(ctx context.Context, unknownEverywhere bool, d *time.Duration) bool {
+	if ctx.Err() != nil || (unknownEverywhere && !j.c.mayServe(ctx, j.id)) {
+		return true
+	}
+	next, err := pause(ctx, *d)
+	*d = next
+	return err != nil
 }
 
 // check fills an unset journal id and refuses another journal's request
@@ -231,14 +238,7 @@ func (j *Journal) mutate(ctx context.Context, invoke invoker) (journal.Reply, er
 			}
 			return r, nil // Lost, Unavailable (ambiguous) or TooLarge
 		}
-		if ctx.Err() != nil {
-			break
-		}
-		if haveLast && onlyUnknown && last.NoVerdict == journal.UnknownJournal && !j.c.mayServe(ctx, j.id) {
-			return last, nil
-		}
-		var err error
-		if d, err = pause(ctx, d); err != nil {
+		if j.roundOver(ctx, haveLast && onlyUnknown && last.NoVerdict == journal.UnknownJournal, &d) {
 			break
 		}
 	}
