@@ -278,45 +278,57 @@ func Check(mode journal.WriterMode, ops []Op, timeout time.Duration) Result {
 }
 
 // settledReturns gives each ambiguous operation the time it returns at:
-// +∞, or — for a fenced write (a uuid, a position, bytes) — the return of
-// the first identical write called after it whose verdict says the write
-// is in the log (Accepted or Duplicate).
+// +∞, unless a definite answer elsewhere in the history proves that from
+// some moment on the operation can no longer change the state. Then it
+// returns at that moment (or at its call, if the proof came earlier). An
+// ambiguous operation may take any output, so "takes effect after that
+// moment" and "takes no effect" are the same to the model: the
+// linearizations the bound removes are all ones where it is a no-op. The
+// proofs, each sound because positions are never reused and the floor
+// only rises:
 //
-// Why that is sound: once such a verdict is out, the write holds its
-// position. Any later application of an identical attempt finds it there
-// and is a Duplicate, or finds the position truncated or the fence moved
-// and is refused: none of them changes the state. An ambiguous operation
-// may take any output, so "takes effect after the resend returned" and
-// "takes no effect" are the same to the model; the linearizations that
-// bound removes are all ones where the attempt is a no-op.
+//   - a fenced write at position p: an answer whose view shows next_seq > p.
+//     Position p is taken (by this write, which then landed before, or by
+//     another): applied later, the write finds p taken and is a Duplicate
+//     or refused, or finds it truncated.
+//   - a truncation up to u: an answer whose view shows first_seq >= u (a
+//     later application moves nothing).
+//
+// Without these bounds, a pipelining writer's ambiguous attempts stay
+// concurrent with the rest of the history and porcupine's search explodes.
 func settledReturns(ops []Op) []int64 {
 	out := make([]int64, len(ops))
-	type key struct {
-		leader journal.LeaderUUID
-		seq    journal.Seq
-	}
-	// For each fenced write, the settling verdicts in call order.
-	settles := map[key][]int{}
-	for i, op := range ops {
-		c := op.In.Cmd
-		if op.In.Kind == OpWrite && c.Kind == journal.KindWrite && c.Entry.Leader.IsSet() && !op.Out.Ambiguous &&
-			(op.Out.Outcome.Kind == journal.Accepted || op.Out.Outcome.Kind == journal.Duplicate) {
-			k := key{c.Entry.Leader, c.Entry.Seq}
-			settles[k] = append(settles[k], i)
-		}
-	}
 	for i, op := range ops {
 		out[i] = math.MaxInt64
-		c := op.In.Cmd
-		if !op.Out.Ambiguous || op.In.Kind != OpWrite || c.Kind != journal.KindWrite || !c.Entry.Leader.IsSet() {
+		if !op.Out.Ambiguous {
 			continue
 		}
-		for _, j := range settles[key{c.Entry.Leader, c.Entry.Seq}] {
-			o := ops[j]
-			if o.Call >= op.Call && o.In.Cmd.Equal(c) && o.Return >= op.Call {
-				out[i] = min(out[i], o.Return)
+		c := op.In.Cmd
+		var settles func(v journal.View) bool
+		switch {
+		case op.In.Kind == OpWrite && c.Kind == journal.KindWrite && c.Entry.Leader.IsSet():
+			settles = func(v journal.View) bool { return v.NextSeq > c.Entry.Seq }
+		case op.In.Kind == OpTruncate && c.Kind == journal.KindTruncate && c.UpTo > 0:
+			settles = func(v journal.View) bool { return v.FirstSeq >= c.UpTo }
+		default:
+			continue
+		}
+		for _, o := range ops {
+			if !o.Out.Ambiguous && settles(viewOf(o)) {
+				out[i] = min(out[i], max(op.Call, o.Return))
 			}
 		}
 	}
 	return out
+}
+
+// viewOf is the journal view a definite answer carries (zero if none).
+func viewOf(o Op) journal.View {
+	if o.In.Kind == OpRead {
+		if o.Out.Served {
+			return o.Out.View
+		}
+		return journal.View{}
+	}
+	return o.Out.Outcome.View
 }

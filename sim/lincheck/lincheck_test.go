@@ -98,7 +98,7 @@ func TestAnAmbiguousWriteSettlesWhenItsIdenticalResendLands(t *testing.T) {
 	dup := Output{Outcome: journal.Outcome{Kind: journal.Duplicate, Seq: 1, Count: 1,
 		View: journal.View{Leader: u, NextSeq: 2, FirstSeq: 1}}}
 	amb := write(2, 3, 1, "a", Output{Ambiguous: true})
-	ops := []Op{setLeader(0, 1), amb, write(4, 9, 1, "a", dup), write(5, 6, 1, "b", accepted(1))}
+	ops := []Op{setLeader(0, 1), amb, write(4, 9, 1, "a", dup)}
 
 	got := settledReturns(ops)
 
@@ -112,5 +112,39 @@ func TestAnAmbiguousWriteSettlesWhenItsIdenticalResendLands(t *testing.T) {
 	lost := []Op{setLeader(0, 1), amb, write(4, 9, 1, "a", dup), read(1, 10, 11, 1, nil, 1)}
 	if r := check(t, lost); r != "Illegal" {
 		t.Fatalf("a read after the resend that misses the write: got %s", r)
+	}
+}
+
+// An ambiguous write is also settled once its position is shown to hold
+// other bytes (another write landed there, or a read saw them): it never
+// landed and never will. An ambiguous truncation is settled once a view
+// shows the floor at or past it. A write whose position is never shown
+// taken stays open.
+func TestAmbiguityIsSettledByEvidenceThatItCanChangeNothing(t *testing.T) {
+	amb := write(2, 3, 1, "a", Output{Ambiguous: true})
+	other := write(4, 6, 1, "b", accepted(1))
+	sawB := read(1, 7, 8, 1, []string{"b"}, 2)
+	open := write(2, 3, 5, "z", Output{Ambiguous: true})
+	trunc := Op{Client: 0, Call: 10, Return: 11, In: Input{Kind: OpTruncate, Cmd: journal.Truncate(u, 2)}, Out: Output{Ambiguous: true}}
+	floor := Op{Client: 2, Call: 12, Return: 13, In: Input{Kind: OpRead, From: 2},
+		Out: Output{Served: true, View: journal.View{Leader: u, NextSeq: 2, FirstSeq: 2}}}
+
+	got := settledReturns([]Op{setLeader(0, 1), amb, other, sawB, open, trunc, floor})
+
+	if got[1] != 6 {
+		t.Errorf("a write whose position another write took: returns at %d, want 6", got[1])
+	}
+	if got[4] != math.MaxInt64 {
+		t.Errorf("a write whose position nothing took: returns at %d, want +inf", got[4])
+	}
+	if got[5] != 13 {
+		t.Errorf("a truncation the floor passed: returns at %d, want 13", got[5])
+	}
+	if r := check(t, []Op{setLeader(0, 1), amb, other, sawB}); r != "Ok" {
+		t.Fatalf("the ambiguous write never landed: got %s", r)
+	}
+	landed := []Op{setLeader(0, 1), amb, read(1, 7, 8, 1, []string{"a"}, 2)}
+	if r := check(t, landed); r != "Ok" {
+		t.Fatalf("the ambiguous write landed and a read saw it: got %s", r)
 	}
 }
