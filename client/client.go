@@ -88,6 +88,7 @@ type server struct {
 	journals  []journal.ID
 	askedAt   time.Time // last Inspect attempt
 	lastReply time.Time // last Inspect answer
+	lastErr   error     // error of the last Inspect attempt (nil: it answered)
 }
 
 // Option configures a Client.
@@ -96,6 +97,11 @@ type Option func(*options)
 type options struct {
 	dial  []grpc.DialOption
 	creds credentials.TransportCredentials
+	// credsSet: the caller chose the transport security (WithTLS,
+	// WithCAFile, WithTransportCredentials); plaintext was not a default.
+	credsSet bool
+	token    string // WithToken; "" sends none
+	err      error  // an option that failed (WithCAFile), returned by Dial
 }
 
 // WithDialOptions adds gRPC dial options to every connection (interceptors,
@@ -105,17 +111,22 @@ func WithDialOptions(opts ...grpc.DialOption) Option {
 }
 
 // WithTransportCredentials sets the connections' transport security. The
-// default is plaintext (insecure.NewCredentials()).
+// default is plaintext (insecure.NewCredentials()), which only a cell
+// served with --insecure accepts; a secure cell wants WithCAFile (or
+// WithTLS) and WithToken.
 func WithTransportCredentials(c credentials.TransportCredentials) Option {
-	return func(o *options) { o.creds = c }
+	return func(o *options) { o.creds, o.credsSet = c, true }
 }
 
 // Dial returns a Client of the cell whose servers listen at servers
 // (host:port, at most ServersMax). It waits until one server answers (an
 // Admin.Inspect{node_only}), bounded by ctx, so a wrong address list fails
 // here rather than at the first call: ErrNoServer wrapping the context's
-// error when none answered. Connections are kept and reconnected for the
-// Client's life.
+// error when none answered (and naming the last server's error: a TLS
+// handshake that failed, say). A server that refuses the credentials ends
+// Dial at once with an error wrapping ErrDenied. Options that cannot work
+// (a CA file that does not parse, a token without transport security) fail
+// here too. Connections are kept and reconnected for the Client's life.
 func Dial(ctx context.Context, servers []string, opts ...Option) (*Client, error) {
 	c, err := open(servers, opts...)
 	if err != nil {
@@ -129,11 +140,33 @@ func Dial(ctx context.Context, servers []string, opts ...Option) (*Client, error
 		if c.anyKnown() {
 			return c, nil
 		}
+		last := c.lastError()
+		if denied(last) {
+			c.Close()
+			return nil, last
+		}
 		if d, err = pause(ctx, d); err != nil {
 			c.Close()
-			return nil, fmt.Errorf("%w: %v: %w", ErrNoServer, servers, err)
+			return nil, fmt.Errorf("%w: %v: %w (last error: %v)", ErrNoServer, servers, err, last)
 		}
 	}
+}
+
+// lastError is the error of the last Inspect that failed, a refusal of the
+// credentials (wrapped in ErrDenied) first.
+func (c *Client) lastError() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var last error
+	for _, s := range c.servers {
+		if denied(s.lastErr) {
+			return deniedError(s.addr, s.lastErr)
+		}
+		if s.lastErr != nil {
+			last = s.lastErr
+		}
+	}
+	return last
 }
 
 // open builds the Client without contacting any server.
@@ -147,6 +180,10 @@ func open(addrs []string, opts ...Option) (*Client, error) {
 	o := options{creds: insecure.NewCredentials()}
 	for _, opt := range opts {
 		opt(&o)
+	}
+	auth, err := o.authDialOptions()
+	if err != nil {
+		return nil, err
 	}
 	c := &Client{leaders: map[journal.ID]int{}, readFrom: map[journal.ID]int{}}
 	seen := map[string]bool{}
@@ -164,7 +201,7 @@ func open(addrs []string, opts ...Option) (*Client, error) {
 				MinConnectTimeout: 2 * time.Second,
 			}),
 			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(8<<20), grpc.MaxCallSendMsgSize(8<<20)),
-		}, o.dial...)
+		}, append(auth, o.dial...)...)
 		cc, err := grpc.NewClient(a, dopts...)
 		if err != nil {
 			c.Close()
@@ -339,7 +376,13 @@ func (c *Client) learn(ctx context.Context, want func(*server) bool) {
 			actx, cancel := context.WithTimeout(ctx, learnTimeout)
 			defer cancel()
 			r, err := s.admin.Inspect(actx, &pb.InspectRequest{NodeOnly: true})
-			if err != nil || r.GetNodeId() == 0 {
+			if err == nil && r.GetNodeId() == 0 {
+				err = errors.New("paros/client: Inspect answered without a node id")
+			}
+			if err != nil {
+				c.mu.Lock()
+				s.lastErr = err
+				c.mu.Unlock()
 				return
 			}
 			var js []journal.ID
@@ -347,7 +390,7 @@ func (c *Client) learn(ctx context.Context, want func(*server) bool) {
 				js = append(js, wire.JournalIDFromPB(j))
 			}
 			c.mu.Lock()
-			s.known, s.nodeID, s.cellID, s.journals, s.lastReply = true, r.GetNodeId(), r.GetCellId(), js, time.Now()
+			s.known, s.nodeID, s.cellID, s.journals, s.lastReply, s.lastErr = true, r.GetNodeId(), r.GetCellId(), js, time.Now(), nil
 			c.mu.Unlock()
 		})
 	}

@@ -59,7 +59,31 @@
 //	ErrNotLeader       Appender, raw Journal calls     no server would lead within the call's rounds; nothing
 //	ErrBusy                                            was proposed: call again later
 //	ErrNoServer        Dial, every call                no server could be reached; nothing was sent
+//	ErrDenied          Dial, Claim, Truncate, raw      a server refused the credentials (no token, a bad or
+//	                   Journal calls, Reader.Next      expired one, or one without the scope); nothing was
+//	                                                   proposed: fix the credentials
 //
 // Calls take a context.Context; a call whose context ends while a request
 // may have been received reports ErrAmbiguous, never "not done".
+//
+// # Security
+//
+// A cell serves TLS and wants a token on every call (`paros cert token`
+// issues them, scoped to a tenant, a journal or everything, and to read,
+// write, admin). Dial it with the cell's CA certificate and a token:
+//
+//	c, err := client.Dial(ctx, servers, client.WithCAFile("ca.crt"), client.WithToken(token))
+//
+// WithCAFile trusts only that CA (WithTLS takes any *tls.Config); a file
+// that does not parse fails Dial. WithToken sends "authorization: Bearer
+// <token>" and insists on transport security: with the default plaintext
+// transport Dial fails, and only a Client made plaintext on purpose
+// (WithTransportCredentials(insecure.NewCredentials())) sends it in the
+// clear. Without either option the Client dials plaintext, which only a
+// cell served with --insecure accepts. A refusal of the credentials is
+// ErrDenied, wrapping the server's codes.Unauthenticated or
+// codes.PermissionDenied; nothing was proposed. (A Writer's appends travel
+// on a stream: one the server refuses mid-way, a token that expired say,
+// breaks like any other stream, and its appends are ambiguous until the
+// context ends.)
 package client

@@ -61,7 +61,8 @@ func (j *Journal) ID() journal.ID { return j.id }
 // land; resend the identical request — a fenced write at the same position
 // is answered Duplicate if it landed). The error is non-nil only when no
 // server answered at all and nothing was received: the context's error,
-// or ErrNoServer.
+// or ErrNoServer; or when a server refused the credentials (ErrDenied,
+// nothing was proposed).
 //
 // req.Journal must be the handle's journal or unset (it is filled in).
 func (j *Journal) Write(ctx context.Context, req journal.WriteRequest) (journal.Reply, error) {
@@ -105,7 +106,8 @@ func (j *Journal) SetLeader(ctx context.Context, req journal.SetLeaderRequest) (
 // ambiguous. The reply is the first served page (records, an empty page
 // after the long-poll, or Truncated), else the last unserved or
 // UnknownJournal answer once the rounds run out. The error is non-nil only
-// when no server answered at all: the context's error, or ErrNoServer.
+// when no server answered at all: the context's error, or ErrNoServer; or
+// when a server refused the credentials (ErrDenied).
 //
 // req.Journal must be the handle's journal or unset (it is filled in).
 func (j *Journal) Read(ctx context.Context, req journal.ReadRequest) (journal.ReadReply, error) {
@@ -125,6 +127,9 @@ func (j *Journal) Read(ctx context.Context, req journal.ReadRequest) (journal.Re
 			actx, cancel := attemptCtx(ctx, wait)
 			r, err := j.c.servers[i].journal.Read(actx, in)
 			cancel()
+			if denied(err) {
+				return journal.ReadReply{}, deniedError(j.c.servers[i].addr, err)
+			}
 			if err != nil {
 				lastErr = err
 				continue
@@ -209,6 +214,12 @@ func (j *Journal) mutate(ctx context.Context, invoke invoker) (journal.Reply, er
 					// The server refused the request before consensus
 					// (a write over its limits): nothing was proposed.
 					return journal.Reply{NoVerdict: journal.TooLarge}, nil
+				}
+				if denied(err) {
+					// The server refused the credentials before
+					// consensus: nothing was proposed, and no other
+					// server takes them either.
+					return journal.Reply{}, deniedError(j.c.servers[i].addr, err)
 				}
 				if sent(&p) {
 					return journal.Reply{NoVerdict: journal.Lost}, nil

@@ -165,7 +165,8 @@ const claimRefusalsMax = 8
 // received: the claim may have won, and the next Claim resends the
 // identical request first. ErrRefused when other claimers kept winning.
 // ErrWrongMode on a multi-writer journal. The context's error, or
-// ErrNoServer, when nothing was received.
+// ErrNoServer, when nothing was received. ErrDenied when a server refused
+// the credentials.
 func (w *Writer) Claim(ctx context.Context) error {
 	w.mu.Lock()
 	if errors.Is(w.p.Stopped(), ErrClosed) {
@@ -179,6 +180,9 @@ func (w *Writer) Claim(ctx context.Context) error {
 	refusals := 0
 	return resend(ctx, "the claim", func(a *attempt) (bool, error) {
 		reply, err := w.j.SetLeader(ctx, req)
+		if errors.Is(err, ErrDenied) {
+			return true, err
+		}
 		if err != nil {
 			a.err = err
 			return false, nil
@@ -299,7 +303,8 @@ func (w *Writer) Close() error {
 // Claim replaced the fence meanwhile; an error wrapping ErrAmbiguous and
 // the context's error when the context ended after a truncation may have
 // been received (it may still take effect); the context's error or
-// ErrNoServer when nothing was received.
+// ErrNoServer when nothing was received; ErrDenied when a server refused
+// the credentials.
 func (w *Writer) Truncate(ctx context.Context, upTo journal.Seq) (journal.View, error) {
 	w.mu.Lock()
 	req, err := w.p.Truncate(upTo)
@@ -310,6 +315,9 @@ func (w *Writer) Truncate(ctx context.Context, upTo journal.Seq) (journal.View, 
 	var view journal.View
 	err = resend(ctx, fmt.Sprintf("the truncation to %d", upTo), func(a *attempt) (bool, error) {
 		reply, err := w.j.Truncate(ctx, req)
+		if errors.Is(err, ErrDenied) {
+			return true, err
+		}
 		if err != nil {
 			a.err = err
 			return false, nil

@@ -7,11 +7,13 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/peer"
 
 	pb "github.com/parosdb/paros/api/parospb/paros/v1"
 	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/core/paxos"
+	"github.com/parosdb/paros/security"
 	"github.com/parosdb/paros/storage"
 	"github.com/parosdb/paros/storage/machinerecord"
 	"github.com/parosdb/paros/wire"
@@ -165,6 +167,12 @@ func recordWithPlan(r machinerecord.Record, p *pb.CellPlan) (machinerecord.Recor
 // decree's proposer. Every member must answer Phase 1; the plan is the one
 // a member already voted for (an interrupted formation resumes) or a new
 // one; a majority of votes chooses it.
+//
+// With credentials the proposer dials the members over mutual TLS,
+// accepting any node of this cell (security.Node.PeerConfig(0)): a member
+// is known by its address until it answers. The node id a member's
+// Identify reports must be the one its certificate names, or the member is
+// refused ("member_identity_mismatch"): the plan names proven ids only.
 func (s *Service) CellInit(ctx context.Context, req *pb.CellInitRequest) (*pb.CellInitReply, error) {
 	addrs := req.GetMembers()
 	if len(addrs) == 0 || req.GetJournals() > 64 {
@@ -182,7 +190,7 @@ func (s *Service) CellInit(ctx context.Context, req *pb.CellInitRequest) (*pb.Ce
 			peers[i] = localClient{s}
 			continue
 		}
-		conn, err := grpc.NewClient(a, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		conn, err := grpc.NewClient(a, grpc.WithTransportCredentials(s.M.peerCredentials(0)))
 		if err != nil {
 			return &pb.CellInitReply{Refusal: "member_unreachable"}, nil
 		}
@@ -191,9 +199,13 @@ func (s *Service) CellInit(ctx context.Context, req *pb.CellInitRequest) (*pb.Ce
 	}
 	ids := make([]uint64, len(addrs))
 	for i, p := range peers {
-		r, err := p.Identify(ctx, &pb.IdentifyRequest{})
+		var from peer.Peer
+		r, err := p.Identify(ctx, &pb.IdentifyRequest{}, grpc.Peer(&from))
 		if err != nil {
 			return &pb.CellInitReply{Refusal: "member_unreachable: " + addrs[i]}, nil
+		}
+		if !s.provenID(addrs[i] == self, &from, r.GetNodeId()) {
+			return &pb.CellInitReply{Refusal: "member_identity_mismatch: " + addrs[i]}, nil
 		}
 		ids[i] = r.GetNodeId()
 	}
@@ -248,6 +260,21 @@ func (s *Service) CellInit(ctx context.Context, req *pb.CellInitRequest) (*pb.Ce
 		return &pb.CellInitReply{Refusal: "contended", Plan: plan}, nil
 	}
 	return &pb.CellInitReply{Refusal: "contended"}, nil
+}
+
+// provenID reports whether node id, as a member's Identify reported it, is
+// the one the member's certificate names (from is the call's peer). The
+// proposer's own answer and insecure mode prove nothing and need not.
+func (s *Service) provenID(self bool, from *peer.Peer, id uint64) bool {
+	if self || s.M.cfg.TLS == nil {
+		return true
+	}
+	info, ok := from.AuthInfo.(credentials.TLSInfo)
+	if !ok || len(info.State.PeerCertificates) == 0 {
+		return false
+	}
+	certID, err := security.NodeIDOf(info.State.PeerCertificates[0])
+	return err == nil && certID == id
 }
 
 func sameMembers(p *pb.CellPlan, ids []uint64) bool {

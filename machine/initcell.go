@@ -2,29 +2,69 @@ package machine
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
 	"fmt"
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 
 	pb "github.com/parosdb/paros/api/parospb/paros/v1"
 )
+
+// Access is how an operator's tool reaches a machine: the TLS it dials with
+// (security.ClientConfig over the cell's ca.crt) and the bearer token it
+// presents. The zero Access is plaintext without a token: the explicit
+// insecure mode.
+type Access struct {
+	// TLS is the client TLS configuration; nil dials plaintext.
+	TLS *tls.Config
+	// Token is an operator's token with the admin operation over every
+	// journal (CellInit needs it), sent as "authorization: Bearer <token>";
+	// "" sends none. A token is never sent over plaintext.
+	Token string
+}
+
+// errTokenPlaintext: an Access with a token but no TLS.
+var errTokenPlaintext = errors.New("paros/machine: a token is never sent over plaintext: set Access.TLS too")
+
+// dialOption is the transport security of an Access.
+func (a Access) dialOption() grpc.DialOption {
+	if a.TLS == nil {
+		return grpc.WithTransportCredentials(insecure.NewCredentials())
+	}
+	return grpc.WithTransportCredentials(credentials.NewTLS(a.TLS))
+}
+
+// outgoing adds the Access's token to ctx's outgoing metadata.
+func (a Access) outgoing(ctx context.Context) context.Context {
+	if a.Token == "" {
+		return ctx
+	}
+	return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+a.Token)
+}
 
 // InitCell is the operator's side of cell init (what `parosctl init`,
 // `paros dev`, the test cell and the bench harness do): it asks the machine
 // at via to run the decree over members with the given number of journals,
 // and retries while a member is not up yet or another proposer contends,
-// until ctx ends. It returns the chosen plan.
-func InitCell(ctx context.Context, via string, members []string, journals uint32) (*pb.CellPlan, error) {
-	conn, err := grpc.NewClient(via, grpc.WithTransportCredentials(insecure.NewCredentials()))
+// until ctx ends. It returns the chosen plan. access is how the machine is
+// reached: on a secure cell, TLS with the cell's CA and an admin token.
+func InitCell(ctx context.Context, via string, members []string, journals uint32, access Access) (*pb.CellPlan, error) {
+	if access.Token != "" && access.TLS == nil {
+		return nil, errTokenPlaintext
+	}
+	conn, err := grpc.NewClient(via, access.dialOption())
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Close()
 	last := "no answer"
 	for {
-		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		cctx, cancel := context.WithTimeout(access.outgoing(ctx), 10*time.Second)
 		r, err := pb.NewMachineClient(conn).CellInit(cctx, &pb.CellInitRequest{Members: members, Journals: journals})
 		cancel()
 		if err == nil && r.GetInitialized() {

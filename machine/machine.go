@@ -2,7 +2,8 @@
 // a cell (reference design §4.5).
 //
 // A machine starts in a data dir. On the first start in an empty dir it
-// mints a random node id and writes its machine record; then it waits,
+// takes its node id from its certificate (Config.TLS; a random one in
+// insecure mode) and writes its machine record; then it waits,
 // serving Identify and acting as an acceptor of the cell-init decree. The
 // decree is single-decree Paxos on the cell plan (cell id, members, journal
 // ids) over the founding members: CellInit, sent to any member, runs Phase 1
@@ -15,7 +16,14 @@
 // A start never formats a store outside formation: a store missing under a
 // kept identity is refused as amnesia, a store formatted under another
 // configuration is refused, and a data dir holding a store but no record
-// (a lost identity) is refused.
+// (a lost identity) is refused, and so is a record whose node id is not the
+// one the machine's certificate names (ErrCertificateMismatch).
+//
+// With credentials (Config.TLS) a machine serves TLS (ServerOptions), dials
+// its peers over mutual TLS expecting each peer's node id, and dials the
+// founding members during cell init over mutual TLS expecting any node of
+// its cell; without them (the explicit --insecure mode) everything is
+// plaintext and unauthenticated.
 package machine
 
 import (
@@ -37,6 +45,7 @@ import (
 	"github.com/parosdb/paros/core/quorum"
 	"github.com/parosdb/paros/host"
 	"github.com/parosdb/paros/runtime"
+	"github.com/parosdb/paros/security"
 	"github.com/parosdb/paros/server"
 	"github.com/parosdb/paros/storage"
 	"github.com/parosdb/paros/storage/machinerecord"
@@ -46,6 +55,12 @@ import (
 // Errors a start can end with. Refusals mean "do not restart" (exit 78).
 var (
 	ErrLostIdentity = errors.New("paros/machine: the data dir holds a store but no machine record (lost identity)")
+	// ErrCertificateMismatch: the machine record names another node than
+	// the machine's certificate (the certificate of another machine, or a
+	// data dir first started insecure). Serving would let one node speak
+	// under two identities; issue the certificate for the record's node id
+	// (paros cert node --node-id) or use the right one.
+	ErrCertificateMismatch = errors.New("paros/machine: the machine record names another node than the certificate")
 )
 
 // Config starts a machine.
@@ -55,6 +70,11 @@ type Config struct {
 	Tunables  host.Tunables
 	Logger    *slog.Logger
 	Metrics   *runtime.Metrics
+	// TLS is the machine's credentials (security.LoadNode): the node id of
+	// a new machine, the TLS it serves, the mutual TLS it dials peers with.
+	// Nil is the explicit insecure mode: a random node id, plaintext, no
+	// authentication.
+	TLS *security.Node
 }
 
 // Machine is one running paros machine.
@@ -72,8 +92,10 @@ type Machine struct {
 
 const storeDir = "store"
 
-// Open starts a machine from its data dir (minting an identity in an empty
-// one) and, if it already belongs to a cell, starts serving it.
+// Open starts a machine from its data dir (taking its identity from the
+// certificate, or minting one in insecure mode, in an empty dir) and, if
+// it already belongs to a cell, starts serving it. A record whose node id
+// is not the certificate's is refused with ErrCertificateMismatch.
 func Open(cfg Config) (*Machine, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -89,11 +111,18 @@ func Open(cfg Config) (*Machine, error) {
 			return nil, ErrLostIdentity
 		}
 		rec = machinerecord.Record{NodeID: randomID()}
+		if cfg.TLS != nil {
+			rec.NodeID = cfg.TLS.NodeID
+		}
 		if err := machinerecord.Store(m.fs, cfg.DataDir, rec); err != nil {
 			return nil, fmt.Errorf("paros/machine: write the machine record: %w", err)
 		}
 	case err != nil:
 		return nil, fmt.Errorf("paros/machine: %w", err)
+	}
+	if cfg.TLS != nil && rec.NodeID != cfg.TLS.NodeID {
+		return nil, fmt.Errorf("%w: the record in %s is node %016x, the certificate names node %016x",
+			ErrCertificateMismatch, cfg.DataDir, rec.NodeID, cfg.TLS.NodeID)
 	}
 	m.rec = rec
 	m.log = cfg.Logger.With("node", rec.NodeID)
@@ -178,7 +207,7 @@ func (m *Machine) serve(claim storage.Claim) error {
 		peers[paxos.NodeID(mb.NodeID)] = mb.Addr
 	}
 	rt, err := runtime.Start(runtime.Config{NodeID: paxos.NodeID(m.rec.NodeID), Peers: peers, Journals: m.specs(claim),
-		Tunables: m.cfg.Tunables, DB: m.db, Logger: m.log, Metrics: m.cfg.Metrics})
+		Tunables: m.cfg.Tunables, DB: m.db, Logger: m.log, Metrics: m.cfg.Metrics, TLS: m.cfg.TLS})
 	if err != nil {
 		return err
 	}

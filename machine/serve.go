@@ -2,6 +2,8 @@ package machine
 
 import (
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
 
 	pb "github.com/parosdb/paros/api/parospb/paros/v1"
 	"github.com/parosdb/paros/core/journal"
@@ -13,9 +15,37 @@ import (
 // Peer and Admin (which answer once the cell formed) and Machine.
 func (m *Machine) Register(gs *grpc.Server) {
 	pb.RegisterJournalServer(gs, &server.Journal{B: m})
-	pb.RegisterPeerServer(gs, &server.Peer{B: m})
+	pb.RegisterPeerServer(gs, &server.Peer{B: m, Members: m.memberIDs})
 	pb.RegisterAdminServer(gs, &server.Admin{B: m, Info: m.adminInfo})
 	pb.RegisterMachineServer(gs, &Service{M: m})
+}
+
+// memberIDs are the node ids of the cell's founding members (none before
+// the cell forms: no Peer stream is accepted until then).
+func (m *Machine) memberIDs() []uint64 {
+	r := m.Record()
+	out := make([]uint64, 0, len(r.Members))
+	for _, x := range r.Members {
+		out = append(out, x.NodeID)
+	}
+	return out
+}
+
+// ServerOptions are the options the machine's gRPC server must be built
+// with (server.ServerOptions over its credentials): TLS and the checks of
+// tokens and peer certificates, or plaintext in insecure mode.
+func (m *Machine) ServerOptions() []grpc.ServerOption {
+	return server.ServerOptions(server.Security{Node: m.cfg.TLS})
+}
+
+// peerCredentials is how the machine dials another machine: mutual TLS
+// requiring the peer's certificate to name node expect (0: any node of
+// this cell), or plaintext in insecure mode.
+func (m *Machine) peerCredentials(expect uint64) credentials.TransportCredentials {
+	if m.cfg.TLS == nil {
+		return insecure.NewCredentials()
+	}
+	return credentials.NewTLS(m.cfg.TLS.PeerConfig(expect))
 }
 
 func (m *Machine) adminInfo() server.AdminInfo {

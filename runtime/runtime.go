@@ -30,6 +30,7 @@ import (
 	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/core/paxos"
 	"github.com/parosdb/paros/host"
+	"github.com/parosdb/paros/security"
 	"github.com/parosdb/paros/storage"
 	"github.com/parosdb/paros/storage/pebblestore"
 )
@@ -43,6 +44,10 @@ type Config struct {
 	DB       *pebblestore.DB
 	Logger   *slog.Logger
 	Metrics  *Metrics // optional
+	// TLS is the machine's credentials: each peer is dialled over mutual
+	// TLS, its certificate required to name the peer's node id. Nil dials
+	// plaintext (the explicit insecure mode).
+	TLS *security.Node
 }
 
 // Limits of the loop's inbox (the edge never blocks the loop: a full inbox

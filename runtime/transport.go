@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
 
@@ -18,7 +19,10 @@ import (
 // transport keeps one sender goroutine per peer. Each owns a bounded queue
 // of Delivers and one long-lived Peer.Stream; it merges whatever is queued
 // into one Deliver per send (many messages per send), and reconnects with
-// backoff. A full queue drops the newest Deliver: consensus resends repair
+// backoff. With credentials (Config.TLS) each stream runs over mutual TLS
+// and the peer's certificate must name the node id the sender dials: a
+// machine at a peer's address that is not that peer is never sent a
+// message. A full queue drops the newest Deliver: consensus resends repair
 // losses, and the loop never waits on a peer.
 type transport struct {
 	r     *Runtime
@@ -79,8 +83,11 @@ const (
 	PeerMessageBytesMax = 16 << 20
 )
 
-// ServerOptions are the gRPC server options a paros process needs (the
+// ServerOptions are the gRPC server options of a plaintext process (the
 // Peer stream's frame limit).
+//
+// Deprecated: build a machine's server with server.ServerOptions (or
+// machine.Machine.ServerOptions), which adds TLS and authentication.
 func ServerOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{grpc.MaxRecvMsgSize(PeerMessageBytesMax)}
 }
@@ -107,10 +114,19 @@ func (t *transport) run(p *peerSender) {
 	}
 }
 
+// credentials is how the sender dials peer id: mutual TLS expecting id's
+// certificate, or plaintext without credentials.
+func (t *transport) credentials(id paxos.NodeID) credentials.TransportCredentials {
+	if t.r.cfg.TLS == nil {
+		return insecure.NewCredentials()
+	}
+	return credentials.NewTLS(t.r.cfg.TLS.PeerConfig(uint64(id)))
+}
+
 // stream holds one connection to the peer until it fails or the process
 // stops.
 func (t *transport) stream(p *peerSender) error {
-	conn, err := grpc.NewClient(p.addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+	conn, err := grpc.NewClient(p.addr, grpc.WithTransportCredentials(t.credentials(p.id)),
 		grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(PeerMessageBytesMax)))
 	if err != nil {
 		return err

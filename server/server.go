@@ -10,24 +10,38 @@
 //	--------------------------------------  ----------------------------------
 //	journal unset or not served             refusal UNKNOWN_JOURNAL / unknown_journal
 //	> 1,024 records or > 1 MiB in a Write   refusal TOO_LARGE (names both limits)
+//	a unary Write with no record            InvalidArgument "no records"
+//	bytes that do not decode                InvalidArgument (not Internal)
 //	read limit 0 or > 256                   clamped to 256 records (64 KiB page)
 //	wait_ms > 1,000                         clamped to 1,000
+//
+// Security (DESIGN.md §5): ServerOptions installs TLS and a gate that
+// authenticates every call (a peer machine's certificate, or a bearer
+// token signed by the cell's CA), authorizes it by the rule table in
+// auth.go, and bounds each principal's calls in flight. The Peer stream
+// checks that every Deliver and every message in it comes from the node
+// its certificate names, and that the node is a member of the cell,
+// before a byte reaches the host.
 package server
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
 	pb "github.com/parosdb/paros/api/parospb/paros/v1"
 	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/host"
 	"github.com/parosdb/paros/runtime"
+	"github.com/parosdb/paros/security"
 	"github.com/parosdb/paros/wire"
 )
 
@@ -79,10 +93,18 @@ func tooLarge(req *pb.WriteRequest) bool {
 // TooLargeDetail names both batch limits in the refusal message.
 var TooLargeDetail = fmt.Sprintf("a write carries at most %d records and %d bytes", journal.WriteRecordsMax, journal.WriteBytesMax)
 
+// NoRecordsDetail is the message of the InvalidArgument a Write with no
+// record is answered with: such a write can never be accepted, and the
+// verdict has no field to say why it was refused.
+const NoRecordsDetail = "paros/server: no records: a write carries at least one record"
+
 func (s *Journal) Write(ctx context.Context, req *pb.WriteRequest) (*pb.WriteReply, error) {
 	c, refusal, err := writeCall(req)
 	if err != nil || refusal != nil {
 		return refusal, err
+	}
+	if len(c.Write.Records) == 0 {
+		return nil, status.Error(codes.InvalidArgument, NoRecordsDetail)
 	}
 	r, err := s.call(ctx, c)
 	if err != nil {
@@ -190,20 +212,105 @@ func (s *Journal) call(ctx context.Context, c host.Call) (host.Response, error) 
 type Peer struct {
 	pb.UnimplementedPeerServer
 	B Backend
+	// Members returns the node ids of the cell's members, read at each
+	// stream's opening and each Deliver (a cell forms after the server
+	// starts). A stream from another node is ended with PermissionDenied.
+	// Nil means do not check (the host drops what it does not expect).
+	Members func() []uint64
 }
 
+// Stream hands each Deliver to the Backend once it passed, in order:
+//
+//	check                                        answer (the stream ends)
+//	-------------------------------------------  ------------------------
+//	with credentials: no peer certificate        PermissionDenied
+//	its node is not a member                     PermissionDenied
+//	Deliver.from or a message's from is not the
+//	  certificate's node id                      PermissionDenied
+//	the Deliver does not decode (wire)           InvalidArgument
+//	Deliver.from is not a member                 PermissionDenied
+//
+// Without credentials (--insecure) the senders are taken at their word.
 func (s *Peer) Stream(stream grpc.BidiStreamingServer[pb.Deliver, pb.DeliverAck]) error {
+	certNode, secured, err := peerNodeOf(stream.Context())
+	if err != nil {
+		return err
+	}
+	if secured {
+		if err := s.checkMember(certNode); err != nil {
+			return err
+		}
+	}
 	for {
 		d, err := stream.Recv()
 		if err != nil {
 			return err
 		}
+		if secured {
+			if err := checkSenders(d, certNode); err != nil {
+				return err
+			}
+		}
 		from, batch, err := wire.DeliverFromPB(d)
 		if err != nil {
 			return status.Error(codes.InvalidArgument, err.Error())
 		}
+		if err := s.checkMember(uint64(from)); err != nil {
+			return err
+		}
 		s.B.Deliver(uint64(from), batch)
 	}
+}
+
+// peerNodeOf returns the node id the stream's peer certificate names, as
+// the gate established it; on a TLS connection the gate did not see (a
+// server built without ServerOptions), from the connection itself.
+// secured is false on a plaintext --insecure connection.
+func peerNodeOf(ctx context.Context) (node uint64, secured bool, err error) {
+	if p, ok := principalFrom(ctx); ok {
+		if !p.secured {
+			return 0, false, nil
+		}
+		if p.node == 0 {
+			return 0, true, status.Error(codes.PermissionDenied, "paros/server: the Peer stream needs a peer certificate of this cell")
+		}
+		return p.node, true, nil
+	}
+	pr, ok := peer.FromContext(ctx)
+	if !ok {
+		return 0, false, nil
+	}
+	ti, ok := pr.AuthInfo.(credentials.TLSInfo)
+	if !ok {
+		return 0, false, nil
+	}
+	id, err := security.PeerNodeID(ti.State)
+	if err != nil {
+		return 0, true, status.Errorf(codes.PermissionDenied, "paros/server: the Peer stream needs a peer certificate of this cell: %v", err)
+	}
+	return id, true, nil
+}
+
+// checkSenders refuses a Deliver whose from, or any of whose messages'
+// from, is not node (the certificate's): a peer speaks only for itself.
+func checkSenders(d *pb.Deliver, node uint64) error {
+	if d.GetFrom() != node {
+		return status.Errorf(codes.PermissionDenied, "paros/server: node %016x sent a Deliver from %016x", node, d.GetFrom())
+	}
+	for _, e := range d.GetEnvelopes() {
+		if f := e.GetMsg().GetFrom(); f != node {
+			return status.Errorf(codes.PermissionDenied, "paros/server: node %016x sent a message from %016x", node, f)
+		}
+	}
+	return nil
+}
+
+// checkMember refuses a node that is not a member of the cell.
+func (s *Peer) checkMember(node uint64) error {
+	if s.Members == nil || slices.Contains(s.Members(), node) {
+		return nil
+	}
+	return status.Errorf(codes.PermissionDenied, "paros/server: node %016x is not a member of this cell", node)
 }
 
 // Admin implements paros.v1.Admin.
@@ -225,8 +332,11 @@ type AdminInfo struct {
 func (s *Admin) Inspect(ctx context.Context, req *pb.InspectRequest) (*pb.InspectReply, error) {
 	info := s.Info()
 	out := &pb.InspectReply{NodeId: info.NodeID, CellId: info.CellID}
+	listed := listFilter(ctx)
 	for _, j := range info.Journals {
-		out.Journals = append(out.Journals, wire.JournalIDToPB(j))
+		if listed == nil || listed(j) {
+			out.Journals = append(out.Journals, wire.JournalIDToPB(j))
+		}
 	}
 	if req.GetNodeOnly() {
 		return out, nil
@@ -262,6 +372,21 @@ func (s *Admin) Inspect(ctx context.Context, req *pb.InspectRequest) (*pb.Inspec
 		out.Rows, out.Cols = uint32(spec.Quorum.Rows), uint32(spec.Quorum.Cols)
 	}
 	return out, nil
+}
+
+// listFilter returns which journals an Inspect reply may list to the
+// caller: nil (all) for a peer machine, a token with admin over every
+// journal, or an unauthenticated server (--insecure); else those the
+// token's scopes cover.
+func listFilter(ctx context.Context) func(journal.ID) bool {
+	p, ok := principalFrom(ctx)
+	if !ok || !p.secured || p.node != 0 || p.adminAll() {
+		return nil
+	}
+	if p.claims == nil {
+		return func(journal.ID) bool { return false }
+	}
+	return p.claims.AllowsAny
 }
 
 const notEnabled = "not_enabled: reconfiguration is not enabled in this deployment"

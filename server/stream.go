@@ -39,7 +39,9 @@ type streamVerdict struct {
 // batches of what has arrived), and the handler's own goroutine sends the
 // verdicts as they land, packing those that wait together into one reply. Each request is validated like a unary Write, but every
 // refusal is in-band (a TOO_LARGE write is answered with the TOO_LARGE
-// refusal, not a status that would end the stream for the others).
+// refusal, not a status that would end the stream for the others); a write
+// with no records, which a unary Write answers InvalidArgument, goes to the
+// host and is answered REFUSED (an answer has no field for a reason).
 //
 // When the client half-closes, the stream ends once every request read was
 // answered; when it ends otherwise, the unanswered requests are ambiguous

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,35 +14,62 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/spf13/cobra"
+
 	pb "github.com/parosdb/paros/api/parospb/paros/v1"
 	"github.com/parosdb/paros/machine"
-	"github.com/spf13/cobra"
+	"github.com/parosdb/paros/security"
+	"github.com/parosdb/paros/storage/machinerecord"
 )
 
 func init() {
 	subcommands = append(subcommands, func() *cobra.Command {
 		var data string
 		var portBase int
-		var verbose bool
+		var verbose, insecure bool
 		cmd := &cobra.Command{
 			Use:   "dev",
 			Short: "start a local three-machine cell with one journal (Ctrl-C stops it)",
 			Long: `dev starts three paros machines in this process, each with its own data dir and
 port on 127.0.0.1, forms them into a cell with one journal, and prints the
 endpoints and example parosctl commands. With --data the cell survives
-restarts (the ports must stay the same); the default is a temporary dir.`,
+restarts (the ports must stay the same); the default is a temporary dir.
+
+The cell is secure as a deployment is: dev makes a CA in DIR/certs, a
+certificate per machine (127.0.0.1, localhost), an admin token and a client
+token, and writes DIR/parosctl.env (PAROSCTL_SERVERS, PAROSCTL_CA,
+PAROSCTL_TOKEN) for parosctl. --insecure serves plaintext with no
+authentication instead.`,
 			RunE: func(cmd *cobra.Command, _ []string) error {
-				return runDev(data, portBase, verbose)
+				return runDev(data, portBase, verbose, insecure)
 			},
 		}
 		cmd.Flags().StringVar(&data, "data", "", "keep the cell's data here (default: a temporary dir)")
 		cmd.Flags().IntVar(&portBase, "port", 7401, "first of three consecutive ports")
 		cmd.Flags().BoolVar(&verbose, "verbose", false, "log every machine's events")
+		cmd.Flags().BoolVar(&insecure, "insecure", false, "plaintext, no authentication (experiments only)")
 		return cmd
 	})
 }
 
-func runDev(data string, portBase int, verbose bool) error {
+// devMachines is how many machines paros dev runs.
+const devMachines = 3
+
+// devTokenTTL is the lifetime of the tokens paros dev issues (fresh ones on
+// every start).
+const devTokenTTL = 30 * 24 * time.Hour
+
+// devSecrets are the credentials of a secure dev cell.
+type devSecrets struct {
+	nodes       []*security.Node // one per machine
+	caFile      string           // DIR/certs/ca.crt
+	admin       string           // every journal: read, write, admin
+	client      string           // every journal: read, write
+	operatorTLS *tls.Config      // trusts the dev CA
+}
+
+func runDev(data string, portBase int, verbose, insecure bool) error {
 	temp := data == ""
 	if temp {
 		dir, err := os.MkdirTemp("", "paros-dev-")
@@ -55,6 +84,13 @@ func runDev(data string, portBase int, verbose bool) error {
 		logOut = os.Stderr
 	}
 	log := slog.New(slog.NewTextHandler(logOut, nil))
+	var sec *devSecrets
+	if !insecure {
+		var err error
+		if sec, err = devCredentials(data); err != nil {
+			return err
+		}
+	}
 	var nodes []*node
 	var addrs []string
 	defer func() {
@@ -62,28 +98,51 @@ func runDev(data string, portBase int, verbose bool) error {
 			n.stop()
 		}
 	}()
-	for i := range 3 {
+	for i := range devMachines {
 		addr := fmt.Sprintf("127.0.0.1:%d", portBase+i)
-		n, err := startNode(filepath.Join(data, fmt.Sprintf("machine%d", i+1)), addr, addr, "", log.With("machine", i+1))
+		var creds *security.Node
+		if sec != nil {
+			creds = sec.nodes[i]
+		}
+		n, err := startNode(devMachineDir(data, i), addr, addr, "", creds, log.With("machine", i+1))
 		if err != nil {
 			return err
 		}
 		nodes = append(nodes, n)
 		addrs = append(addrs, addr)
 	}
-	plan, err := formDevCell(addrs)
+	access := machine.Access{}
+	if sec != nil {
+		access = machine.Access{TLS: sec.operatorTLS, Token: sec.admin}
+	}
+	plan, err := formDevCell(addrs, access)
 	if err != nil {
 		return err
 	}
 	j := plan.GetJournals()[0]
 	jref := formatJournalID(j)
-	servers := strings.Join(addrs, ",")
+	env := devEnv(strings.Join(addrs, ","), sec)
+	envFile := filepath.Join(data, "parosctl.env")
+	if err := os.WriteFile(envFile, []byte(env), 0o600); err != nil {
+		return err
+	}
+	if insecure {
+		fmt.Printf("paros dev: %s\n\n", insecureWarning)
+	}
 	fmt.Printf("paros dev: a cell of three machines is up (data in %s%s)\n\n", data, map[bool]string{true: ", removed on exit", false: ""}[temp])
 	for i, a := range addrs {
 		fmt.Printf("  machine %d  %s  node %016x\n", i+1, a, nodes[i].m.NodeID())
 	}
-	fmt.Printf("\n  cell     %016x\n  journal  %s\n\nTry, in another terminal:\n\n", plan.GetCellId(), jref)
-	fmt.Printf("  export PAROSCTL_SERVERS=%s\n", servers)
+	fmt.Printf("\n  cell     %016x\n  journal  %s\n", plan.GetCellId(), jref)
+	if sec != nil {
+		fmt.Printf("  tls      on: every machine's certificate is signed by the CA in %s\n", filepath.Dir(sec.caFile))
+	} else {
+		fmt.Printf("  tls      off (--insecure)\n")
+	}
+	fmt.Printf("\nTry, in another terminal (the first lines are %s: `. %s` does the same):\n\n", envFile, envFile)
+	for _, line := range strings.Split(strings.TrimSpace(env), "\n") {
+		fmt.Printf("  %s\n", line)
+	}
 	fmt.Printf("  go run ./cmd/parosctl write %s hello world\n", jref)
 	fmt.Printf("  go run ./cmd/parosctl read %s\n", jref)
 	fmt.Printf("  go run ./cmd/parosctl inspect --journal %s\n\n", jref)
@@ -105,12 +164,80 @@ func runDev(data string, portBase int, verbose bool) error {
 	}
 }
 
+func devMachineDir(data string, i int) string {
+	return filepath.Join(data, fmt.Sprintf("machine%d", i+1))
+}
+
+// devEnv is the text of parosctl.env: shell lines pointing parosctl at the
+// cell (sec nil: the insecure cell).
+func devEnv(servers string, sec *devSecrets) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "export PAROSCTL_SERVERS=%s\n", servers)
+	if sec == nil {
+		fmt.Fprintf(&b, "export PAROSCTL_INSECURE=1\n")
+		fmt.Fprintf(&b, "unset PAROSCTL_CA PAROSCTL_TOKEN\n")
+		return b.String()
+	}
+	fmt.Fprintf(&b, "unset PAROSCTL_INSECURE\n")
+	fmt.Fprintf(&b, "export PAROSCTL_CA=%s\n", sec.caFile)
+	fmt.Fprintf(&b, "export PAROSCTL_TOKEN=%s\n", sec.admin)
+	fmt.Fprintf(&b, "# PAROSCTL_TOKEN is an admin token (read,write,admin on every journal); a client token (read,write): %s\n", sec.client)
+	return b.String()
+}
+
+// devCredentials makes (or, in a kept dir, reuses) the dev cell's CA in
+// data/certs, a certificate per machine in data/certs/machineN (127.0.0.1,
+// localhost) and two fresh tokens. A machine whose data dir already holds
+// a record (an earlier --insecure run) gets a certificate naming the
+// record's node id, so it keeps its identity.
+func devCredentials(data string) (*devSecrets, error) {
+	certs := filepath.Join(data, "certs")
+	if _, err := os.Stat(filepath.Join(certs, security.CACertFile)); errors.Is(err, os.ErrNotExist) {
+		ca, err := security.NewCA("dev")
+		if err != nil {
+			return nil, err
+		}
+		if err := ca.WriteCA(certs); err != nil {
+			return nil, err
+		}
+	}
+	sec := &devSecrets{caFile: filepath.Join(certs, security.CACertFile)}
+	for i := range devMachines {
+		dir := filepath.Join(certs, fmt.Sprintf("machine%d", i+1))
+		if _, err := os.Stat(filepath.Join(dir, security.NodeCertFile)); errors.Is(err, os.ErrNotExist) {
+			id := security.RandomNodeID()
+			if rec, err := machinerecord.Load(vfs.Default, devMachineDir(data, i)); err == nil {
+				id = rec.NodeID
+			}
+			if _, _, err := issueNode(certs, dir, id, []string{"127.0.0.1", "localhost"}); err != nil {
+				return nil, err
+			}
+		}
+		n, err := security.LoadNode(dir)
+		if err != nil {
+			return nil, err
+		}
+		sec.nodes = append(sec.nodes, n)
+	}
+	var err error
+	if sec.admin, err = issueToken(certs, "paros dev admin", security.Scope{Ops: security.OpRead | security.OpWrite | security.OpAdmin}, devTokenTTL); err != nil {
+		return nil, err
+	}
+	if sec.client, err = issueToken(certs, "paros dev client", security.Scope{Ops: security.OpRead | security.OpWrite}, devTokenTTL); err != nil {
+		return nil, err
+	}
+	if sec.operatorTLS, err = security.ClientConfigFile(sec.caFile); err != nil {
+		return nil, err
+	}
+	return sec, nil
+}
+
 // formDevCell runs cell init (it resumes a formed cell: the decree adopts
 // the plan the machines already voted for).
-func formDevCell(addrs []string) (*pb.CellPlan, error) {
+func formDevCell(addrs []string, access machine.Access) (*pb.CellPlan, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	plan, err := machine.InitCell(ctx, addrs[0], addrs, 1)
+	plan, err := machine.InitCell(ctx, addrs[0], addrs, 1, access)
 	if err != nil {
 		return nil, exitError{exitInfra, err}
 	}

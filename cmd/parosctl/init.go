@@ -6,7 +6,11 @@ import (
 
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 
 	pb "github.com/parosdb/paros/api/parospb/paros/v1"
 )
@@ -14,6 +18,7 @@ import (
 // initCmd forms a cell through the Machine service's CellInit, which the
 // client library does not cover: it asks each member in turn until one
 // answers, once each (CellInit itself resumes an interrupted formation).
+// CellInit needs a token with admin over every journal.
 func initCmd(g *globals) *cobra.Command {
 	var members string
 	var journals uint32
@@ -21,6 +26,9 @@ func initCmd(g *globals) *cobra.Command {
 		Use:   "init --members a,b,c",
 		Short: "form a cell over the founding members (resumes an interrupted formation)",
 		RunE: func(_ *cobra.Command, _ []string) error {
+			if _, _, err := g.security(); err != nil {
+				return err
+			}
 			var ms []string
 			for _, m := range strings.Split(members, ",") {
 				if m = strings.TrimSpace(m); m != "" {
@@ -33,6 +41,9 @@ func initCmd(g *globals) *cobra.Command {
 			var last error
 			for _, a := range ms {
 				r, err := g.cellInit(a, &pb.CellInitRequest{Members: ms, Journals: journals})
+				if denied(err) {
+					return fail(exitRefused, "cell init refused: %v (init needs a token with admin over every journal: --all --ops admin)", err)
+				}
 				if err != nil {
 					last = err
 					continue
@@ -55,14 +66,35 @@ func initCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-// cellInit sends one CellInit to the machine at addr.
+// cellInit sends one CellInit to the machine at addr, with the token as
+// "authorization: Bearer <token>" (over TLS only).
 func (g *globals) cellInit(addr string, req *pb.CellInitRequest) (*pb.CellInitReply, error) {
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	cfg, token, err := g.security()
+	if err != nil {
+		return nil, err
+	}
+	creds := insecure.NewCredentials()
+	if cfg != nil {
+		creds = credentials.NewTLS(cfg)
+	}
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds))
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Close()
 	ctx, cancel := g.ctx()
 	defer cancel()
+	if token != "" {
+		ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+token)
+	}
 	return pb.NewMachineClient(conn).CellInit(ctx, req)
+}
+
+// denied reports whether a server refused the credentials.
+func denied(err error) bool {
+	switch status.Code(err) {
+	case codes.Unauthenticated, codes.PermissionDenied:
+		return true
+	}
+	return false
 }

@@ -27,8 +27,12 @@ func inspectCmd(g *globals) *cobra.Command {
 					return err
 				}
 			}
+			opts, err := g.clientOptions()
+			if err != nil {
+				return err
+			}
 			dctx, dcancel := g.ctx()
-			c, err := client.Dial(dctx, addrs)
+			c, err := client.Dial(dctx, addrs, opts...)
 			dcancel()
 			if errors.Is(err, client.ErrNoServer) {
 				for _, a := range addrs { // Dial asked every server: none answered
@@ -36,7 +40,7 @@ func inspectCmd(g *globals) *cobra.Command {
 				}
 			}
 			if err != nil {
-				return dialError(err)
+				return g.dialError(err)
 			}
 			defer c.Close()
 			ctx, cancel := g.ctx()

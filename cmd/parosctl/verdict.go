@@ -109,6 +109,8 @@ func callError(err error) error {
 		return fail(exitRefused, "%v", err)
 	case errors.Is(err, client.ErrUnavailable):
 		return fail(exitRefused, "no server served the read: %v", err)
+	case errors.Is(err, client.ErrDenied):
+		return deniedError(err)
 	}
 	// ErrNoServer, or the context's error: nothing was received.
 	return fail(exitUnreachable, "no server answered: %v", err)

@@ -10,16 +10,24 @@
 // that can drop the connection right after forwarding a request (so the
 // request may land while its answer is lost).
 //
+// A cell is plaintext by default. Options.Secure serves it as `paros serve
+// --tls` does: a CA, a certificate per machine and an admin token are made
+// in the cell's directory, the machines serve TLS with authentication and
+// dial each other over mutual TLS, and Cell.ClientOptions says how a client
+// gets in.
+//
 // The package imports no test-only package, so commands (cmd/paros-load)
 // can use it; callers pass the directory (t.TempDir() in a test).
 package testcell
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -27,10 +35,12 @@ import (
 	"google.golang.org/grpc"
 
 	pb "github.com/parosdb/paros/api/parospb/paros/v1"
+	"github.com/parosdb/paros/client"
 	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/host"
 	"github.com/parosdb/paros/machine"
 	"github.com/parosdb/paros/runtime"
+	"github.com/parosdb/paros/security"
 	"github.com/parosdb/paros/wire"
 )
 
@@ -51,7 +61,15 @@ type Options struct {
 	Tunables host.Tunables
 	// Logger receives every machine's log (nil: discarded).
 	Logger *slog.Logger
+	// Secure serves the cell with TLS and authentication: a CA in
+	// DIR/pki/ca, each machine's credentials in DIR/pki/mN, an admin token
+	// (every journal: read, write, admin). False serves plaintext, as
+	// `paros serve --insecure`.
+	Secure bool
 }
+
+// tokenTTL is the lifetime of a secure cell's admin token.
+const tokenTTL = 24 * time.Hour
 
 // FastTunables are the production knobs with a 20 ms tick and a 25-tick
 // election base: a leader beats every 40 ms, a follower campaigns after
@@ -71,7 +89,15 @@ type Cell struct {
 	Plan *pb.CellPlan
 	// Journals are the plan's journals.
 	Journals []journal.ID
-	opts     Options
+
+	// A secure cell's PKI (zero when plaintext): the CA with its key (to
+	// issue more certificates and tokens), the path of ca.crt, and an
+	// admin token.
+	CA     *security.CA
+	CAFile string
+	Token  string
+
+	opts Options
 }
 
 // Node is one machine of a Cell with its gRPC server.
@@ -81,6 +107,10 @@ type Node struct {
 	Dir, Addr string
 	// Metrics are the machine's Prometheus metrics (they survive Restart).
 	Metrics *runtime.Metrics
+	// TLS is the machine's credentials in a secure cell (nil: plaintext),
+	// read from TLSDir (ca.crt, node.crt, node.key).
+	TLS    *security.Node
+	TLSDir string
 
 	mu      sync.Mutex
 	machine *machine.Machine // nil while stopped
@@ -109,8 +139,19 @@ func Start(ctx context.Context, dir string, opts Options) (*Cell, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	c := &Cell{opts: opts}
+	if opts.Secure {
+		if err := c.makeCA(dir); err != nil {
+			return nil, err
+		}
+	}
 	for i := range opts.Nodes {
 		n := &Node{Dir: filepath.Join(dir, fmt.Sprintf("m%d", i+1)), Metrics: runtime.NewMetrics(nil)}
+		if opts.Secure {
+			if err := c.issueNode(dir, n, i); err != nil {
+				c.Close()
+				return nil, err
+			}
+		}
 		lis, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			c.Close()
@@ -123,7 +164,12 @@ func Start(ctx context.Context, dir string, opts Options) (*Cell, error) {
 		}
 		c.Nodes = append(c.Nodes, n)
 	}
-	plan, err := Form(ctx, c.Addrs()[0], c.Addrs(), opts.Journals)
+	access, err := c.Access()
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	plan, err := Form(ctx, c.Addrs()[0], c.Addrs(), opts.Journals, access)
 	if err != nil {
 		c.Close()
 		return nil, err
@@ -138,12 +184,12 @@ func Start(ctx context.Context, dir string, opts Options) (*Cell, error) {
 // serve opens node n's machine and serves it on lis.
 func (c *Cell) serve(n *Node, lis net.Listener, i int) error {
 	m, err := machine.Open(machine.Config{DataDir: n.Dir, Advertise: n.Addr, Tunables: c.opts.Tunables,
-		Logger: c.opts.Logger.With("machine", i+1), Metrics: n.Metrics})
+		Logger: c.opts.Logger.With("machine", i+1), Metrics: n.Metrics, TLS: n.TLS})
 	if err != nil {
 		lis.Close()
 		return err
 	}
-	gs := grpc.NewServer(append(runtime.ServerOptions(),
+	gs := grpc.NewServer(append(m.ServerOptions(),
 		grpc.ChainUnaryInterceptor(n.count), grpc.ChainStreamInterceptor(n.countStream))...)
 	m.Register(gs)
 	go func() { _ = gs.Serve(lis) }()
@@ -155,9 +201,81 @@ func (c *Cell) serve(n *Node, lis net.Listener, i int) error {
 
 // Form runs the cell-init decree from the machine at via over members,
 // asking for journals journals, and retries while a member is not up yet
-// or another proposer contends. It returns the chosen plan.
-func Form(ctx context.Context, via string, members []string, journals int) (*pb.CellPlan, error) {
-	return machine.InitCell(ctx, via, members, uint32(journals))
+// or another proposer contends. It returns the chosen plan. access is
+// how the machine is reached (Cell.Access).
+func Form(ctx context.Context, via string, members []string, journals int, access machine.Access) (*pb.CellPlan, error) {
+	return machine.InitCell(ctx, via, members, uint32(journals), access)
+}
+
+// makeCA makes a secure cell's CA in dir/pki/ca and its admin token.
+func (c *Cell) makeCA(dir string) error {
+	ca, err := security.NewCA("testcell")
+	if err != nil {
+		return err
+	}
+	caDir := filepath.Join(dir, "pki", "ca")
+	if err := ca.WriteCA(caDir); err != nil {
+		return err
+	}
+	now := time.Now()
+	tok, err := ca.IssueToken(security.Claims{Subject: "testcell admin",
+		Scopes:   []security.Scope{{Ops: security.OpRead | security.OpWrite | security.OpAdmin}},
+		IssuedAt: now.Unix(), Expires: now.Add(tokenTTL).Unix()})
+	if err != nil {
+		return err
+	}
+	c.CA, c.CAFile, c.Token = ca, filepath.Join(caDir, security.CACertFile), tok
+	return nil
+}
+
+// issueNode writes machine i's credentials (a random node id, valid for
+// 127.0.0.1 and localhost) into dir/pki/mN and loads them into n.
+func (c *Cell) issueNode(dir string, n *Node, i int) error {
+	certPEM, keyPEM, err := c.CA.IssueNode(security.RandomNodeID(), []string{"127.0.0.1", "localhost"})
+	if err != nil {
+		return err
+	}
+	n.TLSDir = filepath.Join(dir, "pki", fmt.Sprintf("m%d", i+1))
+	if err := (&security.CA{Cert: c.CA.Cert}).WriteCA(n.TLSDir); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(n.TLSDir, security.NodeCertFile), certPEM, 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(n.TLSDir, security.NodeKeyFile), keyPEM, 0o600); err != nil {
+		return err
+	}
+	n.TLS, err = security.LoadNode(n.TLSDir)
+	return err
+}
+
+// ClientTLS is the TLS a client of a secure cell dials with (trusting the
+// cell's CA only), or nil for a plaintext cell.
+func (c *Cell) ClientTLS() (*tls.Config, error) {
+	if c.CA == nil {
+		return nil, nil
+	}
+	return security.ClientConfig(c.CA.CertPEM())
+}
+
+// ClientOptions are the client.Dial options that get into the cell: the
+// CA and the admin token of a secure cell, none for a plaintext one.
+func (c *Cell) ClientOptions() []client.Option {
+	if c.CA == nil {
+		return nil
+	}
+	return []client.Option{client.WithCAFile(c.CAFile), client.WithToken(c.Token)}
+}
+
+// Access is how an operator's tool reaches the cell's machines
+// (machine.InitCell): TLS and the admin token of a secure cell, plaintext
+// otherwise.
+func (c *Cell) Access() (machine.Access, error) {
+	cfg, err := c.ClientTLS()
+	if err != nil || cfg == nil {
+		return machine.Access{}, err
+	}
+	return machine.Access{TLS: cfg, Token: c.Token}, nil
 }
 
 // Addrs lists the machines' gRPC addresses.

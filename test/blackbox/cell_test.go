@@ -17,7 +17,15 @@
 //   - a restart whose journal store was deleted is refused as amnesia with
 //     exit code 78;
 //   - a restart under an edited machine record (another cell plan) is
-//     refused.
+//     refused, and so is a restart under another machine's certificate;
+//   - the credentials are required: `paros serve` without --tls or
+//     --insecure and parosctl without a CA refuse to run (exit 2), and a
+//     parosctl without a token is refused by the cell (exit 3).
+//
+// Every cell runs as shipped by default, secure: the test makes a CA with
+// `paros cert ca`, each machine's credentials with `paros cert node`, and an
+// admin token with `paros cert token`; each machine serves with --tls, and
+// parosctl and the client library dial with the CA and present the token.
 package blackbox
 
 import (
@@ -29,14 +37,19 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	pb "github.com/parosdb/paros/api/parospb/paros/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+
 	"github.com/parosdb/paros/client"
 	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/security"
 	"github.com/parosdb/paros/sim/lincheck"
 	"github.com/parosdb/paros/wire"
 )
@@ -75,14 +88,20 @@ type proc struct {
 	addr, data string
 	// advertise is the address peers and clients use (empty: addr).
 	advertise string
-	cmd       *exec.Cmd
-	stderr    *bytes.Buffer
-	done      chan error
+	// creds is the machine's credentials dir (ca.crt, node.crt, node.key)
+	// passed to --tls; empty serves --insecure.
+	creds  string
+	cmd    *exec.Cmd
+	stderr *bytes.Buffer
+	done   chan error
 }
 
 type cell struct {
 	t     *testing.T
 	procs []*proc
+	// caDir holds the cell's CA (ca.crt and its key), caFile its ca.crt;
+	// token is an admin token (every journal: read, write, admin).
+	caDir, caFile, token string
 }
 
 func (c *cell) start(p *proc) {
@@ -90,6 +109,11 @@ func (c *cell) start(p *proc) {
 	args := []string{"serve", "--data", p.data, "--listen", p.addr}
 	if p.advertise != "" {
 		args = append(args, "--advertise", p.advertise)
+	}
+	if p.creds != "" {
+		args = append(args, "--tls", p.creds)
+	} else {
+		args = append(args, "--insecure")
 	}
 	p.cmd = exec.Command(filepath.Join(binDir, "paros"), args...)
 	p.cmd.Stderr = p.stderr
@@ -100,18 +124,63 @@ func (c *cell) start(p *proc) {
 	go func() { p.done <- p.cmd.Wait() }()
 }
 
+// paros runs the paros binary (a cert command) and returns its stdout; the
+// test fails if it fails.
+func (c *cell) paros(args ...string) string {
+	c.t.Helper()
+	cmd := exec.Command(filepath.Join(binDir, "paros"), args...)
+	var errOut bytes.Buffer
+	cmd.Stderr = &errOut
+	out, err := cmd.Output()
+	if err != nil {
+		c.t.Fatalf("paros %s: %v\n%s", strings.Join(args, " "), err, errOut.String())
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// makePKI makes the cell's CA in base/pki/ca and an admin token.
+func (c *cell) makePKI(base string) {
+	c.caDir = filepath.Join(base, "pki", "ca")
+	c.caFile = filepath.Join(c.caDir, security.CACertFile)
+	c.paros("cert", "ca", "--dir", c.caDir)
+	c.token = c.paros("cert", "token", "--ca", c.caDir, "--subject", "blackbox", "--all", "--ops", "read,write,admin", "--ttl", "1h")
+}
+
+// issue makes p's machine credentials in dir with `paros cert node`, valid
+// for the hosts of its listen and advertised addresses, and returns its
+// node id.
+func (c *cell) issue(p *proc, dir string) uint64 {
+	c.t.Helper()
+	hosts := []string{"localhost"}
+	for _, a := range []string{p.addr, p.advertise} {
+		if h, _, err := net.SplitHostPort(a); err == nil {
+			hosts = append(hosts, h)
+		}
+	}
+	out := c.paros("cert", "node", "--ca", c.caDir, "--out", dir, "--host", strings.Join(hosts, ","))
+	id, err := strconv.ParseUint(out, 16, 64)
+	if err != nil {
+		c.t.Fatalf("paros cert node printed %q", out)
+	}
+	p.creds = dir
+	return id
+}
+
 func newCell(t *testing.T) *cell { return newCellWith(t, nil) }
 
-// newCellWith starts three machines; shape, when set, adjusts each one
-// (its advertised address, say) before it starts.
+// newCellWith starts three secure machines; shape, when set, adjusts each
+// one (its advertised address, say) before its certificate is issued and it
+// starts.
 func newCellWith(t *testing.T, shape func(i int, p *proc)) *cell {
 	c := &cell{t: t}
 	base := t.TempDir()
+	c.makePKI(base)
 	for i := range 3 {
 		p := &proc{addr: freeAddr(t), data: filepath.Join(base, fmt.Sprintf("m%d", i+1))}
 		if shape != nil {
 			shape(i, p)
 		}
+		c.issue(p, filepath.Join(base, "pki", fmt.Sprintf("m%d", i+1)))
 		c.start(p)
 		c.procs = append(c.procs, p)
 	}
@@ -124,6 +193,36 @@ func newCellWith(t *testing.T, shape func(i int, p *proc)) *cell {
 		}
 	})
 	return c
+}
+
+// node loads p's machine credentials.
+func (c *cell) node(p *proc) *security.Node {
+	c.t.Helper()
+	n, err := security.LoadNode(p.creds)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return n
+}
+
+// peerConn dials machine to as machine as would: mutual TLS presenting as's
+// certificate and requiring to's (its listen address, past any proxy). A
+// hostile test plays a member gone rogue with it.
+func (c *cell) peerConn(to, as *proc) *grpc.ClientConn {
+	c.t.Helper()
+	creds := credentials.NewTLS(c.node(as).PeerConfig(c.node(to).NodeID))
+	conn, err := grpc.NewClient(to.addr, grpc.WithTransportCredentials(creds))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// clientOptions are the client.Dial options that get into the cell: its
+// CA and the admin token.
+func (c *cell) clientOptions() []client.Option {
+	return []client.Option{client.WithCAFile(c.caFile), client.WithToken(c.token)}
 }
 
 // public is the address the cell plan names for p: its advertised one.
@@ -142,9 +241,22 @@ func (c *cell) servers() string {
 	return strings.Join(a, ",")
 }
 
-// ctl runs parosctl and returns its output and exit code.
+// ctl runs parosctl with the cell's CA (PAROSCTL_CA) and admin token
+// (--token) and returns its output and exit code.
 func (c *cell) ctl(args ...string) (string, int) {
+	return c.ctlEnv([]string{"PAROSCTL_CA=" + c.caFile}, append([]string{"--token", c.token}, args...)...)
+}
+
+// ctlEnv runs parosctl with --servers, the environment variables env and
+// no other PAROSCTL_ variable, and returns its output and exit code.
+func (c *cell) ctlEnv(env []string, args ...string) (string, int) {
 	cmd := exec.Command(filepath.Join(binDir, "parosctl"), append([]string{"--servers", c.servers()}, args...)...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "PAROSCTL_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, env...)
 	out, err := cmd.CombinedOutput()
 	code := 0
 	var ee *exec.ExitError
@@ -182,7 +294,7 @@ func (c *cell) dial(ctx context.Context, ps []*proc) *client.Client {
 	for _, p := range ps {
 		addrs = append(addrs, p.public())
 	}
-	conn, err := client.Dial(ctx, addrs)
+	conn, err := client.Dial(ctx, addrs, c.clientOptions()...)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -385,6 +497,65 @@ func TestEditedRecordIsRefused(t *testing.T) {
 	}
 	if code := p.cmd.ProcessState.ExitCode(); code != 78 {
 		t.Fatalf("restart under an edited record exited %d, want 78 (do not restart); stderr %q", code, p.stderr.String())
+	}
+}
+
+func TestAnotherMachinesCertificateIsRefused(t *testing.T) {
+	// Arrange: a formed cell; machine 2 stops.
+	c := newCell(t)
+	c.initCell()
+	p := c.procs[1]
+	_ = p.cmd.Process.Signal(os.Kill)
+	<-p.done
+
+	// Act: it restarts under machine 3's credentials.
+	own := p.creds
+	p.creds = c.procs[2].creds
+	c.start(p)
+	p.creds = own
+	select {
+	case <-p.done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("a machine under another machine's certificate kept running")
+	}
+
+	// Check: refused, do not restart.
+	if code := p.cmd.ProcessState.ExitCode(); code != 78 || !strings.Contains(p.stderr.String(), "certificate") {
+		t.Fatalf("restart under another node's certificate: exit %d, stderr %q; want 78 naming the certificate", code, p.stderr.String())
+	}
+}
+
+func TestCredentialsAreRequired(t *testing.T) {
+	// Arrange: a formed cell.
+	c := newCell(t)
+	j := c.initCell()
+
+	// Act and check: serve without --tls or --insecure.
+	out, err := exec.Command(filepath.Join(binDir, "paros"), "serve", "--data", t.TempDir(), "--listen", freeAddr(t)).CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "--tls") || !strings.Contains(string(out), "--insecure") {
+		t.Fatalf("serve without credentials: %v: %s; want exit 2 naming --tls and --insecure", err, out)
+	}
+	// parosctl without a CA.
+	if out, code := c.ctlEnv(nil, "read", j); code != 2 || !strings.Contains(out, "PAROSCTL_CA") || !strings.Contains(out, "--insecure") {
+		t.Fatalf("parosctl without a CA: exit %d: %s; want 2 naming PAROSCTL_CA and --insecure", code, out)
+	}
+	// parosctl with the CA and no token: refused by the cell.
+	if out, code := c.ctlEnv([]string{"PAROSCTL_CA=" + c.caFile}, "read", j); code != 3 || !strings.Contains(out, "refused") {
+		t.Fatalf("parosctl without a token: exit %d: %s; want 3, refused", code, out)
+	}
+	// parosctl --insecure against the TLS cell reaches nothing.
+	if out, code := c.ctlEnv(nil, "--insecure", "--timeout", "1s", "read", j); code != 1 {
+		t.Fatalf("parosctl --insecure against a TLS cell: exit %d: %s; want 1 (unreachable)", code, out)
+	}
+	// A client-scoped token (read on this journal only) reads, and may not
+	// write.
+	reader := c.paros("cert", "token", "--ca", c.caDir, "--subject", "reader", "--journal", j, "--ops", "read")
+	if out, code := c.ctlEnv([]string{"PAROSCTL_CA=" + c.caFile, "PAROSCTL_TOKEN=" + reader}, "read", j); code != 0 {
+		t.Fatalf("read with a read token: exit %d: %s", code, out)
+	}
+	if out, code := c.ctlEnv([]string{"PAROSCTL_CA=" + c.caFile, "PAROSCTL_TOKEN=" + reader}, "write", j, "x"); code != 3 || !strings.Contains(out, "refused") {
+		t.Fatalf("write with a read token: exit %d: %s; want 3, refused", code, out)
 	}
 }
 

@@ -5,6 +5,12 @@ package blackbox
 // round 2^64-1, claimed to come from a member, once made every machine of
 // a cell panic on its next campaign; now the Peer service refuses the frame
 // as InvalidArgument and the cell keeps serving.
+//
+// The cell runs with TLS, so a stranger cannot open a Peer stream at all:
+// the probe first checks that a connection without a machine certificate
+// (the cell's CA and an admin token, no more) is refused, then plays a
+// member gone rogue, holding the next member's certificate and sending as
+// that member.
 
 import (
 	"context"
@@ -15,10 +21,12 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	pb "github.com/parosdb/paros/api/parospb/paros/v1"
+	"github.com/parosdb/paros/security"
 )
 
 func TestMaxRoundCommitCrashesNothing(t *testing.T) {
@@ -34,25 +42,37 @@ func TestMaxRoundCommitCrashesNothing(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	ids := make([]uint64, len(c.procs))
-	conns := make([]*grpc.ClientConn, len(c.procs))
 	for i, p := range c.procs {
-		conn, err := grpc.NewClient(p.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close()
-		conns[i] = conn
-		r, err := pb.NewMachineClient(conn).Identify(ctx, &pb.IdentifyRequest{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids[i] = r.GetNodeId()
+		ids[i] = c.node(p).NodeID
 	}
 
-	// Each machine is sent, "from" the next member, the probe's Commit.
+	// A Peer stream without a machine certificate is refused, whatever
+	// token it carries.
+	tlsCfg, err := security.ClientConfigFile(c.caFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stranger, err := grpc.NewClient(c.procs[0].addr, grpc.WithTransportCredentials(credentials.NewTLS(tlsCfg)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stranger.Close()
+	sctx := metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+c.token)
+	stream, err := pb.NewPeerClient(stranger).Stream(sctx)
+	if err == nil {
+		_ = stream.Send(&pb.Deliver{From: ids[1]})
+		_, err = stream.Recv()
+	}
+	if code := status.Code(err); code != codes.Unauthenticated && code != codes.PermissionDenied {
+		t.Fatalf("a Peer stream without a machine certificate was answered %v, want Unauthenticated or PermissionDenied", err)
+	}
+
+	// Each machine is sent, by the next member (its certificate), the
+	// probe's Commit.
 	for i := range c.procs {
 		claimed := ids[(i+1)%len(ids)]
-		stream, err := pb.NewPeerClient(conns[i]).Stream(ctx)
+		conn := c.peerConn(c.procs[i], c.procs[(i+1)%len(c.procs)])
+		stream, err := pb.NewPeerClient(conn).Stream(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -57,12 +57,12 @@ func TestLinkCutAndHealedWhileWriting(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	defer cancel()
-	conn, err := client.Dial(ctx, public)
+	conn, err := client.Dial(ctx, public, c.clientOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	admin, err := client.Dial(ctx, direct) // Inspect each node past its proxy
+	admin, err := client.Dial(ctx, direct, c.clientOptions()...) // Inspect each node past its proxy
 	if err != nil {
 		t.Fatal(err)
 	}

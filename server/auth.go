@@ -1,0 +1,492 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/parosdb/paros/api/parospb/paros/v1"
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/security"
+	"github.com/parosdb/paros/wire"
+)
+
+// need is what a rule asks of the caller.
+type need uint8
+
+const (
+	// needJournalOp: a token whose claims grant the rule's op on the
+	// request's journal; for a stream, on the journal of every write it
+	// carries (a write out of scope ends the stream).
+	needJournalOp need = iota + 1
+	// needPeer: a peer machine's certificate of this cell. The Peer stream
+	// then checks every sender it is handed against it (Peer.Stream).
+	needPeer
+	// needAnyone: any authenticated principal, token or peer.
+	needAnyone
+	// needInspect: node_only: any authenticated principal; a journal (or
+	// none): a token with any scope covering it. Peers and tokens without
+	// admin over everything see only their journals listed (Admin.Inspect).
+	needInspect
+	// needPeerOrAdmin: a peer machine's certificate, or a token granting
+	// OpAdmin over every journal.
+	needPeerOrAdmin
+	// needAdmin: a token granting OpAdmin over every journal.
+	needAdmin
+)
+
+// rule is what one RPC needs.
+type rule struct {
+	method string
+	need   need
+	op     security.Op // needJournalOp only
+}
+
+// rules is who may call what, once for every RPC of every service a
+// machine registers (a test checks the table against the service
+// descriptors both ways). A method without a rule is refused.
+//
+//	method                         needs
+//	-----------------------------  -------------------------------------------
+//	Journal/Read                   token: read on the request's journal
+//	Journal/Write                  token: write on the request's journal
+//	Journal/Truncate               token: write on the request's journal
+//	Journal/SetLeader              token: write on the request's journal
+//	Journal/WriteStream            token: write on the journal of every write
+//	Peer/Stream                    peer certificate; every from = its node id
+//	Admin/Inspect                  node_only: anyone; else a token covering
+//	                               the journal; list filtered to scope
+//	Admin/Reconfigure              token: admin over every journal
+//	Admin/ReconfigureMatchmakers   token: admin over every journal
+//	Admin/Retire                   token: admin over every journal
+//	Machine/Identify               anyone authenticated
+//	Machine/PrepareCell            peer certificate, or admin over everything
+//	Machine/FormCell               peer certificate, or admin over everything
+//	Machine/CellInit               token: admin over every journal
+//
+// No credential answers Unauthenticated (as does an invalid or expired
+// token); a credential that does not grant the call, PermissionDenied,
+// decided from the request alone so that the answer never tells whether a
+// journal exists.
+var rules = []rule{
+	{pb.Journal_Read_FullMethodName, needJournalOp, security.OpRead},
+	{pb.Journal_Write_FullMethodName, needJournalOp, security.OpWrite},
+	{pb.Journal_Truncate_FullMethodName, needJournalOp, security.OpWrite},
+	{pb.Journal_SetLeader_FullMethodName, needJournalOp, security.OpWrite},
+	{pb.Journal_WriteStream_FullMethodName, needJournalOp, security.OpWrite},
+	{pb.Peer_Stream_FullMethodName, needPeer, 0},
+	{pb.Admin_Inspect_FullMethodName, needInspect, 0},
+	{pb.Admin_Reconfigure_FullMethodName, needAdmin, 0},
+	{pb.Admin_ReconfigureMatchmakers_FullMethodName, needAdmin, 0},
+	{pb.Admin_Retire_FullMethodName, needAdmin, 0},
+	{pb.Machine_Identify_FullMethodName, needAnyone, 0},
+	{pb.Machine_PrepareCell_FullMethodName, needPeerOrAdmin, 0},
+	{pb.Machine_FormCell_FullMethodName, needPeerOrAdmin, 0},
+	{pb.Machine_CellInit_FullMethodName, needAdmin, 0},
+}
+
+// ruleOf indexes rules by full method name.
+var ruleOf = func() map[string]rule {
+	m := make(map[string]rule, len(rules))
+	for _, r := range rules {
+		if _, dup := m[r.method]; dup {
+			panic(fmt.Sprintf("paros/server: two rules for %s", r.method))
+		}
+		if r.need == needJournalOp && r.op == 0 {
+			panic(fmt.Sprintf("paros/server: the rule for %s names no operation", r.method))
+		}
+		m[r.method] = r
+	}
+	return m
+}()
+
+// principal is who a call comes from, as the gate established it.
+type principal struct {
+	// secured: the server runs with credentials; false in --insecure
+	// mode, where only addr is set.
+	secured bool
+	// node is the node id a verified peer-machine certificate of this cell
+	// names; 0 when the connection presented none.
+	node uint64
+	// claims are the verified bearer token's; nil when none was presented.
+	claims *security.Claims
+	// addr is the remote host (without port): the --insecure mode's key.
+	addr string
+}
+
+func (p principal) authenticated() bool { return p.node != 0 || p.claims != nil }
+
+// adminAll reports whether the token grants OpAdmin over every journal.
+func (p principal) adminAll() bool {
+	return p.claims != nil && p.claims.Allows(security.OpAdmin, journal.ID{})
+}
+
+// key names the principal for the per-principal bound: the token's
+// subject, else the peer's node id, else the remote host.
+func (p principal) key() string {
+	switch {
+	case p.claims != nil:
+		return "token:" + p.claims.Subject
+	case p.node != 0:
+		return fmt.Sprintf("node:%016x", p.node)
+	}
+	return "addr:" + p.addr
+}
+
+func (p principal) String() string {
+	switch {
+	case p.claims != nil:
+		return fmt.Sprintf("token %q", p.claims.Subject)
+	case p.node != 0:
+		return fmt.Sprintf("node %016x", p.node)
+	}
+	return "host " + p.addr
+}
+
+type principalKey struct{}
+
+func withPrincipal(ctx context.Context, p principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// principalFrom returns the principal the gate put in ctx, if any.
+func principalFrom(ctx context.Context) (principal, bool) {
+	p, ok := ctx.Value(principalKey{}).(principal)
+	return p, ok
+}
+
+// allows reports whether p may make a call under r carrying req; req nil
+// asks at a stream's opening, before any message (a needJournalOp stream
+// then needs a token granting the op somewhere; each message is checked
+// as it arrives).
+func (r rule) allows(p principal, req any) bool {
+	switch r.need {
+	case needAnyone:
+		return true
+	case needPeer:
+		return p.node != 0
+	case needAdmin:
+		return p.adminAll()
+	case needPeerOrAdmin:
+		return p.node != 0 || p.adminAll()
+	case needJournalOp:
+		if p.claims == nil {
+			return false
+		}
+		if req == nil {
+			return grantsOp(*p.claims, r.op)
+		}
+		j, ok := req.(interface{ GetJournal() *pb.JournalId })
+		return ok && p.claims.Allows(r.op, wire.JournalIDFromPB(j.GetJournal()))
+	case needInspect:
+		in, ok := req.(*pb.InspectRequest)
+		if !ok {
+			return false
+		}
+		return in.GetNodeOnly() || (p.claims != nil && p.claims.AllowsAny(wire.JournalIDFromPB(in.GetJournal())))
+	}
+	return false
+}
+
+func grantsOp(c security.Claims, op security.Op) bool {
+	for _, s := range c.Scopes {
+		if s.Ops&op == op {
+			return true
+		}
+	}
+	return false
+}
+
+// gate authenticates, authorizes and bounds every call of one server.
+type gate struct {
+	node   *security.Node // nil: --insecure
+	now    func() time.Time
+	tokens *tokenCache
+	calls  *inflight
+}
+
+func newGate(sec Security) *gate {
+	g := &gate{node: sec.Node, now: sec.Now, tokens: newTokenCache(), calls: newInflight(sec.PrincipalCallsMax)}
+	if g.now == nil {
+		g.now = time.Now
+	}
+	return g
+}
+
+// unary is the unary interceptor: authenticate, refuse undecodable bytes,
+// authorize on the decoded request, bound the principal's calls.
+func (g *gate) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	p, err := g.authenticate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkDecoded(req); err != nil {
+		return nil, err
+	}
+	if err := g.authorize(p, info.FullMethod, req); err != nil {
+		return nil, err
+	}
+	release, err := g.calls.acquire(p)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return handler(withPrincipal(ctx, p), req)
+}
+
+// stream is the stream interceptor: authenticate and authorize the
+// opening, bound the principal's calls (the stream counts as one until it
+// ends), and check every message received (gatedStream).
+func (g *gate) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	ctx := ss.Context()
+	p, err := g.authenticate(ctx)
+	if err != nil {
+		return err
+	}
+	if err := g.authorize(p, info.FullMethod, nil); err != nil {
+		return err
+	}
+	release, err := g.calls.acquire(p)
+	if err != nil {
+		return err
+	}
+	defer release()
+	return handler(srv, &gatedStream{ServerStream: ss, ctx: withPrincipal(ctx, p), p: p, rule: ruleOf[info.FullMethod]})
+}
+
+// gatedStream checks every message a stream handler receives before the
+// handler sees it.
+type gatedStream struct {
+	grpc.ServerStream
+	ctx  context.Context
+	p    principal
+	rule rule
+}
+
+func (s *gatedStream) Context() context.Context { return s.ctx }
+
+// RecvMsg refuses a message that did not decode (InvalidArgument) and, on
+// a needJournalOp stream, one carrying a write for a journal out of the
+// token's scope (PermissionDenied): the handler then ends the stream with
+// that error, and no write of the message reaches it.
+func (s *gatedStream) RecvMsg(m any) error {
+	if err := s.ServerStream.RecvMsg(m); err != nil {
+		return err
+	}
+	if err := checkDecoded(m); err != nil {
+		return err
+	}
+	if !s.p.secured || s.rule.need != needJournalOp {
+		return nil
+	}
+	req, ok := m.(*pb.WriteStreamRequest)
+	if !ok {
+		return status.Errorf(codes.PermissionDenied, "paros/server: %s: no rule for a %T", s.rule.method, m)
+	}
+	for _, w := range req.GetWrites() {
+		if !s.rule.allows(s.p, w.GetWrite()) {
+			return denied(s.p, s.rule, w.GetWrite())
+		}
+	}
+	return nil
+}
+
+// authenticate establishes who the call comes from. With credentials, a
+// verified peer certificate naming a node and a valid bearer token are
+// both taken; an invalid or expired token is Unauthenticated even beside a
+// certificate (a caller presenting a bad credential is refused, not
+// downgraded). Without credentials, only the remote host is known.
+func (g *gate) authenticate(ctx context.Context) (principal, error) {
+	var p principal
+	pr, ok := peer.FromContext(ctx)
+	if ok && pr.Addr != nil {
+		p.addr = pr.Addr.String()
+		if host, _, err := net.SplitHostPort(p.addr); err == nil {
+			p.addr = host
+		}
+	}
+	if g.node == nil {
+		return p, nil
+	}
+	p.secured = true
+	if ok {
+		if ti, isTLS := pr.AuthInfo.(credentials.TLSInfo); isTLS {
+			if id, err := security.PeerNodeID(ti.State); err == nil {
+				p.node = id
+			}
+		}
+	}
+	tok, present, err := bearerToken(ctx)
+	if err != nil {
+		return principal{}, err
+	}
+	if present {
+		c, err := g.tokens.verify(g.node.CA, tok, g.now())
+		switch {
+		case errors.Is(err, security.ErrExpiredToken):
+			return principal{}, status.Errorf(codes.Unauthenticated, "paros/server: the token expired: %v", err)
+		case err != nil:
+			return principal{}, status.Error(codes.Unauthenticated, "paros/server: invalid token (not signed by this cell's CA, or malformed)")
+		}
+		p.claims = &c
+	}
+	return p, nil
+}
+
+// bearerToken reads "authorization: Bearer <token>" from the call's
+// metadata; present is false when there is no authorization header.
+func bearerToken(ctx context.Context) (tok string, present bool, err error) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	vals := md.Get("authorization")
+	switch len(vals) {
+	case 0:
+		return "", false, nil
+	case 1:
+	default:
+		return "", false, status.Error(codes.Unauthenticated, "paros/server: more than one authorization header")
+	}
+	const scheme = "bearer "
+	v := vals[0]
+	if len(v) <= len(scheme) || !strings.EqualFold(v[:len(scheme)], scheme) {
+		return "", false, status.Error(codes.Unauthenticated, `paros/server: the authorization header must be "Bearer <token>"`)
+	}
+	return strings.TrimSpace(v[len(scheme):]), true, nil
+}
+
+// authorize applies the method's rule; req nil at a stream's opening.
+func (g *gate) authorize(p principal, method string, req any) error {
+	if !p.secured {
+		return nil
+	}
+	if !p.authenticated() {
+		return status.Error(codes.Unauthenticated,
+			"paros/server: no credential: present a bearer token (authorization: Bearer <token>) or a peer certificate of this cell")
+	}
+	r, ok := ruleOf[method]
+	if !ok {
+		return status.Errorf(codes.PermissionDenied, "paros/server: %s: no rule lets anyone call it", method)
+	}
+	if !r.allows(p, req) {
+		return denied(p, r, req)
+	}
+	return nil
+}
+
+// denied words a refusal: it names the caller, the method and the journal
+// the caller itself named, never anything the server knows of it.
+func denied(p principal, r rule, req any) error {
+	if j, ok := req.(interface{ GetJournal() *pb.JournalId }); ok && r.need == needJournalOp {
+		id := wire.JournalIDFromPB(j.GetJournal())
+		return status.Errorf(codes.PermissionDenied, "paros/server: %s is not granted %s on journal %d/%d",
+			p, r.op, id.Tenant, id.Journal)
+	}
+	return status.Errorf(codes.PermissionDenied, "paros/server: %s may not call %s", p, r.method)
+}
+
+// tokenCacheEntriesMax bounds the cache of verified tokens. A cell's
+// clients hold a few tokens each; 4,096 distinct ones is many cells' worth.
+// When full the cache is reset: a cold entry costs one Ed25519 verify
+// (tens of microseconds), so the worst case is today's cost, not an error.
+const tokenCacheEntriesMax = 4096
+
+// tokenCache remembers the claims of tokens already verified, keyed by the
+// token's SHA-256 (a key is 32 bytes whatever the token's size), so a hot
+// client does not pay a signature check per call. Expiry is checked at
+// every use.
+type tokenCache struct {
+	mu sync.Mutex
+	// Invariant: len(claims) <= tokenCacheEntriesMax.
+	claims map[[sha256.Size]byte]security.Claims
+}
+
+func newTokenCache() *tokenCache {
+	return &tokenCache{claims: make(map[[sha256.Size]byte]security.Claims)}
+}
+
+// verify returns tok's claims, from the cache or from ca.VerifyToken.
+// Errors: security.ErrBadToken, security.ErrExpiredToken.
+func (c *tokenCache) verify(ca *security.CA, tok string, now time.Time) (security.Claims, error) {
+	if len(tok) > security.TokenBytesMax {
+		return security.Claims{}, security.ErrBadToken
+	}
+	key := sha256.Sum256([]byte(tok))
+	c.mu.Lock()
+	claims, hit := c.claims[key]
+	if hit && now.Unix() >= claims.Expires {
+		delete(c.claims, key) // VerifyToken below words the expiry
+		hit = false
+	}
+	c.mu.Unlock()
+	if hit {
+		return claims, nil
+	}
+	claims, err := ca.VerifyToken(tok, now)
+	if err != nil {
+		return security.Claims{}, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.claims) >= tokenCacheEntriesMax {
+		clear(c.claims)
+	}
+	c.claims[key] = claims
+	if len(c.claims) > tokenCacheEntriesMax {
+		panic(fmt.Sprintf("paros/server: %d cached tokens, at most %d", len(c.claims), tokenCacheEntriesMax))
+	}
+	return claims, nil
+}
+
+// inflight counts each principal's calls in flight and refuses one past
+// the bound.
+type inflight struct {
+	max int
+	mu  sync.Mutex
+	// Invariant: 0 < calls[k] <= max for every key present; a principal
+	// with no call in flight has no entry, so the map holds at most one
+	// entry per call in flight.
+	calls map[string]int
+}
+
+func newInflight(max int) *inflight {
+	if max <= 0 {
+		max = PrincipalCallsMaxDefault
+	}
+	return &inflight{max: max, calls: make(map[string]int)}
+}
+
+// acquire counts one call of p in, or refuses it with ResourceExhausted;
+// the caller must call release exactly once when the call ends.
+func (f *inflight) acquire(p principal) (release func(), err error) {
+	key := p.key()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := f.calls[key]
+	if n >= f.max {
+		return nil, status.Errorf(codes.ResourceExhausted, "paros/server: %s has %d calls in flight, at most %d", p, n, f.max)
+	}
+	f.calls[key] = n + 1
+	return func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		switch n := f.calls[key]; {
+		case n <= 0 || n > f.max:
+			panic(fmt.Sprintf("paros/server: %d calls in flight for %s at release (at most %d)", n, key, f.max))
+		case n == 1:
+			delete(f.calls, key)
+		default:
+			f.calls[key] = n - 1
+		}
+	}, nil
+}
