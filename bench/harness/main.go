@@ -95,7 +95,7 @@ func compare(args []string) error {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	quick := fs.Bool("quick", false, "short phases (under 3 minutes in all)")
 	out := fs.String("out", "", "where to write the results (default: bench/results)")
-	only := fs.String("only", "", "comma-separated systems to run (paros,etcd,nats-always,nats-default); default all")
+	only := fs.String("only", "", "comma-separated systems to run (paros,paros-plaintext,etcd,nats-always,nats-default); default all")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -137,7 +137,9 @@ func compare(args []string) error {
 	if *quick {
 		t = quickTiming
 	}
-	systems := []system{newParos(root), newEtcd(self), newNATS(self, true), newNATS(self, false)}
+	// paros runs secure, as shipped (TLS 1.3 + tokens); "paros (plaintext)"
+	// runs W1 and W2 only, for the TLS-cost comparison.
+	systems := []system{newParos(root, true), newParos(root, false), newEtcd(self), newNATS(self, true), newNATS(self, false)}
 	if *only != "" {
 		var keep []system
 		for _, s := range systems {
@@ -147,7 +149,7 @@ func compare(args []string) error {
 		}
 		systems = keep
 		if len(systems) == 0 {
-			return fmt.Errorf("--only %q names no system (paros, etcd, nats-always, nats-default)", *only)
+			return fmt.Errorf("--only %q names no system (paros, paros-plaintext, etcd, nats-always, nats-default)", *only)
 		}
 	}
 
@@ -159,11 +161,21 @@ func compare(args []string) error {
 
 	// Progress: one tick per second of planned work.
 	pb := newProgress(plannedSeconds(t, systems))
-	pb.phase("building paros")
-	if p, ok := systems[0].(*parosSys); ok {
-		if err := p.build(work); err != nil {
-			return err
+	// One build of paros serves both paros systems.
+	var parosBin string
+	for _, s := range systems {
+		p, ok := s.(*parosSys)
+		if !ok {
+			continue
 		}
+		if parosBin == "" {
+			pb.phase("building paros")
+			if err := p.build(work); err != nil {
+				return err
+			}
+			parosBin = p.bin
+		}
+		p.bin = parosBin
 	}
 
 	pb.phase("disk: 4 KiB append + fdatasync")
@@ -249,6 +261,10 @@ func plannedSeconds(t timing, systems []system) int {
 	phase := int((t.warmup + t.measure).Seconds())
 	n := 2 * int(t.disk.Seconds())
 	for _, s := range systems {
+		if tlsCostOnly(s) {
+			n += 3*phase + 3 // W1, W2 ×2; start-up
+			continue
+		}
 		k := 5 * phase // W1, W2 ×2, W3 ×2
 		if s.key() == "paros" {
 			k += 2 * phase // the W2 "64 journals" variant
@@ -260,7 +276,16 @@ func plannedSeconds(t timing, systems []system) int {
 	return n
 }
 
+// tlsCostOnly reports whether s runs only W1 and W2 (the plaintext paros
+// variant, there for the TLS-cost comparison).
+func tlsCostOnly(s system) bool {
+	p, ok := s.(*parosSys)
+	return ok && p.tlsCostOnly()
+}
+
 // runSystem starts one system, runs every workload against it, stops it.
+// A system for the TLS-cost comparison only (tlsCostOnly) runs W1 and W2
+// with one writer, and nothing else.
 func runSystem(ctx context.Context, s system, work string, t timing, pb *progress, profDir string, rep *report) sysResult {
 	res := sysResult{Key: s.key(), Title: s.title(), Durability: s.durability(), Phases: map[string]*loadResult{},
 		PeakRSSMiB: map[string][]float64{}, CPUCores: map[string]float64{}, DiskBytes: map[string]int64{}}
@@ -293,7 +318,8 @@ func runSystem(ctx context.Context, s system, work string, t timing, pb *progres
 		{"w2-64", "W2: 64 in flight", w2Low, 1, std(w2Low), false},
 		{"w2-1000", "W2: 1,000 in flight", w2High, 1, std(w2High), true},
 	}
-	if p, ok := s.(*parosSys); ok {
+	costOnly := tlsCostOnly(s)
+	if p, ok := s.(*parosSys); ok && !costOnly {
 		// One client.Writer per journal, over the one Client.
 		multi := func(inflight int) func() (writer, error) {
 			return func() (writer, error) { return p.openWriter(ctx, inflight, parosJournals) }
@@ -303,10 +329,12 @@ func runSystem(ctx context.Context, s system, work string, t timing, pb *progres
 			phase{"w2-1000-journals", "W2: 1,000 in flight, 64 journals", w2High, 1, multi(w2High), false},
 		)
 	}
-	phases = append(phases,
-		phase{"w3-1", "W3 batched: 1 × 64 records", 1, w3Batch, std(1), false},
-		phase{"w3-16", "W3 batched: 16 × 64 records", w3Inflight, w3Batch, std(w3Inflight), true},
-	)
+	if !costOnly {
+		phases = append(phases,
+			phase{"w3-1", "W3 batched: 1 × 64 records", 1, w3Batch, std(1), false},
+			phase{"w3-16", "W3 batched: 16 × 64 records", w3Inflight, w3Batch, std(w3Inflight), true},
+		)
+	}
 	for _, ph := range phases {
 		if ctx.Err() != nil {
 			return res
@@ -354,7 +382,7 @@ func runSystem(ctx context.Context, s system, work string, t timing, pb *progres
 		}
 		res.Phases[ph.id] = &r
 	}
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || costOnly {
 		return res
 	}
 	pb.phase(s.title() + ": W4 tail read")

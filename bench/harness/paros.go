@@ -15,16 +15,26 @@ package main
 // Cell formation (machine.InitCell, over the generated Machine stubs) is
 // the one thing the library does not cover.
 //
-// The machines serve plaintext (`paros serve --insecure`), as the etcd and
-// NATS members here do: the comparison measures replication, not TLS.
+// The headline system ("paros") runs as shipped: secure. Before the
+// members start, the harness makes the cell's credentials with the shipped
+// `paros cert` commands (a CA, one machine certificate per member for
+// 127.0.0.1, an admin token for cell formation and a read/write token for
+// the load generator); each member serves TLS 1.3 and checks tokens
+// (`paros serve --tls DIR`), the members speak mutual TLS to one another,
+// and every client.Client dials with client.WithCAFile and
+// client.WithToken. The variant "paros (plaintext)" (`--insecure`, no
+// token) runs W1 and W2 only, to measure what the security costs. The etcd
+// and NATS members run plaintext without authentication.
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,6 +43,7 @@ import (
 	"github.com/parosdb/paros/client/sansio"
 	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/machine"
+	"github.com/parosdb/paros/security"
 	"github.com/parosdb/paros/wire"
 )
 
@@ -42,13 +53,17 @@ import (
 const parosJournals = 64
 
 type parosSys struct {
-	root  string // the parent module (where `go build` runs)
-	bin   string
-	addrs []string
-	pprof []string
-	procs []*child
-	cl    *client.Client // the writers' Client
-	jids  []journal.ID
+	root string // the parent module (where `go build` runs)
+	bin  string
+	// secure: TLS 1.3 and tokens (`serve --tls`), as shipped; false is
+	// the plaintext variant (`serve --insecure`, no token).
+	secure bool
+	creds  *parosCreds // secure only: made by start
+	addrs  []string
+	pprof  []string
+	procs  []*child
+	cl     *client.Client // the writers' Client
+	jids   []journal.ID
 
 	// statsMu guards last: the Writer counters of the writer closed last
 	// (read by runSystem after each phase).
@@ -78,13 +93,43 @@ func (a *writerStats) add(s client.WriterStats) {
 	a.Unsent += s.Unsent
 }
 
-func newParos(root string) *parosSys { return &parosSys{root: root} }
-
-func (s *parosSys) key() string   { return "paros" }
-func (s *parosSys) title() string { return "paros" }
-func (s *parosSys) durability() string {
-	return "default: every batch is fsynced (one synced Pebble commit per group of batches) on a majority before the client is answered"
+// parosCreds are a secure cell's credentials, made with `paros cert`.
+type parosCreds struct {
+	caFile   string   // DIR/certs/ca/ca.crt
+	nodeDirs []string // per member: ca.crt, node.crt, node.key (serve --tls)
+	admin    string   // read, write, admin over every journal: cell formation
+	client   string   // read, write over every journal: the load generator
 }
+
+// newParos is the paros system: secure (TLS 1.3 + tokens, as shipped) or
+// the plaintext variant.
+func newParos(root string, secure bool) *parosSys { return &parosSys{root: root, secure: secure} }
+
+func (s *parosSys) key() string {
+	if s.secure {
+		return "paros"
+	}
+	return "paros-plaintext"
+}
+
+func (s *parosSys) title() string {
+	if s.secure {
+		return "paros"
+	}
+	return "paros (plaintext)"
+}
+
+func (s *parosSys) durability() string {
+	d := "default: every batch is fsynced (one synced Pebble commit per group of batches) on a majority before the client is answered"
+	if s.secure {
+		return d + "; TLS 1.3 (mutual between members) and a bearer token on every call, the default"
+	}
+	return d + "; `--insecure`: plaintext, no authentication (TLS-cost comparison only)"
+}
+
+// tlsCostOnly: the plaintext variant runs only the phases the TLS-cost
+// comparison needs (W1, W2 with one Writer).
+func (s *parosSys) tlsCostOnly() bool { return !s.secure }
 func (s *parosSys) members() []*child { return s.procs }
 
 // build compiles `paros` from the parent module into dir.
@@ -116,10 +161,20 @@ func (s *parosSys) start(ctx context.Context, dir string) error {
 		s.addrs = append(s.addrs, fmt.Sprintf("127.0.0.1:%d", ports[i]))
 		s.pprof = append(s.pprof, fmt.Sprintf("127.0.0.1:%d", ports[3+i]))
 	}
+	if s.secure {
+		if s.creds, err = s.makeCreds(ctx, filepath.Join(dir, "certs")); err != nil {
+			return err
+		}
+	}
 	for i := range 3 {
 		data := filepath.Join(dir, fmt.Sprintf("paros-m%d", i+1))
-		c, err := startChild(fmt.Sprintf("paros-m%d", i+1), data+".log", s.bin,
-			"serve", "--insecure", "--data", data, "--listen", s.addrs[i], "--pprof", s.pprof[i])
+		sec := []string{"--insecure"}
+		if s.secure {
+			sec = []string{"--tls", s.creds.nodeDirs[i]}
+		}
+		args := append([]string{"serve"}, sec...)
+		args = append(args, "--data", data, "--listen", s.addrs[i], "--pprof", s.pprof[i])
+		c, err := startChild(fmt.Sprintf("%s-m%d", s.key(), i+1), data+".log", s.bin, args...)
 		if err != nil {
 			return err
 		}
@@ -131,9 +186,18 @@ func (s *parosSys) start(ctx context.Context, dir string) error {
 		}
 	}
 	// Cell formation: the CellInit RPC (what `parosctl init` does); the
-	// client library has no call for it.
+	// client library has no call for it. A secure cell needs TLS trusting
+	// its CA and the admin token.
+	access := machine.Access{}
+	if s.secure {
+		tc, err := security.ClientConfigFile(s.creds.caFile)
+		if err != nil {
+			return err
+		}
+		access = machine.Access{TLS: tc, Token: s.creds.admin}
+	}
 	ictx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	plan, err := machine.InitCell(ictx, s.addrs[0], s.addrs, parosJournals, machine.Access{})
+	plan, err := machine.InitCell(ictx, s.addrs[0], s.addrs, parosJournals, access)
 	cancel()
 	if err != nil {
 		return err
@@ -145,7 +209,7 @@ func (s *parosSys) start(ctx context.Context, dir string) error {
 		return fmt.Errorf("paros: cell init created %d journals, the bench needs at least 2", len(s.jids))
 	}
 	dctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	s.cl, err = client.Dial(dctx, s.addrs)
+	s.cl, err = client.Dial(dctx, s.addrs, s.clientOpts()...)
 	cancel()
 	if err != nil {
 		return err
@@ -157,6 +221,56 @@ func (s *parosSys) start(ctx context.Context, dir string) error {
 		}
 	}
 	return nil
+}
+
+// clientOpts are the options every client.Client of the harness dials
+// with: on the secure cell, TLS trusting only the cell's CA and the load
+// generator's token; on the plaintext variant, none (the library's
+// plaintext default).
+func (s *parosSys) clientOpts() []client.Option {
+	if !s.secure {
+		return nil
+	}
+	return []client.Option{client.WithCAFile(s.creds.caFile), client.WithToken(s.creds.client)}
+}
+
+// makeCreds makes a secure cell's credentials under dir with the shipped
+// commands, as an operator would: `paros cert ca`, `paros cert node` per
+// member (127.0.0.1, the address clients and peers dial), and two
+// `paros cert token`s over every journal: an admin token for cell
+// formation, a read/write token for the load generator.
+func (s *parosSys) makeCreds(ctx context.Context, dir string) (*parosCreds, error) {
+	caDir := filepath.Join(dir, "ca")
+	c := &parosCreds{caFile: filepath.Join(caDir, security.CACertFile)}
+	if _, err := s.cert(ctx, "ca", "--dir", caDir, "--name", "bench"); err != nil {
+		return nil, err
+	}
+	for i := range 3 {
+		nd := filepath.Join(dir, fmt.Sprintf("m%d", i+1))
+		if _, err := s.cert(ctx, "node", "--ca", caDir, "--out", nd, "--host", "127.0.0.1"); err != nil {
+			return nil, err
+		}
+		c.nodeDirs = append(c.nodeDirs, nd)
+	}
+	var err error
+	if c.admin, err = s.cert(ctx, "token", "--ca", caDir, "--subject", "bench admin", "--all", "--ops", "read,write,admin", "--ttl", "24h"); err != nil {
+		return nil, err
+	}
+	if c.client, err = s.cert(ctx, "token", "--ca", caDir, "--subject", "bench load", "--all", "--ops", "read,write", "--ttl", "24h"); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// cert runs `paros cert ARGS…` and returns its standard output, trimmed.
+func (s *parosSys) cert(ctx context.Context, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, s.bin, append([]string{"cert"}, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("paros cert %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return strings.TrimSpace(stdout.String()), nil
 }
 
 // leaderOf is the index of the live member that reports itself the
@@ -329,7 +443,7 @@ func (s *parosSys) subscribe(ctx context.Context, reader int, ready func(), fn f
 		addrs[k] = s.addrs[(reader+k)%n]
 	}
 	dctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	cl, err := client.Dial(dctx, addrs)
+	cl, err := client.Dial(dctx, addrs, s.clientOpts()...)
 	cancel()
 	if err != nil {
 		return err

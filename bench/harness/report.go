@@ -227,6 +227,7 @@ func (r *report) markdown(stamp string) string {
 	}
 	w("## Results\n\nRatio = paros ÷ peer. For throughput higher is better (ratio > 1: paros ahead); for latency and time lower is better (ratio < 1: paros ahead). ")
 	w("JetStream (default sync) is **not durable on acknowledgement**; its column is for scale only. ")
+	w("paros runs as shipped: TLS 1.3 (mutual TLS between its members) and a bearer token checked on every call; etcd and JetStream run plaintext without authentication (their defaults in this harness), so the comparison favours the peers by whatever TLS costs them: the TLS cost section below gives paros's own. ")
 	w("paros runs its client library's default `client.Writer`, which coalesces the appends in flight into writes (group commit in the client; each append still waits for its own acknowledgement): the Details give the appends per write of every phase.\n\n")
 	w("| workload | metric | paros |")
 	for _, k := range peerKeys {
@@ -380,6 +381,7 @@ func (r *report) markdown(stamp string) string {
 		w("\n")
 	}
 	w("\n")
+	r.tlsCostSection(w)
 
 	w("## Targets\n\n| target | measured | met |\n|---|---|:-:|\n")
 	for _, t := range r.Targets {
@@ -425,8 +427,12 @@ func (r *report) markdown(stamp string) string {
 		w("| %s | %.1f | %s | %s | %s | %s |\n", s.Title, s.StartS, tw, fk, fw, orDash(strings.Join(errs, "; "), "none"))
 	}
 	w("\n")
-	if s := r.sys("paros"); s != nil && len(s.ParosWriter) > 0 {
-		w("paros `client.Writer` counters by phase (`Writer.Stats`, summed over the phase's Writers, warm-up included): appends completed, writes they were coalesced into, attempts sent (resends included), writes refused for overtaking an earlier one, ambiguous replies, attempts that reached no server:\n\n| phase | Writers | appends | writes | appends per write | sends | refused | ambiguous | unsent |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, key := range []string{"paros", "paros-plaintext"} {
+		s := r.sys(key)
+		if s == nil || len(s.ParosWriter) == 0 {
+			continue
+		}
+		w("%s `client.Writer` counters by phase (`Writer.Stats`, summed over the phase's Writers, warm-up included): appends completed, writes they were coalesced into, attempts sent (resends included), writes refused for overtaking an earlier one, ambiguous replies, attempts that reached no server:\n\n| phase | Writers | appends | writes | appends per write | sends | refused | ambiguous | unsent |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n", s.Title)
 		ids := make([]string, 0, len(s.ParosWriter))
 		for id := range s.ParosWriter {
 			ids = append(ids, id)
@@ -468,6 +474,65 @@ func (r *report) markdown(stamp string) string {
 	}
 	w("![throughput vs latency](%s.svg)\n", stamp)
 	return b.String()
+}
+
+// tlsCostSection writes the comparison of paros as shipped (TLS 1.3 +
+// tokens) with its plaintext variant, when the run has both.
+func (r *report) tlsCostSection(w func(string, ...any)) {
+	sec, plain := r.sys("paros"), r.sys("paros-plaintext")
+	if sec == nil || plain == nil {
+		return
+	}
+	w("## TLS cost\n\n")
+	w("paros as shipped (TLS 1.3 between clients and members and mutual TLS between members, a bearer token verified on every call) against the same build with `--insecure` (plaintext, no token), in the same run; the plaintext variant runs W1 and W2 (one `client.Writer`) only. ")
+	w("Ratio = TLS ÷ plaintext: for throughput below 1 is the cost, for latency and CPU above 1 is the cost.\n\n")
+	w("| workload | metric | paros (TLS + tokens) | paros (plaintext) | TLS ÷ plaintext |\n|---|---|---:|---:|---:|\n")
+	wps := func(l *loadResult) float64 { return l.WritesPerS }
+	p50 := func(l *loadResult) float64 { return l.P50ms }
+	p99 := func(l *loadResult) float64 { return l.P99ms }
+	phaseGet := func(id string, f func(*loadResult) float64) func(string) float64 {
+		return func(key string) float64 {
+			if p := r.phase(key, id); p != nil {
+				return f(p)
+			}
+			return 0
+		}
+	}
+	cores := func(id string) func(string) float64 {
+		return func(key string) float64 { return r.sys(key).CPUCores[id] }
+	}
+	// cpuPerWrite is the members' CPU per acknowledged write, in µs (the
+	// CPU over the whole phase, warm-up included, over its write rate).
+	cpuPerWrite := func(id string) func(string) float64 {
+		return func(key string) float64 {
+			p := r.phase(key, id)
+			c := r.sys(key).CPUCores[id]
+			if p == nil || p.WritesPerS == 0 || c == 0 {
+				return 0
+			}
+			return c / p.WritesPerS * 1e6
+		}
+	}
+	rows := []struct {
+		label, metric string
+		get           func(key string) float64
+		format        func(float64) string
+	}{
+		{"W1 1 sequential writer", "p50 ms", phaseGet("w1", p50), f1},
+		{"W1 1 sequential writer", "p99 ms", phaseGet("w1", p99), f1},
+		{"W2 64 in flight", "writes/s", phaseGet("w2-64", wps), thousands},
+		{"W2 64 in flight", "p50 ms", phaseGet("w2-64", p50), f1},
+		{"W2 1,000 in flight", "writes/s", phaseGet("w2-1000", wps), thousands},
+		{"W2 1,000 in flight", "p50 ms", phaseGet("w2-1000", p50), f1},
+		{"W2 1,000 in flight", "p99 ms", phaseGet("w2-1000", p99), f1},
+		{"CPU of the 3 members, W2 1,000", "cores", cores("w2-1000"), f1},
+		{"CPU of the 3 members, W2 1,000", "µs per write", cpuPerWrite("w2-1000"), f1},
+	}
+	for _, rw := range rows {
+		a, b := rw.get("paros"), rw.get("paros-plaintext")
+		w("| %s | %s | %s | %s | %s |\n", rw.label, rw.metric, rw.format(a), rw.format(b), ratio(a, b))
+	}
+	w("\n")
 }
 
 func shortName(k string) string {
@@ -528,6 +593,9 @@ func checkTargets(r *report) []targetCheck {
 			fmt.Sprintf("%s records/s (%s) vs goal %s (disk %.0f MB/s) = %.1f%% of the bandwidth", thousands(best), which, thousands(goal), d.MBPerS, 100*best/(2*goal)),
 			best >= goal)
 	}
+	if c, ok := tlsCostTarget(r); ok {
+		out = append(out, c)
+	}
 	if s := r.sys("paros"); s != nil && s.Failover != nil {
 		v := s.Failover.RecoveryMs
 		add("W5: failover ≤ 1 s", fmt.Sprintf("%.0f ms (longest ack gap %.0f ms)", v, s.Failover.GapMs), v > 0 && v <= 1000)
@@ -550,6 +618,32 @@ func checkTargets(r *report) []targetCheck {
 		}
 	}
 	return out
+}
+
+// tlsCostTargetSlack is how far paros with TLS and tokens may fall behind
+// its plaintext variant: 10 % on W1 p50 and on W2 throughput.
+const tlsCostTargetSlack = 0.10
+
+// tlsCostTarget checks "TLS on: W1 p50 and W2 throughput within 10% of
+// plaintext" (ok false: the run lacks one of the figures).
+func tlsCostTarget(r *report) (targetCheck, bool) {
+	var parts []string
+	met := true
+	w1s, w1p := r.phase("paros", "w1"), r.phase("paros-plaintext", "w1")
+	if w1s == nil || w1p == nil {
+		return targetCheck{}, false
+	}
+	parts = append(parts, fmt.Sprintf("W1 p50 %.3f vs %.3f ms = %s", w1s.P50ms, w1p.P50ms, ratio(w1s.P50ms, w1p.P50ms)))
+	met = met && w1s.P50ms <= (1+tlsCostTargetSlack)*w1p.P50ms
+	for _, v := range []struct{ id, name string }{{"w2-64", "W2 64"}, {"w2-1000", "W2 1,000"}} {
+		a, b := r.phase("paros", v.id), r.phase("paros-plaintext", v.id)
+		if a == nil || b == nil {
+			return targetCheck{}, false
+		}
+		parts = append(parts, fmt.Sprintf("%s %s vs %s writes/s = %s", v.name, thousands(a.WritesPerS), thousands(b.WritesPerS), ratio(a.WritesPerS, b.WritesPerS)))
+		met = met && a.WritesPerS >= (1-tlsCostTargetSlack)*b.WritesPerS
+	}
+	return targetCheck{Target: "TLS on: W1 p50 and W2 throughput within 10% of plaintext", Value: strings.Join(parts, "; "), Met: met}, true
 }
 
 // markdownSummary is what compare prints at the end: the targets.
@@ -583,12 +677,16 @@ func (r *report) svg() string {
 		pts    []pt
 		w3     *pt
 	}
-	colors := map[string]string{"paros": "#d62728", "etcd": "#1f77b4", "nats-always": "#2ca02c", "nats-default": "#98df8a"}
+	colors := map[string]string{"paros": "#d62728", "paros-plaintext": "#e8a0a0", "etcd": "#1f77b4", "nats-always": "#2ca02c", "nats-default": "#98df8a"}
 	var ss []series
 	for _, s := range r.Systems {
 		se := series{name: s.Title, color: colors[s.Key]}
-		if s.Key == "paros" {
+		switch s.Key {
+		case "paros":
 			se.name = "paros, one client.Writer"
+		case "paros-plaintext":
+			se.name = "paros (plaintext)"
+			se.dashed = true
 		}
 		for _, id := range []string{"w1", "w2-64", "w2-1000"} {
 			if p := r.phase(s.Key, id); p != nil {
