@@ -115,7 +115,7 @@ func (a *Acceptor) isCold(s Slot) bool { return s >= a.floor && s < a.log.base }
 // evictBelow drops the hot records below base (cold.go's rules are the
 // caller's to check).
 func (a *Acceptor) evictBelow(base Slot) {
-	for s := a.log.base; s < base; s++ {
+	for s := a.log.base; s < base && s < a.log.end; s++ { // only what is held: a trim point may be far ahead
 		if r := a.log.at(s); r != nil && r.ok {
 			a.hotBytes -= commandBytes(r.cmd)
 		}
