@@ -37,8 +37,9 @@ const (
 	// needAnyone: any authenticated principal, token or peer.
 	needAnyone
 	// needInspect: node_only: any authenticated principal; a journal (or
-	// none): a token with any scope covering it. Peers and tokens without
-	// admin over everything see only their journals listed (Admin.Inspect).
+	// none): a token with any scope covering it. A token without admin
+	// over everything sees only the journals it covers listed; a peer
+	// machine sees them all (Admin.Inspect).
 	needInspect
 	// needPeerOrAdmin: a peer machine's certificate, or a token granting
 	// OpAdmin over every journal.
