@@ -602,7 +602,7 @@ func (d *fuzzDriver) command(s paxos.Slot) journal.Command {
 func (d *fuzzDriver) state() journal.State {
 	b := d.in.next()
 	cur := d.node.State()
-	k := journal.Seq(b / 6 % 4)
+	k := min(journal.Seq(b/6%4), journal.SeqMax-cur.NextSeq) // a state at the bounds stays within them
 	switch b % 6 {
 	case 0:
 		return journal.State{}
@@ -617,7 +617,7 @@ func (d *fuzzDriver) state() journal.State {
 		}
 		return st
 	case 4:
-		st, err := journal.Restore(fuzzUUIDs[2], cur.Term()+1, cur.NextSeq+k, cur.FirstSeq)
+		st, err := journal.Restore(fuzzUUIDs[2], min(cur.Term()+1, journal.TermMax), cur.NextSeq+k, cur.FirstSeq)
 		if err != nil {
 			d.t.Fatalf("restore: %v", err)
 		}
