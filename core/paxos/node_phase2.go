@@ -29,7 +29,9 @@ func (n *Node) propose(cmd journal.Command) ProposeResult {
 	if !ok {
 		return ProposeResult{Status: NotLeader, LeaderHint: n.leaderHint}
 	}
-	if int(l.nextSlot-(n.rep.chosenIndex+1)) >= n.opts.ProposeQueueMax {
+	// A log whose next slot passed SlotMax is full (2^62 slots: only a
+	// forged trim point can bring a journal near it); nothing is proposed.
+	if int(l.nextSlot-(n.rep.chosenIndex+1)) >= n.opts.ProposeQueueMax || l.nextSlot > SlotMax {
 		return ProposeResult{Status: Busy, LeaderHint: n.cfg.ID}
 	}
 	s := n.openRound(l, cmd)

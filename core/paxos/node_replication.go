@@ -83,7 +83,7 @@ func (n *Node) resendPending(l *leading) {
 // frontier gets decided and quorum reads waiting on it finish. Only a
 // Phase-1-backed leadership may gap-fill, and every leadership here is.
 func (n *Node) noopFill(l *leading) {
-	for l.nextSlot <= l.fillTo && int(l.nextSlot-(n.rep.chosenIndex+1)) < n.opts.ProposeQueueMax {
+	for l.nextSlot <= min(l.fillTo, SlotMax) && int(l.nextSlot-(n.rep.chosenIndex+1)) < n.opts.ProposeQueueMax {
 		n.counters.GapFills++
 		n.openRound(l, journal.Noop())
 	}

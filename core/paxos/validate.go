@@ -68,7 +68,9 @@ func validateBoot(st Storage) error {
 	switch {
 	case !hs.Promised.InRange():
 		return fmt.Errorf("%w: promise %s above round %d", ErrStorage, hs.Promised, uint64(BallotRoundMax))
-	case hs.ChosenIndex > SlotMax || st.LastSlot() > SlotMax || st.FirstSlot() > SlotMax:
+	// The floor may sit one past SlotMax (every slot up to it decided and
+	// cut); no record or chosen slot may.
+	case hs.ChosenIndex > SlotMax || st.LastSlot() > SlotMax || st.FirstSlot() > SlotMax+1:
 		return fmt.Errorf("%w: slot numbers above %d (chosen %d, first %d, last %d)",
 			ErrStorage, uint64(SlotMax), hs.ChosenIndex, st.FirstSlot(), st.LastSlot())
 	}
