@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
 
@@ -17,6 +18,16 @@ type attempt struct {
 	maybeSent bool
 	// err is the transport error of a try that reached no server.
 	err error
+}
+
+// failed records a try that got no answer: a denial ends the call (the
+// credentials will not change by retrying), anything else is tried again.
+func (a *attempt) failed(err error) (bool, error) {
+	if errors.Is(err, ErrDenied) {
+		return true, err
+	}
+	a.err = err
+	return false, nil
 }
 
 // resend is the library's one retry loop: it calls try until try reports

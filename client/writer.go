@@ -180,12 +180,8 @@ func (w *Writer) Claim(ctx context.Context) error {
 	refusals := 0
 	return resend(ctx, "the claim", func(a *attempt) (bool, error) {
 		reply, err := w.j.SetLeader(ctx, req)
-		if errors.Is(err, ErrDenied) {
-			return true, err
-		}
 		if err != nil {
-			a.err = err
-			return false, nil
+			return a.failed(err)
 		}
 		w.mu.Lock()
 		defer w.mu.Unlock()
@@ -315,12 +311,8 @@ func (w *Writer) Truncate(ctx context.Context, upTo journal.Seq) (journal.View, 
 	var view journal.View
 	err = resend(ctx, fmt.Sprintf("the truncation to %d", upTo), func(a *attempt) (bool, error) {
 		reply, err := w.j.Truncate(ctx, req)
-		if errors.Is(err, ErrDenied) {
-			return true, err
-		}
 		if err != nil {
-			a.err = err
-			return false, nil
+			return a.failed(err)
 		}
 		w.mu.Lock()
 		defer w.mu.Unlock()

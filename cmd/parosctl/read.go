@@ -23,11 +23,7 @@ func readCmd(g *globals) *cobra.Command {
 		Short: "read records from a position (a truncated range is reported as a gap)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			id, err := parseJournal(args[0])
-			if err != nil {
-				return err
-			}
-			c, err := g.dial()
+			c, id, err := g.dialJournal(args[0])
 			if err != nil {
 				return err
 			}
@@ -80,11 +76,7 @@ func tailCmd(g *globals) *cobra.Command {
 		Short: "read to the tail; with -f keep following it",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			id, err := parseJournal(args[0])
-			if err != nil {
-				return err
-			}
-			c, err := g.dial()
+			c, id, err := g.dialJournal(args[0])
 			if err != nil {
 				return err
 			}
@@ -104,4 +96,17 @@ func tailCmd(g *globals) *cobra.Command {
 	cmd.Flags().Uint64Var(&from, "from", 1, "first position")
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep following the tail")
 	return cmd
+}
+
+// dialJournal parses a journal argument and dials the cell.
+func (g *globals) dialJournal(arg string) (*client.Client, journal.ID, error) {
+	id, err := parseJournal(arg)
+	if err != nil {
+		return nil, journal.ID{}, err
+	}
+	c, err := g.dial()
+	if err != nil {
+		return nil, journal.ID{}, err
+	}
+	return c, id, nil
 }
