@@ -83,15 +83,6 @@ const (
 	PeerMessageBytesMax = 16 << 20
 )
 
-// ServerOptions are the gRPC server options of a plaintext process (the
-// Peer stream's frame limit).
-//
-// Deprecated: build a machine's server with server.ServerOptions (or
-// machine.Machine.ServerOptions), which adds TLS and authentication.
-func ServerOptions() []grpc.ServerOption {
-	return []grpc.ServerOption{grpc.MaxRecvMsgSize(PeerMessageBytesMax)}
-}
-
 func (t *transport) run(p *peerSender) {
 	defer t.wg.Done()
 	backoff := backoffMin

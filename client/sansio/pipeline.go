@@ -508,8 +508,8 @@ func (p *Pipeline) cut() *pipeWrite {
 			merged = append(merged, a.records...)
 		}
 	}
-	req, err := p.w.Next(merged)
-	if err != nil { // the Writer stopped or holds no fence: nothing was sent
+	req, err := p.w.nextOwned(merged) // the appends' copies; the appends are done with them
+	if err != nil {                   // the Writer stopped or holds no fence: nothing was sent
 		for _, a := range as {
 			p.complete(a, err)
 		}

@@ -225,6 +225,16 @@ func (w *Writer) win(u journal.LeaderUUID, v journal.View) {
 // journal.WriteRecordsMax or journal.WriteBytesMax, ErrInFlightFull past
 // WritesInFlightMax.
 func (w *Writer) Next(records [][]byte) (journal.WriteRequest, error) {
+	return w.build(records, copyRecords)
+}
+
+// nextOwned is Next for records the caller hands over and never touches
+// again (a Pipeline copied them when they were appended): no second copy.
+func (w *Writer) nextOwned(records [][]byte) (journal.WriteRequest, error) {
+	return w.build(records, func(r [][]byte) [][]byte { return r })
+}
+
+func (w *Writer) build(records [][]byte, own func([][]byte) [][]byte) (journal.WriteRequest, error) {
 	if w.stopErr != nil {
 		return journal.WriteRequest{}, w.stopErr
 	}
@@ -235,12 +245,12 @@ func (w *Writer) Next(records [][]byte) (journal.WriteRequest, error) {
 		return journal.WriteRequest{}, err
 	}
 	if w.mode == journal.ModeMulti {
-		return journal.WriteRequest{Journal: w.id, Records: copyRecords(records)}, nil
+		return journal.WriteRequest{Journal: w.id, Records: own(records)}, nil
 	}
 	if len(w.pending) >= WritesInFlightMax {
 		return journal.WriteRequest{}, ErrInFlightFull
 	}
-	req := journal.WriteRequest{Journal: w.id, Leader: w.fence, Seq: w.next, Records: copyRecords(records)}
+	req := journal.WriteRequest{Journal: w.id, Leader: w.fence, Seq: w.next, Records: own(records)}
 	w.next += journal.Seq(len(records))
 	w.pending = append(w.pending, req)
 	w.assertInvariants()

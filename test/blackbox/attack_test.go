@@ -83,11 +83,8 @@ func TestForgedAcceptIsRefused(t *testing.T) {
 	// Arrange: a formed cell, a claimed writer with three records, and the
 	// attacker's reconnaissance.
 	c := newCell(t)
-	jpb, err := parseRef(c.initCell())
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := wire.JournalIDFromPB(jpb)
+	id := mustID(t, c.initCell())
+	jpb := wire.JournalIDToPB(id)
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	defer cancel()
 	conn := c.dial(ctx, c.procs)
@@ -328,11 +325,8 @@ func TestDataCallsNeedACredential(t *testing.T) {
 	// read-only token of the journal and a read-write token of another.
 	c := newCell(t)
 	ref := c.initCell()
-	jpb, err := parseRef(ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := wire.JournalIDFromPB(jpb)
+	id := mustID(t, ref)
+	jpb := wire.JournalIDToPB(id)
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	defer cancel()
 	admin := c.dial(ctx, c.procs)
@@ -517,11 +511,7 @@ func TestCellServesThroughIdleAndSlowConnections(t *testing.T) {
 	// Arrange: a formed cell, a claimed writer, the leader, and how many
 	// idle connections fit in both processes' file descriptor limits.
 	c := newCell(t)
-	jpb, err := parseRef(c.initCell())
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := wire.JournalIDFromPB(jpb)
+	id := mustID(t, c.initCell())
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	conn := c.dial(ctx, c.procs)

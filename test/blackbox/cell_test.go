@@ -43,7 +43,6 @@ import (
 	"testing"
 	"time"
 
-	pb "github.com/parosdb/paros/api/parospb/paros/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
@@ -51,7 +50,6 @@ import (
 	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/security"
 	"github.com/parosdb/paros/sim/lincheck"
-	"github.com/parosdb/paros/wire"
 )
 
 var binDir string
@@ -361,11 +359,7 @@ func TestKillTheLeaderUnderLoad(t *testing.T) {
 	// journal claimed (retrying until some node leads).
 	c := newCell(t)
 	ref := c.initCell()
-	jpb, err := parseRef(ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := wire.JournalIDFromPB(jpb)
+	id := mustID(t, ref)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	conn := c.dial(ctx, c.procs)
@@ -559,12 +553,14 @@ func TestCredentialsAreRequired(t *testing.T) {
 	}
 }
 
-func parseRef(s string) (*pb.JournalId, error) {
-	id, err := journal.ParseID(s)
+// mustID parses the journal reference parosctl init printed.
+func mustID(t *testing.T, ref string) journal.ID {
+	t.Helper()
+	id, err := journal.ParseID(ref)
 	if err != nil {
-		return nil, err
+		t.Fatal(err)
 	}
-	return wire.JournalIDToPB(id), nil
+	return id
 }
 
 // callTimeout bounds one raw call of the kill-the-leader test; within it

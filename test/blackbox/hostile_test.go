@@ -27,6 +27,7 @@ import (
 
 	pb "github.com/parosdb/paros/api/parospb/paros/v1"
 	"github.com/parosdb/paros/security"
+	"github.com/parosdb/paros/wire"
 )
 
 func TestMaxRoundCommitCrashesNothing(t *testing.T) {
@@ -35,10 +36,7 @@ func TestMaxRoundCommitCrashesNothing(t *testing.T) {
 	if out, code := c.ctl("write", j, "before"); code != 0 {
 		t.Fatalf("write: exit %d: %s", code, out)
 	}
-	jid, err := parseRef(j)
-	if err != nil {
-		t.Fatal(err)
-	}
+	jid := wire.JournalIDToPB(mustID(t, j))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	ids := make([]uint64, len(c.procs))

@@ -46,11 +46,7 @@ func TestLinkCutAndHealedWhileWriting(t *testing.T) {
 		p.advertise = px.Addr
 	})
 	ref := c.initCell()
-	jpb, err := parseRef(ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := journal.ID{Tenant: jpb.GetTenant(), Journal: jpb.GetJournal()}
+	id := mustID(t, ref)
 	var public, direct []string
 	for _, p := range c.procs {
 		public, direct = append(public, p.public()), append(direct, p.addr)
