@@ -3,6 +3,7 @@ package host
 import (
 	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/core/paxos"
+	"github.com/parosdb/paros/core/quorum"
 )
 
 // CallKind names a client call.
@@ -14,6 +15,8 @@ const (
 	CallTruncate
 	CallSetLeader
 	CallInspect
+	CallReconfigure
+	CallRetire
 )
 
 // Call is one client call. The request of its kind is set; the others are
@@ -27,6 +30,9 @@ type Call struct {
 	Truncate  journal.TruncateRequest
 	SetLeader journal.SetLeaderRequest
 	Inspect   InspectRequest
+	// Reconfigure and Retire are operator calls (Admin).
+	Reconfigure ReconfigureRequest
+	Retire      RetireRequest
 }
 
 // Journal names the journal the call is for.
@@ -42,6 +48,10 @@ func (c Call) Journal() journal.ID {
 		return c.SetLeader.Journal
 	case CallInspect:
 		return c.Inspect.Journal
+	case CallReconfigure:
+		return c.Reconfigure.Journal
+	case CallRetire:
+		return c.Retire.Journal
 	}
 	return journal.ID{}
 }
@@ -53,6 +63,31 @@ type Response struct {
 	Reply   journal.Reply
 	Read    journal.ReadReply
 	Inspect InspectReply
+	// Admin is the answer to Reconfigure and Retire.
+	Admin AdminReply
+}
+
+// ReconfigureRequest asks the node to move journal to a new acceptor
+// configuration.
+type ReconfigureRequest struct {
+	Journal journal.ID
+	Members []paxos.NodeID
+	Quorum  quorum.Spec
+}
+
+// RetireRequest asks the node to retire from journal, with the effective
+// GC watermark as evidence.
+type RetireRequest struct {
+	Journal   journal.ID
+	Watermark paxos.Ballot
+}
+
+// AdminReply: Refusal is empty when the request was accepted, else a
+// stable reason ("no_matchmakers", "invalid_configuration", "unavailable",
+// "unknown_journal", and for Retire the node's RetireRefusal names).
+type AdminReply struct {
+	Refusal string
+	Detail  string
 }
 
 // InspectRequest asks for a journal's consensus facts.
@@ -72,4 +107,12 @@ type InspectReply struct {
 	Floor          paxos.Slot
 	State          journal.View
 	Quarantined    bool
+	// Matchmaker Paxos (zero on a plain deployment): the configuration the
+	// node believes in force, the matchmaker set, and on a leader whose GC
+	// is effective the watermark and the retirable acceptors.
+	Config      paxos.Configuration
+	Matchmakers []paxos.NodeID
+	GCEffective bool
+	GCWatermark paxos.Ballot
+	Retirable   []paxos.NodeID
 }

@@ -54,6 +54,10 @@ func (h *Host) takeCall(c Call) *journalRT {
 		h.reply(c.ID, unavailable(c))
 		return nil
 	}
+	if c.Kind == CallReconfigure || c.Kind == CallRetire {
+		h.reply(c.ID, Response{Kind: c.Kind, Admin: h.admin(j, c)})
+		return j
+	}
 	switch c.Kind {
 	case CallWrite:
 		w := c.Write
@@ -77,6 +81,9 @@ func (h *Host) takeCall(c Call) *journalRT {
 }
 
 func unavailable(c Call) Response {
+	if c.Kind == CallReconfigure || c.Kind == CallRetire {
+		return Response{Kind: c.Kind, Admin: AdminReply{Refusal: "unavailable"}}
+	}
 	if c.Kind == CallRead {
 		return Response{Kind: CallRead, Read: journal.ReadReply{FromSeq: c.Read.FromSeq}}
 	}
@@ -89,6 +96,8 @@ func unknownJournal(c Call) Response {
 		return Response{Kind: CallRead, Read: journal.ReadReply{UnknownJournal: true, FromSeq: c.Read.FromSeq}}
 	case CallInspect:
 		return Response{Kind: CallInspect, Inspect: InspectReply{UnknownJournal: true}}
+	case CallReconfigure, CallRetire:
+		return Response{Kind: c.Kind, Admin: AdminReply{Refusal: "unknown_journal"}}
 	}
 	return Response{Kind: c.Kind, Reply: journal.Reply{NoVerdict: journal.UnknownJournal}}
 }
@@ -202,5 +211,7 @@ func (h *Host) inspect(j *journalRT) InspectReply {
 	n := j.node
 	r.Role, r.Leader, r.Promised = n.Role(), n.LeaderHint(), n.Promised()
 	r.ChosenIndex, r.Applied, r.Floor, r.State = n.ChosenIndex(), n.Applied(), n.Floor(), n.State().View()
+	r.Config, r.Matchmakers = n.Configuration(), n.Matchmakers()
+	r.GCWatermark, r.Retirable, r.GCEffective = n.Collected()
 	return r
 }

@@ -2,6 +2,7 @@ package host
 
 import (
 	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/matchmaker"
 	"github.com/parosdb/paros/core/paxos"
 	"github.com/parosdb/paros/storage"
 )
@@ -40,6 +41,13 @@ type Env interface {
 	ReopenStore(j journal.ID) error
 	// Rand draws 64 random bits (election jitter, read contexts).
 	Rand() uint64
+	// PersistRegistry applies a matchmaker batch to the process's registry
+	// store, synced, after every earlier one, and reports back with
+	// OnPersisted(t, err). Only called on a process with a matchmaker.
+	PersistRegistry(t Token, ops []matchmaker.WriteOp)
+	// DeleteStore deletes journal j's store (an honoured retire: the
+	// journal is gone from this process, and its identity with it).
+	DeleteStore(j journal.ID) error
 }
 
 // NodeIDOf converts a wire node id.

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/matchmaker"
 	"github.com/parosdb/paros/core/paxos"
 	"github.com/parosdb/paros/core/quorum"
 	"github.com/parosdb/paros/host"
@@ -142,6 +143,15 @@ func (e *fakeEnv) ReopenStore(j journal.ID) error {
 }
 
 func (e *fakeEnv) Rand() uint64 { return e.rng.Uint64() }
+
+func (e *fakeEnv) PersistRegistry(t host.Token, ops []matchmaker.WriteOp) {
+	e.t.Fatalf("a host without a matchmaker persisted a registry batch")
+}
+
+func (e *fakeEnv) DeleteStore(j journal.ID) error {
+	delete(e.stores, j)
+	return nil
+}
 
 var _ host.Env = (*fakeEnv)(nil)
 

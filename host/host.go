@@ -7,7 +7,6 @@ import (
 
 	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/core/paxos"
-	"github.com/parosdb/paros/core/quorum"
 	"github.com/parosdb/paros/storage"
 )
 
@@ -26,6 +25,7 @@ type Host struct {
 	stopped   bool
 	counters  Counters
 	observer  Observer
+	mm        *mmRT
 }
 
 // Counters are observation only.
@@ -41,6 +41,12 @@ type Counters struct {
 	// contract (paxos.ErrContract): a bug or a lying member. Honest cells
 	// never raise it; the simulator fails a seed that does.
 	ContractFaults uint64
+	// MatchmakerFaults counts matchmaker store faults (each closes the
+	// matchmaker for good).
+	MatchmakerFaults uint64
+	// Joined and Retired count journals added as a joiner and removed by
+	// an honoured retire.
+	Joined, Retired uint64
 }
 
 // Observer sees what a host decides, for the simulator's audit. It must
@@ -72,17 +78,12 @@ func New(id paxos.NodeID, env Env, tun Tunables, specs []JournalSpec) (*Host, er
 			return nil, fmt.Errorf("paros/host: journal %s listed twice", s.ID)
 		}
 		seen[s.ID] = true
-		sys, err := quorum.New(s.Members, s.Quorum)
+		j, err := newJournalRT(id, s)
 		if err != nil {
-			return nil, fmt.Errorf("paros/host: journal %s: %w", s.ID, err)
+			return nil, err
 		}
-		cfg := paxos.Config{ID: id, Acceptors: sys, Mode: s.Mode}
-		if err := cfg.Validate(); err != nil {
-			return nil, fmt.Errorf("paros/host: journal %s: %w", s.ID, err)
-		}
-		j := &journalRT{spec: s, cfg: cfg, marker: s.marker(id)}
 		h.journals = append(h.journals, j)
-		for _, m := range sys.Members() {
+		for _, m := range append(slices.Clone(j.cfg.Acceptors.Members()), s.Matchmakers...) {
 			if m != id && !slices.Contains(h.peers, m) {
 				h.peers = append(h.peers, m)
 			}
@@ -160,6 +161,10 @@ func (h *Host) OnDeliver(from paxos.NodeID, batch []Envelope) {
 	}
 	h.counters.Delivers++
 	for _, e := range batch {
+		if e.Msg.From == from && e.Msg.To == h.id && e.Msg.Type.IsMatchmakerRequest() {
+			h.stepMatchmaker(e)
+			continue
+		}
 		j := h.journal(e.Journal)
 		if j == nil || j.status != Live || e.Msg.From != from || e.Msg.To != h.id {
 			h.counters.Dropped++
@@ -205,6 +210,11 @@ func (h *Host) OnPersisted(t Token, err error) {
 	if h.stopped {
 		return
 	}
+	if h.mm != nil && h.mm.tokens[t] {
+		h.onRegistryPersisted(t, err)
+		h.flush()
+		return
+	}
 	jid, ok := h.tokens[t]
 	if !ok {
 		return // a batch of an incarnation that was quarantined meanwhile
@@ -217,8 +227,20 @@ func (h *Host) OnPersisted(t Token, err error) {
 }
 
 func (h *Host) checkStopped() {
-	if h.stopped || len(h.journals) == 0 {
+	if h.stopped {
 		return
+	}
+	if h.mm != nil && h.mm.mm.Closed() != nil {
+		// A matchmaker's store fault closes the whole set of registries:
+		// the process stops (fail-stop) and its supervisor restarts it,
+		// which reopens the store from what is durable. A closed
+		// matchmaker must not linger, refusing every candidate.
+		h.stopped = true
+		h.lastFault = fmt.Errorf("%w: %w", ErrStopped, h.lastFault)
+		return
+	}
+	if len(h.journals) == 0 || h.mm != nil {
+		return // a live matchmaker keeps the process up whatever its journals
 	}
 	for _, j := range h.journals {
 		if j.status == Live {
@@ -233,16 +255,7 @@ func (h *Host) checkStopped() {
 }
 
 // enqueue queues a message on its peer's mailbox.
-func (h *Host) enqueue(j *journalRT, m paxos.Message) {
-	mb := h.mailboxes[m.To]
-	if mb == nil {
-		mb = &mailbox{}
-		h.mailboxes[m.To] = mb
-	}
-	if mb.push(j.spec.ID, m, h.tun.LaneMessagesMax) {
-		h.counters.Evictions++
-	}
-}
+func (h *Host) enqueue(j *journalRT, m paxos.Message) { h.enqueueTo(j.spec.ID, m) }
 
 // flush sends up to FlushDeliversMax Delivers to each peer, in peer order.
 func (h *Host) flush() {

@@ -19,6 +19,11 @@ type JournalSpec struct {
 	Quorum  quorum.Spec
 	Mode    journal.WriterMode
 	Claim   storage.Claim
+	// Matchmakers is the journal's matchmaker set (empty: plain
+	// Multi-Paxos). Joiner: the store is formatted for a node joining
+	// Members by reconfiguration.
+	Matchmakers []paxos.NodeID
+	Joiner      bool
 }
 
 // JournalStatus is where a journal's incarnation stands.
@@ -105,10 +110,26 @@ type journalRT struct {
 	released journal.State
 }
 
+// newJournalRT checks a spec and builds its (not yet booted) incarnation.
+func newJournalRT(id paxos.NodeID, s JournalSpec) (*journalRT, error) {
+	sys, err := quorum.New(s.Members, s.Quorum)
+	if err != nil {
+		return nil, fmt.Errorf("paros/host: journal %s: %w", s.ID, err)
+	}
+	mms := slices.Clone(s.Matchmakers)
+	slices.Sort(mms)
+	cfg := paxos.Config{ID: id, Acceptors: sys, Mode: s.Mode, Matchmakers: mms, Joiner: s.Joiner}
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("paros/host: journal %s: %w", s.ID, err)
+	}
+	return &journalRT{spec: s, cfg: cfg, marker: s.marker(id)}, nil
+}
+
 func (s JournalSpec) marker(node paxos.NodeID) storage.Marker {
 	members := slices.Clone(s.Members)
 	slices.Sort(members)
-	return storage.Marker{Journal: s.ID, Node: node, Members: members, Quorum: s.Quorum, Mode: s.Mode}
+	return storage.Marker{Journal: s.ID, Node: node, Members: members, Quorum: s.Quorum, Mode: s.Mode,
+		Matchmakers: uint32(len(s.Matchmakers)), Joiner: s.Joiner}
 }
 
 // boot opens the journal's store, checks the operator's claim against the

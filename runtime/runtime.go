@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/matchmaker"
 	"github.com/parosdb/paros/core/paxos"
 	"github.com/parosdb/paros/host"
 	"github.com/parosdb/paros/security"
@@ -346,6 +347,13 @@ func (e env) ReopenStore(j journal.ID) error {
 }
 
 func (e env) Rand() uint64 { return e.r.rng.Uint64() }
+
+func (e env) PersistRegistry(t host.Token, ops []matchmaker.WriteOp) {
+	e.r.store.submit(persistReq{token: t, registry: ops})
+}
+
+// DeleteStore deletes a retired journal's keys (one synced range delete).
+func (e env) DeleteStore(j journal.ID) error { return e.r.cfg.DB.DeleteJournal(j) }
 
 // observer feeds metrics from the host's observation port.
 type observer struct{ r *Runtime }

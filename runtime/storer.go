@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/matchmaker"
 	"github.com/parosdb/paros/core/paxos"
 	"github.com/parosdb/paros/host"
 	"github.com/parosdb/paros/storage/pebblestore"
@@ -15,6 +16,8 @@ type persistReq struct {
 	journal journal.ID
 	ops     []paxos.WriteOp
 	sync    bool
+	// registry: a matchmaker batch (applied alone, synced, in order).
+	registry []matchmaker.WriteOp
 }
 
 // groupBatchesMax bounds the journal batches of one group commit (the
@@ -78,12 +81,24 @@ func (s *storer) run() {
 
 		batches = batches[:0]
 		sync := false
+		var regErr error
 		for _, p := range reqs {
+			if p.registry != nil {
+				// Matchmaker batches are rare (a round change, a GC): each
+				// is its own synced commit, before the journals' group.
+				if regErr == nil {
+					regErr = s.r.cfg.DB.Registry().Apply(p.registry)
+				}
+				continue
+			}
 			batches = append(batches, pebblestore.Batch{Journal: p.journal, Ops: p.ops, Sync: p.sync})
 			sync = sync || p.sync
 		}
 		start := time.Now()
-		err := s.r.cfg.DB.Commit(batches...)
+		var err error
+		if len(batches) > 0 {
+			err = s.r.cfg.DB.Commit(batches...)
+		}
 		s.r.metrics.observeCommit(len(reqs), sync, time.Since(start))
 		if err != nil {
 			s.r.log.Error("storage commit failed", "batches", len(reqs), "err", err)
@@ -91,6 +106,10 @@ func (s *storer) run() {
 		done := reqs
 		_ = s.r.postStorage(func() {
 			for _, p := range done {
+				if p.registry != nil {
+					s.r.h.OnPersisted(p.token, regErr)
+					continue
+				}
 				s.r.h.OnPersisted(p.token, err)
 			}
 		})

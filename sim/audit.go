@@ -33,6 +33,8 @@ type audit struct {
 	// position (a completed append, an accepted multi-writer write).
 	acked  map[jpos]uint64
 	chains map[jpos]uint64
+	// cfg holds the reconfiguration oracles' state (audit_config.go).
+	cfg configAudit
 }
 
 type jslot struct {
@@ -58,7 +60,8 @@ type jpos struct {
 
 func newAudit(w *World) *audit {
 	return &audit{w: w, gates: map[string]int{}, chosen: map[jslot]journal.Command{}, verdict: map[jslot]journal.Outcome{},
-		promise: map[njournal]paxos.Ballot{}, memPromise: map[njournal]incBallot{}, hotChecked: map[njournal]incSlot{}, records: map[jpos]uint64{}, acked: map[jpos]uint64{}, chains: map[jpos]uint64{}}
+		promise: map[njournal]paxos.Ballot{}, memPromise: map[njournal]incBallot{}, hotChecked: map[njournal]incSlot{}, records: map[jpos]uint64{}, acked: map[jpos]uint64{}, chains: map[jpos]uint64{},
+		cfg: newConfigAudit()}
 }
 
 func (a *audit) violation(claim, format string, args ...any) {
@@ -111,25 +114,61 @@ func (a *audit) Committed(node paxos.NodeID, j journal.ID, c paxos.Committed) {
 // before the votes behind it are on disk. A disk that already dropped the
 // slot below its floor, a rotted record (its identity survived) and a
 // wiped disk (its history is unknown) count as holding it.
+//
+// With matchmakers the quorum is asked of the configuration of the ballot
+// the value is held at (a value re-proposed at a later ballot is backed by
+// that ballot's configuration); a retired machine's deleted store counts
+// as holding it too (it held its vote while it was an acceptor).
 func (a *audit) backed(node paxos.NodeID, j journal.ID, c paxos.Committed) {
-	var holders []paxos.NodeID
+	var always []paxos.NodeID
+	at := map[paxos.Ballot][]paxos.NodeID{}
 	for _, p := range a.w.procs {
 		st := p.stores[j]
-		if p.wiped || st.FirstSlot() > c.Slot {
-			holders = append(holders, p.id)
+		if st == nil {
+			if p.retired[j] {
+				always = append(always, p.id)
+			}
 			continue
 		}
-		if _, cmd, ok := st.Accepted(c.Slot); ok && cmd.Equal(c.Command) {
-			holders = append(holders, p.id)
+		if p.wiped || st.FirstSlot() > c.Slot {
+			always = append(always, p.id)
+			continue
+		}
+		if b, cmd, ok := st.Accepted(c.Slot); ok && cmd.Equal(c.Command) {
+			at[b] = append(at[b], p.id)
 		} else if _, ok := st.FaultyAt(c.Slot); ok {
-			holders = append(holders, p.id)
+			always = append(always, p.id)
 		}
 	}
-	sys := a.w.system()
-	if sys.Phase2(c.Slot, sys.SetOf(holders...), 0) != quorum.Won {
-		a.violation("a decision is announced only once a Phase-2 quorum holds it on disk",
-			"%s slot %d folded on n%d, durable on %v only", short(j), c.Slot, node, holders)
+	if len(a.w.shape.Matchmakers) == 0 {
+		holders := always
+		for _, ids := range at {
+			holders = append(holders, ids...)
+		}
+		sys := a.w.system()
+		if sys.Phase2(c.Slot, sys.SetOf(holders...), 0) != quorum.Won {
+			a.violation("a decision is announced only once a Phase-2 quorum holds it on disk",
+				"%s slot %d folded on n%d, durable on %v only", short(j), c.Slot, node, holders)
+		}
+		return
 	}
+	for b := range at {
+		// A node holds the value at its newest ballot; a holder at another
+		// ballot of the same value still holds it for this one.
+		holders := slices.Clone(always)
+		for _, other := range at {
+			holders = append(holders, other...)
+		}
+		if sys, ok := a.configOf(j, b); ok && sys.Phase2(c.Slot, sys.SetOf(holders...), 0) == quorum.Won {
+			return
+		}
+	}
+	var holders []paxos.NodeID
+	for _, ids := range at {
+		holders = append(holders, ids...)
+	}
+	a.violation("a decision is announced only once a Phase-2 quorum holds it on disk",
+		"%s slot %d folded on n%d, durable on %v (+%v) only", short(j), c.Slot, node, holders, always)
 }
 
 // promises checks, after every event a process handles, that no live
@@ -192,6 +231,9 @@ func (a *audit) synced(p *proc, j journal.ID) {
 // booted checks the boot refusals a start must give.
 func (a *audit) booted(p *proc, edited bool) {
 	for _, js := range a.w.shape.Journals {
+		if !p.serves(js.ID) {
+			continue
+		}
 		st, err := p.h.Status(js.ID)
 		switch {
 		case p.wiped:
@@ -299,16 +341,31 @@ func (a *audit) chainAt(c *client, s journal.Seq, h uint64) {
 
 // converged checks the end of the tail: every live node of a journal
 // reached the same chosen prefix and state.
+//
+// With matchmakers only the members of the configuration in force (the
+// newest any live node believes) must converge: a removed node stops
+// hearing Commits, and is retired rather than kept in step.
 func (a *audit) converged() bool {
 	ok := true
 	for _, js := range a.w.shape.Journals {
 		var top paxos.Slot
 		var nodes []*paxos.Node
+		var newest paxos.Configuration
+		for _, p := range a.w.procs {
+			if p.up && p.h != nil {
+				if n := p.h.Node(js.ID); n != nil && newest.Ballot.Less(n.Configuration().Ballot) {
+					newest = n.Configuration()
+				}
+			}
+		}
 		for _, p := range a.w.procs {
 			if !p.up || p.h == nil {
 				continue
 			}
 			if n := p.h.Node(js.ID); n != nil {
+				if len(a.w.shape.Matchmakers) > 0 && !newest.Acceptors.Contains(p.id) {
+					continue
+				}
 				nodes = append(nodes, n)
 				top = max(top, n.Applied())
 			}
@@ -338,7 +395,7 @@ func (a *audit) durableQuorums() {
 		vals := map[key]journal.Command{}
 		votes := map[key][]paxos.NodeID{}
 		for _, p := range a.w.procs {
-			if p.wiped {
+			if p.wiped || p.stores[js.ID] == nil {
 				continue
 			}
 			for _, r := range p.stores[js.ID].Records() {
@@ -350,7 +407,6 @@ func (a *audit) durableQuorums() {
 				votes[k] = append(votes[k], p.id)
 			}
 		}
-		sys := a.w.system()
 		keys := make([]key, 0, len(votes))
 		for k := range votes {
 			keys = append(keys, k)
@@ -362,7 +418,9 @@ func (a *audit) durableQuorums() {
 			return x.b.Compare(y.b)
 		})
 		for _, k := range keys {
-			if sys.Phase2(k.s, sys.SetOf(votes[k]...), 0) != quorum.Won {
+			// A ballot's votes count in the configuration it is bound to.
+			sys, ok := a.configOf(js.ID, k.b)
+			if !ok || sys.Phase2(k.s, sys.SetOf(votes[k]...), 0) != quorum.Won {
 				continue
 			}
 			if c, ok := a.chosen[jslot{js.ID, k.s}]; ok && !c.Equal(vals[k]) {

@@ -55,7 +55,7 @@ func (w *World) fault() {
 		if l := w.leaderNode(); l != 0 && g.pct(50) {
 			side[l] = true
 		} else {
-			for _, n := range s.Nodes {
+			for _, n := range s.Procs() {
 				if g.pct(35) {
 					side[n] = true
 				}
@@ -92,6 +92,9 @@ func (w *World) fault() {
 		p := w.pickUp()
 		if p != nil {
 			j := s.Journals[g.intn(len(s.Journals))].ID
+			if p.registry != nil {
+				j = registryJournal
+			}
 			p.failNext[j] = true
 		}
 	case k == 5 && s.Rot && w.rotBudget > 0:
@@ -104,7 +107,12 @@ func (w *World) fault() {
 		w.wipedOnce = true
 		w.crash(p, "wipe")
 		for _, j := range s.Journals {
-			p.stores[j.ID].Wipe()
+			if st := p.stores[j.ID]; st != nil {
+				st.Wipe()
+			}
+		}
+		if p.registry != nil {
+			p.registry.Wipe()
 		}
 		p.wiped = true
 		w.counts.Wipes++
@@ -121,6 +129,7 @@ func (w *World) fault() {
 			}
 			w.counts.EditedRestarts++
 			w.start(p, true)
+			w.collect(p)
 			w.crash(p, "operator fixes the configuration")
 			w.restartLater(p, g.between(20*ms, 300*ms))
 		})
@@ -136,6 +145,9 @@ func (w *World) rot() {
 			continue
 		}
 		j := w.shape.Journals[w.g.intn(len(w.shape.Journals))].ID
+		if p.stores[j] == nil {
+			continue
+		}
 		recs := p.stores[j].Records()
 		if len(recs) == 0 {
 			continue

@@ -18,6 +18,7 @@ func (n *network) cut(from, to paxos.NodeID) bool { return n.blocked[[2]paxos.No
 func (n *network) send(from, to paxos.NodeID, batch []host.Envelope) {
 	w := n.w
 	w.counts.Messages += uint64(len(batch))
+	w.audit.sent(from, batch)
 	if n.cut(from, to) {
 		w.counts.Partitioned++
 		return
@@ -77,8 +78,8 @@ func (n *network) deliver(from, to paxos.NodeID, batch []host.Envelope) {
 // from side outward when asym.
 func (n *network) partition(side map[paxos.NodeID]bool, asym bool) {
 	n.blocked = map[[2]paxos.NodeID]bool{}
-	for _, a := range n.w.shape.Nodes {
-		for _, b := range n.w.shape.Nodes {
+	for _, a := range n.w.shape.Procs() {
+		for _, b := range n.w.shape.Procs() {
 			if side[a] && !side[b] {
 				n.blocked[[2]paxos.NodeID{a, b}] = true
 				if !asym {

@@ -49,7 +49,7 @@ func (cs *clients) appendPiped(c *client, toOther bool) {
 		return
 	}
 	if toOther && c.stream == nil {
-		for _, n := range w.shape.Nodes {
+		for _, n := range w.shape.Servers() {
 			if n != c.hint {
 				c.stream = &simStream{to: n}
 				break

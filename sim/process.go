@@ -3,8 +3,10 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/matchmaker"
 	"github.com/parosdb/paros/core/paxos"
 	"github.com/parosdb/paros/host"
 	"github.com/parosdb/paros/storage"
@@ -39,6 +41,27 @@ type proc struct {
 	stale       staleView
 	wiped       bool
 	downForGood bool
+	// joined holds the spec of each journal this machine joined by
+	// reconfiguration; retired, each journal it retired from (its store is
+	// deleted, and it never serves the journal again).
+	joined  map[journal.ID]host.JournalSpec
+	retired map[journal.ID]bool
+	// registry is a matchmaker process's store (nil on the others).
+	registry *memstore.RegistryStore
+}
+
+// founding reports whether the process is a founding member of the
+// journals (spares and matchmakers are not).
+func (p *proc) founding() bool { return slices.Contains(p.w.shape.Nodes, p.id) }
+
+// serves reports whether the process serves journal j (as a founder or a
+// joiner, and not retired).
+func (p *proc) serves(j journal.ID) bool {
+	if p.retired[j] {
+		return false
+	}
+	_, joined := p.joined[j]
+	return joined || (p.founding() && p.stores[j] != nil)
 }
 
 // env implements host.Env for one incarnation of a process.
@@ -79,8 +102,8 @@ func (e env) Persist(t host.Token, j journal.ID, ops []paxos.WriteOp, sync bool)
 	p.diskFree = done
 	inc := e.inc
 	w.sched.at(done, lbl("disk n%d %x token %d", uint64(p.id), j.Journal, uint64(t)), func() {
-		if !p.up || p.inc != inc {
-			return
+		if !p.up || p.inc != inc || p.stores[j] != st {
+			return // the process died, or the journal retired meanwhile
 		}
 		if fail || p.failed[j] {
 			// A failed sync: what reached the disk is unknown. Like the
@@ -109,6 +132,10 @@ func (e env) Persist(t host.Token, j journal.ID, ops []paxos.WriteOp, sync bool)
 }
 
 func (e env) Reply(id host.CallID, r host.Response) {
+	if e.live() && id&operatorBit != 0 {
+		e.p.w.operatorReply(e.p, id, r)
+		return
+	}
 	if e.live() {
 		e.p.w.clients.reply(e.p, id, r)
 	}
@@ -126,13 +153,64 @@ func (e env) ReopenStore(j journal.ID) error {
 
 func (e env) Rand() uint64 { return e.p.w.g.u64() }
 
+// PersistRegistry writes a matchmaker batch; it is durable (synced) when
+// the simulated disk finishes it, and a crash before then loses it.
+func (e env) PersistRegistry(t host.Token, ops []matchmaker.WriteOp) {
+	p := e.p
+	w := p.w
+	fail := p.failNext[registryJournal]
+	delete(p.failNext, registryJournal)
+	if fail {
+		p.registry.FailNext()
+	}
+	err := p.registry.Append(ops)
+	start := max(w.sched.now, p.diskFree)
+	done := start + w.g.between(w.shape.DiskMin, w.shape.DiskMax)
+	p.diskFree = done
+	inc := e.inc
+	w.sched.at(done, lbl("registry disk n%d token %d", uint64(p.id), uint64(t)), func() {
+		if !p.up || p.inc != inc {
+			return
+		}
+		if err == nil {
+			p.registry.SyncFirst()
+			w.audit.registrySynced(p)
+		} else {
+			w.counts.DiskFaults++
+		}
+		p.h.OnPersisted(t, err)
+		p.after()
+	})
+}
+
+// DeleteStore deletes a retired journal's store.
+func (e env) DeleteStore(j journal.ID) error {
+	p := e.p
+	delete(p.stores, j)
+	delete(p.joined, j)
+	p.retired[j] = true
+	return nil
+}
+
+// registryJournal keys an injected registry fault in failNext.
+var registryJournal = journal.ID{Tenant: ^uint64(0), Journal: ^uint64(0)}
+
 func short(j journal.ID) string { return fmt.Sprintf("j%x", j.Journal&0xfff) }
 
 // specs is the configuration the operator starts the process with.
 func (w *World) specs(p *proc, claim storage.Claim, edited bool) []host.JournalSpec {
 	var out []host.JournalSpec
 	for _, js := range w.shape.Journals {
-		s := host.JournalSpec{ID: js.ID, Members: w.shape.Nodes, Quorum: w.shape.Quorum, Mode: js.Mode, Claim: claim}
+		if !p.serves(js.ID) {
+			continue
+		}
+		s := host.JournalSpec{ID: js.ID, Members: w.shape.Nodes, Quorum: w.shape.Quorum, Mode: js.Mode, Claim: claim,
+			Matchmakers: w.shape.Matchmakers}
+		if js, ok := p.joined[js.ID]; ok {
+			// Joined at run time: its store was formatted then.
+			s = js
+			s.Claim = storage.ClaimExistingMember
+		}
 		if edited {
 			// The operator edited the configuration: another writer mode.
 			if s.Mode == journal.ModeSingle {
@@ -163,6 +241,15 @@ func (w *World) start(p *proc, edited bool) {
 	}
 	h.SetObserver(w.audit)
 	p.h = h
+	if p.registry != nil && !w.startMatchmaker(p, claim, edited) {
+		// Refused: a wiped matchmaker for good, an edited one until the
+		// operator restores its file.
+		p.up = false
+		p.inc++
+		p.h = nil
+		p.downForGood = p.wiped
+		return
+	}
 	w.sched.note("start n%d boot=%d edited=%v", p.id, p.boots, edited)
 	w.audit.booted(p, edited)
 	if stopped, _ := h.Stopped(); stopped {
@@ -222,10 +309,18 @@ func (w *World) crash(p *proc, seam string) {
 	}
 	unsynced := false
 	for _, j := range w.shape.Journals {
-		if p.stores[j.ID].Pending() > 0 {
+		if st := p.stores[j.ID]; st != nil {
+			if st.Pending() > 0 {
+				unsynced = true
+			}
+			st.Crash()
+		}
+	}
+	if p.registry != nil {
+		if p.registry.Pending() > 0 {
 			unsynced = true
 		}
-		p.stores[j.ID].Crash()
+		p.registry.Crash()
 	}
 	if unsynced {
 		w.counts.CrashesUnsynced++

@@ -8,6 +8,7 @@ import (
 	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/core/paxos"
 	"github.com/parosdb/paros/core/quorum"
+	"github.com/parosdb/paros/host"
 	"github.com/parosdb/paros/sim/lincheck"
 	"github.com/parosdb/paros/storage/memstore"
 )
@@ -17,7 +18,10 @@ type Options struct {
 	ChaosMs int64 // chaos window (default 4000)
 	TailMs  int64 // quiet tail (default 6000)
 	Nodes   int   // force the node count of majority seeds (0: drawn)
-	Trace   bool
+	// Plain forces the plain deployment (no matchmakers, no
+	// reconfiguration).
+	Plain bool
+	Trace bool
 	// LincheckTimeout bounds porcupine per journal (default 30 s). Almost
 	// every history checks in well under 0.2 s; a rare one with many
 	// ambiguous claims (each may take effect at any later moment) takes
@@ -48,6 +52,10 @@ type Counts struct {
 	CheckQuorum, Quarantines, HistoryOps, FailStops, StaleLeaders      uint64
 	Evicted, CallBatches, CallsBatched                                 uint64
 	ColdReads                                                          paxos.ColdReads
+	// Matchmaker Paxos.
+	Reconfigures, ReplacedDead, Probes, StaleConfigurations, MatchRefusals uint64
+	ReconfiguredElections, ResignedRemoved, RemovedPromises, JoinerVotes   uint64
+	Collections, ReadsAbandoned, Joined, Retired                           uint64
 }
 
 // Result is the outcome of one seed.
@@ -81,6 +89,9 @@ type World struct {
 	chaosEnd  int64
 	rotBudget int
 	wipedOnce bool
+	// the operator's Admin calls in flight (reconfig.go)
+	opCalls map[host.CallID]operatorCall
+	opNext  uint64
 }
 
 func (w *World) proc(id paxos.NodeID) *proc { return w.procs[id-1] }
@@ -108,16 +119,22 @@ func Run(seed uint64, o Options) (res Result) {
 
 func run(seed uint64, o Options) Result {
 	o = o.withDefaults()
-	w := &World{seed: seed, opts: o, g: newRNG(seed), rotBudget: 1}
+	w := &World{seed: seed, opts: o, g: newRNG(seed), rotBudget: 1, opCalls: map[host.CallID]operatorCall{}}
 	w.sched.trace = o.Trace
 	w.shape = drawShape(w.g, o)
 	w.net = &network{w: w}
 	w.audit = newAudit(w)
 	w.clients = newClients(w)
-	for _, id := range w.shape.Nodes {
-		p := &proc{w: w, id: id, stores: map[journal.ID]*memstore.Store{}, failNext: map[journal.ID]bool{}, failed: map[journal.ID]bool{}}
-		for _, j := range w.shape.Journals {
-			p.stores[j.ID] = memstore.New()
+	for _, id := range w.shape.Procs() {
+		p := &proc{w: w, id: id, stores: map[journal.ID]*memstore.Store{}, failNext: map[journal.ID]bool{}, failed: map[journal.ID]bool{},
+			joined: map[journal.ID]host.JournalSpec{}, retired: map[journal.ID]bool{}}
+		if slices.Contains(w.shape.Nodes, id) {
+			for _, j := range w.shape.Journals {
+				p.stores[j.ID] = memstore.New()
+			}
+		}
+		if slices.Contains(w.shape.Matchmakers, id) {
+			p.registry = memstore.NewRegistry()
 		}
 		w.procs = append(w.procs, p)
 	}
@@ -128,6 +145,7 @@ func run(seed uint64, o Options) Result {
 	w.chaosEnd = o.ChaosMs * ms
 	w.clients.start()
 	w.chaos()
+	w.operate()
 	w.sched.runUntil(w.chaosEnd)
 
 	// Recovery: no new faults, partitions healed, pauses over, every node
@@ -186,9 +204,23 @@ func (w *World) collect(p *proc) {
 			for i, v := range c.ColdReads {
 				w.counts.ColdReads[i] += v
 			}
+			w.counts.Probes += c.Probes
+			w.counts.StaleConfigurations += c.StaleConfigurations
+			w.counts.MatchRefusals += c.MatchRefusals
+			w.counts.ReconfiguredElections += c.ReconfiguredElections
+			w.counts.ResignedRemoved += c.ResignedRemoved
+			w.counts.RemovedPromises += c.RemovedPromises
+			w.counts.JoinerVotes += c.JoinerVotes
+			w.counts.Collections += c.Collections
+			w.counts.ReadsAbandoned += c.ReadsAbandoned
 		}
 	}
 	w.counts.Quarantines += p.h.Counters().Quarantines
+	w.counts.Joined += p.h.Counters().Joined
+	w.counts.Retired += p.h.Counters().Retired
+	if n := p.h.Counters().MatchmakerFaults; n > 0 {
+		w.counts.Quarantines += n
+	}
 	if n := p.h.Counters().ColdReadFaults; n > 0 {
 		// The simulated disk only damages the records of a crashed node,
 		// which the boot scan then classifies: a live node's cold read
@@ -229,6 +261,14 @@ func (w *World) gateCounts(r *Result) {
 	set("a boot folds its log back from the store in pages (cold prefix)", c.ColdReads[paxos.ColdBoot])
 	set("a retry of an evicted write is judged from the store", c.ColdReads[paxos.ColdDedup])
 	set("an Accept for an evicted slot is voted from the store", c.ColdReads[paxos.ColdVote])
+	set("matchmaking: a rebooted node probes for its configuration", c.Probes)
+	set("reconfiguration: an ordinary campaign adopts a newer effective configuration (StaleConfiguration)", c.StaleConfigurations)
+	set("reconfiguration: a leader is elected under a reconfigured acceptor set", c.ReconfiguredElections)
+	set("reconfiguration: a joiner votes", c.JoinerVotes)
+	set("reconfiguration: a removed node answers Phase 1", c.RemovedPromises)
+	set("gc: a leader's watermark becomes effective at a matchmaker quorum", c.Collections)
+	set("reconfiguration: a quorum read is abandoned on a newer configuration", c.ReadsAbandoned)
+	set("reconfiguration: a wiped node is reconfigured away", c.ReplacedDead)
 }
 
 // lincheck checks every journal's client history with porcupine.
@@ -291,6 +331,20 @@ func GateNames() []string {
 		"the client pipeline holds a write refused while earlier ones are out",
 		"a client Reader reports a gap and reads on after it",
 		"an ambiguous claim is found to have won",
+		// Matchmaker Paxos: reconfiguration, GC and retirement (reconfig.go,
+		// matchmakers.go, audit_config.go).
+		"matchmaking: a rebooted node probes for its configuration",
+		"reconfiguration: an ordinary campaign adopts a newer effective configuration (StaleConfiguration)",
+		"reconfiguration: a leader is elected under a reconfigured acceptor set",
+		"reconfiguration: a joiner votes",
+		"reconfiguration: a removed node answers Phase 1",
+		"reconfiguration: a quorum read is abandoned on a newer configuration",
+		"reconfiguration: a wiped node is reconfigured away",
+		"gc: a leader's watermark becomes effective at a matchmaker quorum",
+		"gc: a retire or reconfiguration without its evidence is refused",
+		"gc: a retired node's journal store is deleted",
+		"a wiped matchmaker's boot is refused as amnesia",
+		"a matchmaker restarted under an edited configuration is refused",
 	}
 	slices.Sort(g)
 	return g

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/core/paxos"
@@ -11,10 +12,17 @@ import (
 
 // Shape is one seed's world, drawn before anything runs (swarm testing).
 type Shape struct {
-	Nodes    []paxos.NodeID
-	Quorum   quorum.Spec
-	Journals []JournalShape
-	Tun      host.Tunables
+	Nodes  []paxos.NodeID
+	Quorum quorum.Spec
+	// Matchmakers is the matchmaker process group (empty: the plain
+	// deployment, whose membership never changes). Spares are machines
+	// that serve no journal until a reconfiguration adds them. With
+	// matchmakers the operator reconfigures and retires during the chaos
+	// window (reconfig.go).
+	Matchmakers []paxos.NodeID
+	Spares      []paxos.NodeID
+	Journals    []JournalShape
+	Tun         host.Tunables
 	// Network: latency range, drop and duplicate percent.
 	LatencyMin, LatencyMax int64
 	DropPct, DupPct        int
@@ -71,6 +79,17 @@ func drawShape(g rng, o Options) Shape {
 	if o.Nodes > 0 && s.Quorum.Kind == quorum.KindMajority {
 		s.Nodes = nodeIDs(o.Nodes)
 	}
+	if o.Nodes == 0 && !o.Plain && g.pct(50) {
+		next := paxos.NodeID(len(s.Nodes) + 1)
+		for range 1 + g.intn(2) {
+			s.Spares = append(s.Spares, next)
+			next++
+		}
+		for range 3 + g.intn(3) {
+			s.Matchmakers = append(s.Matchmakers, next)
+			next++
+		}
+	}
 	nj := 1 + g.intn(3)
 	for i := range nj {
 		mode := journal.ModeSingle
@@ -120,7 +139,13 @@ func drawShape(g rng, o Options) Shape {
 	s.Pauses = g.pct(40)
 	s.StaleLeader = s.Pauses && g.pct(60)
 	s.Rot = g.pct(25)
+	// A wipe needs a majority of four or more to stay live on a plain
+	// deployment; with matchmakers the operator replaces the wiped node
+	// by reconfiguration, so any system may lose one.
 	s.Wipe = g.pct(10) && s.Quorum.Kind == quorum.KindMajority && len(s.Nodes) >= 4
+	if len(s.Matchmakers) > 0 {
+		s.Wipe = g.pct(30)
+	}
 	s.EditConfig = g.pct(15)
 	s.DiskFaults = g.pct(25)
 	s.LongOutage = g.pct(40)
@@ -131,6 +156,13 @@ func drawShape(g rng, o Options) Shape {
 	s.TailMs = o.TailMs
 	return s
 }
+
+// Servers are the machines that may serve a journal: the founding nodes
+// and the spares.
+func (s Shape) Servers() []paxos.NodeID { return append(slices.Clone(s.Nodes), s.Spares...) }
+
+// Procs is every process of the world, in id order.
+func (s Shape) Procs() []paxos.NodeID { return append(s.Servers(), s.Matchmakers...) }
 
 func nodeIDs(n int) []paxos.NodeID {
 	out := make([]paxos.NodeID, n)
@@ -152,5 +184,9 @@ func (s Shape) String() string {
 	for _, j := range s.Journals {
 		modes += j.Mode.String()[:1]
 	}
-	return fmt.Sprintf("n=%d %s journals=%s election=%d drop=%d%% dup=%d%%", len(s.Nodes), q, modes, s.Tun.ElectionTicks, s.DropPct, s.DupPct)
+	mm := ""
+	if len(s.Matchmakers) > 0 {
+		mm = fmt.Sprintf(" mm=%d spares=%d", len(s.Matchmakers), len(s.Spares))
+	}
+	return fmt.Sprintf("n=%d %s%s journals=%s election=%d drop=%d%% dup=%d%%", len(s.Nodes), q, mm, modes, s.Tun.ElectionTicks, s.DropPct, s.DupPct)
 }

@@ -154,7 +154,7 @@ func (cs *clients) server(c *client) paxos.NodeID {
 	if c.hint != 0 && !cs.w.g.pct(10) {
 		return c.hint
 	}
-	nodes := cs.w.shape.Nodes
+	nodes := cs.w.shape.Servers()
 	return nodes[cs.w.g.intn(len(nodes))]
 }
 
@@ -214,7 +214,7 @@ func (cs *clients) step(c *client) {
 		o, to := opWrite, cs.server(c)
 		if r >= 60 {
 			o = opWriteToNonLeader
-			for _, n := range cs.w.shape.Nodes {
+			for _, n := range cs.w.shape.Servers() {
 				if n != c.hint {
 					to = n
 					break

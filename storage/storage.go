@@ -179,13 +179,16 @@ type Marker struct {
 	Mode    journal.WriterMode
 	// Counts of the optional tiers; all zero on plain Multi-Paxos.
 	Proxies, Replicas, Matchmakers uint32
+	// Joiner: the store was formatted for a node joining Members by
+	// reconfiguration (it believes nothing until told its configuration).
+	Joiner bool
 }
 
 // Equal reports whether two markers name the same configuration.
 func (m Marker) Equal(o Marker) bool {
 	return m.Journal == o.Journal && m.Node == o.Node && slices.Equal(m.Members, o.Members) &&
 		m.Quorum == o.Quorum && m.Mode == o.Mode && m.Proxies == o.Proxies &&
-		m.Replicas == o.Replicas && m.Matchmakers == o.Matchmakers
+		m.Replicas == o.Replicas && m.Matchmakers == o.Matchmakers && m.Joiner == o.Joiner
 }
 
 // Validate refuses a marker that names no usable configuration.
@@ -206,7 +209,14 @@ func (m Marker) Validate() error {
 }
 
 func (m Marker) String() string {
-	return fmt.Sprintf("{journal %s node %d members %v quorum %v mode %s}", m.Journal, m.Node, m.Members, m.Quorum, m.Mode)
+	s := fmt.Sprintf("{journal %s node %d members %v quorum %v mode %s", m.Journal, m.Node, m.Members, m.Quorum, m.Mode)
+	if m.Matchmakers > 0 {
+		s += fmt.Sprintf(" matchmakers %d", m.Matchmakers)
+	}
+	if m.Joiner {
+		s += " joiner"
+	}
+	return s + "}"
 }
 
 // Errors. Corruption is a class: test with errors.Is(err, ErrCorruption).

@@ -12,6 +12,7 @@ import (
 	pb "github.com/parosdb/paros/api/parospb/paros/v1"
 	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/core/paxos"
+	"github.com/parosdb/paros/core/quorum"
 	"github.com/parosdb/paros/host"
 )
 
@@ -27,6 +28,10 @@ const (
 	EnvelopesMax = 4096
 	EntriesMax   = 4096
 	RecordsMax   = journal.WriteRecordsMax
+	// HistoryMax bounds the registrations one MatchReply carries. A
+	// matchmaker's history leaves out repeated beliefs, so it holds about
+	// one registration per distinct configuration above the GC watermark.
+	HistoryMax = 4096
 )
 
 func UUIDToPB(u journal.LeaderUUID) *pb.LeaderUuid {
@@ -65,6 +70,82 @@ func BallotToPB(b paxos.Ballot) *pb.Ballot {
 
 func BallotFromPB(b *pb.Ballot) paxos.Ballot {
 	return paxos.Ballot{Round: b.GetRound(), Node: paxos.NodeID(b.GetNode())}
+}
+
+var quorumKindToPB = map[quorum.Kind]pb.QuorumSystem{
+	quorum.KindMajority: pb.QuorumSystem_QUORUM_SYSTEM_MAJORITY,
+	quorum.KindFlexible: pb.QuorumSystem_QUORUM_SYSTEM_FLEXIBLE,
+	quorum.KindGrid:     pb.QuorumSystem_QUORUM_SYSTEM_GRID,
+}
+
+var quorumKindFromPB = map[pb.QuorumSystem]quorum.Kind{
+	pb.QuorumSystem_QUORUM_SYSTEM_MAJORITY: quorum.KindMajority,
+	pb.QuorumSystem_QUORUM_SYSTEM_FLEXIBLE: quorum.KindFlexible,
+	pb.QuorumSystem_QUORUM_SYSTEM_GRID:     quorum.KindGrid,
+}
+
+// ConfigToPB encodes an acceptor configuration; the zero System is nil.
+func ConfigToPB(s quorum.System) *pb.AcceptorConfig {
+	if s.IsZero() {
+		return nil
+	}
+	spec := s.Spec()
+	members := make([]uint64, len(s.Members()))
+	for i, id := range s.Members() {
+		members[i] = uint64(id)
+	}
+	return &pb.AcceptorConfig{Members: members, QuorumSystem: quorumKindToPB[spec.Kind],
+		Phase1Quorum: uint32(spec.Q1), Phase2Quorum: uint32(spec.Q2), Rows: uint32(spec.Rows), Cols: uint32(spec.Cols)}
+}
+
+// ConfigFromPB decodes an acceptor configuration through quorum.New, so a
+// system the core could not have built (empty, a duplicate or zero member,
+// quorums that do not intersect, an unknown kind) is malformed. nil decodes
+// to the zero System.
+func ConfigFromPB(c *pb.AcceptorConfig) (quorum.System, error) {
+	if c == nil {
+		return quorum.System{}, nil
+	}
+	if len(c.GetMembers()) > quorum.MembersMax {
+		return quorum.System{}, malformed("acceptor config: %d members", len(c.GetMembers()))
+	}
+	kind, ok := quorumKindFromPB[c.GetQuorumSystem()]
+	if !ok {
+		return quorum.System{}, malformed("acceptor config: quorum system %d", c.GetQuorumSystem())
+	}
+	members := make([]quorum.ID, len(c.GetMembers()))
+	for i, id := range c.GetMembers() {
+		members[i] = quorum.ID(id)
+	}
+	spec := quorum.Spec{Kind: kind, Q1: int(c.GetPhase1Quorum()), Q2: int(c.GetPhase2Quorum()),
+		Rows: int(c.GetRows()), Cols: int(c.GetCols())}
+	s, err := quorum.New(members, spec)
+	if err != nil {
+		return quorum.System{}, malformed("acceptor config: %v", err)
+	}
+	return s, nil
+}
+
+// RegistrationToPB encodes one matchmaker registration; the zero
+// Registration is nil.
+func RegistrationToPB(r paxos.Registration) *pb.Registration {
+	if r.Ballot.IsZero() && r.Acceptors.IsZero() && !r.Reconfiguration {
+		return nil
+	}
+	return &pb.Registration{Ballot: BallotToPB(r.Ballot), Config: ConfigToPB(r.Acceptors), Reconfiguration: r.Reconfiguration}
+}
+
+// RegistrationFromPB decodes one matchmaker registration (nil: the zero
+// Registration); a malformed configuration is refused.
+func RegistrationFromPB(r *pb.Registration) (paxos.Registration, error) {
+	if r == nil {
+		return paxos.Registration{}, nil
+	}
+	s, err := ConfigFromPB(r.GetConfig())
+	if err != nil {
+		return paxos.Registration{}, err
+	}
+	return paxos.Registration{Ballot: BallotFromPB(r.GetBallot()), Acceptors: s, Reconfiguration: r.GetReconfiguration()}, nil
 }
 
 // StateToPB carries a sealed state with its term (peer wire only).
@@ -128,7 +209,20 @@ func CommandFromPB(c *pb.Command) (journal.Command, error) {
 func MessageToPB(m paxos.Message) *pb.ConsensusMessage {
 	out := &pb.ConsensusMessage{Type: pb.MsgType(m.Type), From: uint64(m.From), To: uint64(m.To),
 		Ballot: BallotToPB(m.Ballot), Refused: BallotToPB(m.Refused), Slot: m.Slot, Next: m.Next,
-		Commit: m.Commit, Watermark: m.Watermark, Ctx: m.Ctx, State: StateToPB(m.State)}
+		Commit: m.Commit, Watermark: m.Watermark, Ctx: m.Ctx, State: StateToPB(m.State),
+		Since: BallotToPB(m.Since), Gc: BallotToPB(m.GC), Reconf: m.Reconf, Refusal: uint32(m.Refusal)}
+	// The Matchmaker Paxos fields cost nothing on a plain deployment: each
+	// is touched only when set.
+	if !m.Config.IsZero() {
+		out.Config = ConfigToPB(m.Config)
+	}
+	if len(m.History) > 0 {
+		out.History = make([]*pb.Registration, len(m.History))
+		for i, r := range m.History {
+			out.History[i] = RegistrationToPB(r)
+		}
+	}
+	out.Effective = RegistrationToPB(m.Effective)
 	for _, e := range m.Entries {
 		out.Entries = append(out.Entries, &pb.SlotCommand{Slot: e.Slot, Ballot: BallotToPB(e.Ballot), Command: CommandToPB(e.Command)})
 	}
@@ -147,11 +241,15 @@ var knownTypes = map[pb.MsgType]bool{
 	pb.MsgType_MSG_TYPE_CATCH_UP_REQUEST: true, pb.MsgType_MSG_TYPE_CATCH_UP_RESPONSE: true,
 	pb.MsgType_MSG_TYPE_HEARTBEAT: true, pb.MsgType_MSG_TYPE_HEARTBEAT_ACK: true,
 	pb.MsgType_MSG_TYPE_PRE_READ: true, pb.MsgType_MSG_TYPE_PRE_READ_ACK: true, pb.MsgType_MSG_TYPE_TRIMMED_TO: true,
+	pb.MsgType_MSG_TYPE_MATCH: true, pb.MsgType_MSG_TYPE_MATCH_REPLY: true, pb.MsgType_MSG_TYPE_GARBAGE_COLLECT: true,
+	pb.MsgType_MSG_TYPE_GARBAGE_COLLECT_ACK: true, pb.MsgType_MSG_TYPE_PROBE: true,
 }
 
 // MessageFromPB decodes one core message; an unknown type, an unset sender,
-// a malformed entry or a number above the core's bounds (a ballot round
-// above paxos.BallotRoundMax, a slot above paxos.SlotMax) is refused.
+// a malformed entry, a malformed acceptor configuration (see ConfigFromPB),
+// a refusal above paxos.MatchClosed or a number above the core's bounds (a
+// ballot round above paxos.BallotRoundMax, a slot above paxos.SlotMax) is
+// refused.
 func MessageFromPB(m *pb.ConsensusMessage) (paxos.Message, error) {
 	if !knownTypes[m.GetType()] {
 		return paxos.Message{}, malformed("message type %d", m.GetType())
@@ -162,13 +260,40 @@ func MessageFromPB(m *pb.ConsensusMessage) (paxos.Message, error) {
 	if len(m.GetEntries()) > EntriesMax || len(m.GetVotes()) > EntriesMax || len(m.GetFaulty()) > EntriesMax {
 		return paxos.Message{}, malformed("too many entries")
 	}
+	if len(m.GetHistory()) > HistoryMax {
+		return paxos.Message{}, malformed("%d registrations in one history", len(m.GetHistory()))
+	}
+	// Checked before the narrowing to uint8: refusal 256 must not pass as 0.
+	if m.GetRefusal() > uint32(paxos.MatchClosed) {
+		return paxos.Message{}, malformed("match refusal %d", m.GetRefusal())
+	}
 	st, err := StateFromPB(m.GetState())
 	if err != nil {
 		return paxos.Message{}, err
 	}
 	out := paxos.Message{Type: paxos.MsgType(m.GetType()), From: paxos.NodeID(m.GetFrom()), To: paxos.NodeID(m.GetTo()),
 		Ballot: BallotFromPB(m.GetBallot()), Refused: BallotFromPB(m.GetRefused()), Slot: m.GetSlot(), Next: m.GetNext(),
-		Commit: m.GetCommit(), Watermark: m.GetWatermark(), Ctx: m.GetCtx(), State: st}
+		Commit: m.GetCommit(), Watermark: m.GetWatermark(), Ctx: m.GetCtx(), State: st,
+		Since: BallotFromPB(m.GetSince()), GC: BallotFromPB(m.GetGc()), Reconf: m.GetReconf(),
+		Refusal: paxos.MatchRefusal(m.GetRefusal())}
+	if m.GetConfig() != nil {
+		if out.Config, err = ConfigFromPB(m.GetConfig()); err != nil {
+			return paxos.Message{}, err
+		}
+	}
+	if len(m.GetHistory()) > 0 {
+		out.History = make([]paxos.Registration, len(m.GetHistory()))
+		for i, r := range m.GetHistory() {
+			if out.History[i], err = RegistrationFromPB(r); err != nil {
+				return paxos.Message{}, err
+			}
+		}
+	}
+	if m.GetEffective() != nil {
+		if out.Effective, err = RegistrationFromPB(m.GetEffective()); err != nil {
+			return paxos.Message{}, err
+		}
+	}
 	for _, e := range m.GetEntries() {
 		c, err := CommandFromPB(e.GetCommand())
 		if err != nil {

@@ -9,14 +9,21 @@ import (
 // page. The merge keeps, per slot, the report with the highest ballot (P2c);
 // two reports at one (slot, ballot) must agree, since one proposer proposes
 // one value per slot and ballot.
+//
+// configs are the configurations whose Phase-1 quorums the campaign needs:
+// on a plain deployment the one static configuration; with matchmakers
+// every configuration of the history H_b and the campaign's own C_b
+// (Matchmaker Paxos §3). The tally is kept by node id, and the campaign
+// wins only when every configuration holds a Phase-1 quorum of its own
+// members — never a quorum of the union, which could be all new members
+// and none of an old configuration that may have chosen a value.
 type election struct {
 	ballot  Ballot
 	from    Slot
-	granted quorum.Set
-	refused quorum.Set
-	// paging: senders that answered at least one page but not the last.
-	partial quorum.Set
-	pages   map[int]Slot // next page's first slot per member
+	configs []quorum.System
+	granted idSet
+	refused idSet
+	pages   map[NodeID]Slot // next page's first slot per sender
 	found   map[Slot]SlotCommand
 	// faulty reports whose value no answer has resolved (CTRL, later).
 	faulty  map[Slot]Ballot
@@ -25,13 +32,78 @@ type election struct {
 	contract *contract
 }
 
-func newElection(b Ballot, from Slot, c *contract) *election {
-	return &election{ballot: b, from: from, found: make(map[Slot]SlotCommand), maxSlot: from - 1, contract: c}
+// idSet is a set of node ids (an election's answers span configurations,
+// so member indexes of one system cannot name them).
+type idSet map[NodeID]struct{}
+
+func (s idSet) has(id NodeID) bool { _, ok := s[id]; return ok }
+
+// in is the members of sys that are in s, as sys's index set.
+func (s idSet) in(sys quorum.System) quorum.Set {
+	var out quorum.Set
+	for i, id := range sys.Members() {
+		if s.has(id) {
+			out = out.Add(i)
+		}
+	}
+	return out
 }
 
-// absorb folds one Promise page from member index idx.
-func (e *election) absorb(idx int, entries []SlotCommand, faulty []SlotBallot, terminal bool) {
-	if e.granted.Has(idx) || e.refused.Has(idx) {
+func newElection(b Ballot, from Slot, configs []quorum.System, c *contract) *election {
+	return &election{ballot: b, from: from, configs: configs, granted: idSet{}, refused: idSet{},
+		found: make(map[Slot]SlotCommand), maxSlot: from - 1, contract: c}
+}
+
+// addressees is every member of every configuration, once, in order.
+func (e *election) addressees() []NodeID {
+	var out []NodeID
+	seen := idSet{}
+	for _, sys := range e.configs {
+		for _, id := range sys.Members() {
+			if !seen.has(id) {
+				seen[id] = struct{}{}
+				out = append(out, id)
+			}
+		}
+	}
+	return out
+}
+
+// addressed reports whether id is a member of some configuration.
+func (e *election) addressed(id NodeID) bool {
+	for _, sys := range e.configs {
+		if sys.Contains(id) {
+			return true
+		}
+	}
+	return false
+}
+
+// result is Won when every configuration holds a Phase-1 quorum of
+// granted members, Lost when some configuration can no longer hold one.
+func (e *election) result() quorum.Result {
+	out := quorum.Won
+	for _, sys := range e.configs {
+		switch sys.Phase1(e.granted.in(sys), e.refused.in(sys)) {
+		case quorum.Lost:
+			return quorum.Lost
+		case quorum.Pending:
+			out = quorum.Pending
+		}
+	}
+	return out
+}
+
+// refuse records a refusal from id.
+func (e *election) refuse(id NodeID) {
+	if !e.granted.has(id) {
+		e.refused[id] = struct{}{}
+	}
+}
+
+// absorb folds one Promise page from id.
+func (e *election) absorb(id NodeID, entries []SlotCommand, faulty []SlotBallot, terminal bool) {
+	if e.granted.has(id) || e.refused.has(id) {
 		return // a duplicate page after the terminal one
 	}
 	for _, sc := range entries {
@@ -64,9 +136,7 @@ func (e *election) absorb(idx int, entries []SlotCommand, faulty []SlotBallot, t
 		return // a contradicting page is no promise
 	}
 	if terminal {
-		e.granted = e.granted.Add(idx)
-	} else {
-		e.partial = e.partial.Add(idx)
+		e.granted[id] = struct{}{}
 	}
 }
 
@@ -80,4 +150,19 @@ func (e *election) unresolvedFaulty() (Slot, bool) {
 		}
 	}
 	return 0, false
+}
+
+// pageFrom is the slot the next Promise page from id must start at.
+func (e *election) pageFrom(id NodeID) Slot {
+	if s, ok := e.pages[id]; ok {
+		return s
+	}
+	return e.from
+}
+
+func (e *election) setPageFrom(id NodeID, s Slot) {
+	if e.pages == nil {
+		e.pages = make(map[NodeID]Slot)
+	}
+	e.pages[id] = s
 }

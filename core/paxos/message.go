@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/quorum"
 )
 
 // MsgType names a message kind. The numbers match the wire's oneof field
@@ -25,6 +26,12 @@ const (
 	MsgPreRead         MsgType = 17
 	MsgPreReadAck      MsgType = 18
 	MsgTrimmedTo       MsgType = 19
+	// Matchmaker Paxos (never sent on a plain deployment).
+	MsgMatch             MsgType = 20
+	MsgMatchReply        MsgType = 21
+	MsgGarbageCollect    MsgType = 22
+	MsgGarbageCollectAck MsgType = 23
+	MsgProbe             MsgType = 24
 )
 
 var msgNames = map[MsgType]string{
@@ -32,6 +39,8 @@ var msgNames = map[MsgType]string{
 	MsgNack: "Nack", MsgCommit: "Commit", MsgCatchUpRequest: "CatchUpRequest",
 	MsgCatchUpResponse: "CatchUpResponse", MsgHeartbeat: "Heartbeat", MsgHeartbeatAck: "HeartbeatAck",
 	MsgPreRead: "PreRead", MsgPreReadAck: "PreReadAck", MsgTrimmedTo: "TrimmedTo",
+	MsgMatch: "Match", MsgMatchReply: "MatchReply", MsgGarbageCollect: "GarbageCollect",
+	MsgGarbageCollectAck: "GarbageCollectAck", MsgProbe: "Probe",
 }
 
 func (t MsgType) String() string {
@@ -62,6 +71,19 @@ func (t MsgType) String() string {
 //	PreReadAck       Ctx, Watermark (highest slot the acceptor ever voted in)
 //	TrimmedTo        Slot (point: the sender's floor), State (sealed below it)
 //
+// On a deployment with matchmakers (never on a plain one):
+//
+//	Prepare          + Config (C_b, the ballot's configuration), Since
+//	Heartbeat        + Config (C_b), Since
+//	PreReadAck       + Since (the answerer's configuration)
+//	Match            Ballot, Config, Reconf (node → matchmaker: register)
+//	Probe            (node → matchmaker: the effective configuration only)
+//	MatchReply       Ballot (echo), Refusal, Refused (stale: the highest
+//	                 registered), GC (watermark), History (registrations in
+//	                 [watermark, Ballot)), Effective
+//	GarbageCollect   GC (raise the watermark to it)
+//	GarbageCollectAck GC (the durable watermark, >= the request)
+//
 // A watermark Commit c from the leader of ballot b tells a follower that
 // every slot <= c is chosen, and that a record it holds at exactly ballot b
 // is the chosen value (one proposer per ballot proposes one value per slot).
@@ -79,6 +101,15 @@ type Message struct {
 	Votes     []SlotVote
 	Faulty    []SlotBallot
 	State     journal.State
+
+	// Matchmaker Paxos fields (zero on a plain deployment).
+	Config    quorum.System
+	Since     Ballot
+	History   []Registration
+	Effective Registration
+	GC        Ballot
+	Reconf    bool
+	Refusal   MatchRefusal
 }
 
 // MessageBytesMax is the soft bound on the record bytes one message carries
@@ -131,6 +162,12 @@ func (m Message) String() string {
 		s += fmt.Sprintf(" ctx=%d wm=%d", m.Ctx, m.Watermark)
 	case MsgTrimmedTo:
 		s += fmt.Sprintf(" point=%d state=%s", m.Slot, m.State)
+	case MsgMatch:
+		s += fmt.Sprintf(" config=%s reconf=%v", m.Config, m.Reconf)
+	case MsgMatchReply:
+		s += fmt.Sprintf(" %s gc=%s history=%d effective=%s", m.Refusal, m.GC, len(m.History), m.Effective.Ballot)
+	case MsgGarbageCollect, MsgGarbageCollectAck:
+		s += fmt.Sprintf(" gc=%s", m.GC)
 	}
 	return s
 }

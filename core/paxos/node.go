@@ -59,6 +59,19 @@ type Node struct {
 
 	reads []*quorumRead
 
+	// Matchmaker Paxos (node_matchmaking.go). belief is the configuration
+	// the node believes in force (sys and me follow it); learned says it was
+	// learned since boot (else it is the bootstrap default, and the node
+	// probes before it campaigns); ballotCfg is the configuration of the
+	// highest ballot heard with one (an Accept is voted only by its
+	// members); lastMember is the highest ballot of a configuration naming
+	// this node. All volatile: a reboot returns to the bootstrap belief.
+	belief     Configuration
+	learned    bool
+	ballotCfg  Configuration
+	lastMember Ballot
+	probe      *probe
+
 	// lastCommitSent is the commit watermark last announced to the peers.
 	// knownCommit is the highest watermark heard from any leader.
 	knownCommit    Slot
@@ -117,6 +130,10 @@ type Counters struct {
 	// reads of evicted records back from the store, by purpose (cold.go).
 	Evicted   uint64
 	ColdReads ColdReads
+	// Matchmaker Paxos paths.
+	Probes, MatchRefusals, StaleConfigurations, Reconfigurations uint64
+	ReconfiguredElections, ResignedRemoved, RemovedPromises      uint64
+	JoinerVotes, Collections, ReadsAbandoned                     uint64
 }
 
 // NewNode boots a node from its store. Boot is restart: the node always
@@ -139,6 +156,16 @@ func NewNode(cfg Config, opts Options, st Storage) (*Node, error) {
 	idx, _ := cfg.Acceptors.IndexOf(cfg.ID)
 	n := &Node{cfg: cfg, opts: opts, me: idx, sys: cfg.Acceptors, sealed: sealed,
 		phase: following{}, electionTimeout: opts.ElectionTicks, wantTimeout: true}
+	switch {
+	case len(cfg.Matchmakers) == 0:
+		n.belief, n.learned = Configuration{Acceptors: cfg.Acceptors}, true
+	case cfg.Joiner:
+		// Believes nothing yet; sys stays the formatted configuration, which
+		// no tally uses before a configuration is learned.
+	default:
+		n.belief = Configuration{Acceptors: cfg.Acceptors}
+		n.lastMember = Ballot{}
+	}
 	hs := st.InitialState()
 	var coldThrough Slot
 	if cs, ok := st.(ColdSource); ok {
@@ -369,9 +396,16 @@ func (n *Node) Step(m Message) {
 	if m.To != n.cfg.ID || m.From == n.cfg.ID || n.contract.fault != nil {
 		return
 	}
+	// A plain deployment hears only its members. With matchmakers the
+	// acceptor set moves, so any authenticated peer is heard (the host
+	// checked the sender), and each handler asks the configuration it
+	// tallies in; from is -1 outside the believed one.
 	from, ok := n.sys.IndexOf(m.From)
 	if !ok {
-		return
+		if !n.matchmakers() || m.From == 0 {
+			return
+		}
+		from = -1
 	}
 	// Nothing of a malformed message moves the node: not even highestSeen,
 	// which the next campaign adds one to (a round of 2^64-1 once wrapped it
@@ -388,9 +422,9 @@ func (n *Node) Step(m Message) {
 	case MsgPrepare:
 		n.handlePrepare(m)
 	case MsgPromise:
-		n.handlePromise(m, from)
+		n.handlePromise(m)
 	case MsgNack:
-		n.handleNack(m, from)
+		n.handleNack(m)
 	case MsgAccept:
 		n.handleAccept(m)
 	case MsgAccepted:
@@ -411,6 +445,10 @@ func (n *Node) Step(m Message) {
 		n.handlePreRead(m)
 	case MsgPreReadAck:
 		n.handlePreReadAck(m, from)
+	case MsgMatchReply:
+		n.handleMatchReply(m)
+	case MsgGarbageCollectAck:
+		n.handleGarbageCollectAck(m)
 	}
 	n.afterEvent()
 	n.assertInvariants()
@@ -435,7 +473,7 @@ func (n *Node) stepDown() {
 	switch n.phase.(type) {
 	case *leading:
 		n.counters.StepDowns++
-	case *campaigning:
+	case *campaigning, *matchmaking:
 	default:
 		return
 	}

@@ -7,28 +7,53 @@ import (
 	"github.com/parosdb/paros/core/quorum"
 )
 
-// campaign opens Phase 1 at a ballot above every ballot seen, over the whole
-// suffix from the chosen index (Paxos Made Simple §2.2; Multi-Paxos runs one
-// Phase 1 for every slot above the candidate's chosen prefix).
+// campaign opens a round change at a ballot above every ballot seen. On a
+// plain deployment that is Phase 1 over the static configuration, over the
+// whole suffix from the chosen index (Paxos Made Simple §2.2; Multi-Paxos
+// runs one Phase 1 for every slot above the candidate's chosen prefix). With
+// matchmakers it is matchmaking first (node_matchmaking.go), and Phase 1
+// once a matchmaker quorum answered.
 func (n *Node) campaign() {
-	// Every ballot the node has seen or promised passed Validate (or boot's
-	// validateBoot), so the sum cannot wrap; a round past the bound would
-	// be refused by every peer, so the node stays a follower instead (only
-	// a member lying about its ballots can drive a cell there).
+	if n.matchmakers() {
+		n.campaignMatched(quorum.System{}, false)
+		return
+	}
+	b, ok := n.nextBallot()
+	if !ok {
+		return
+	}
+	n.startPhase1(b, []quorum.System{n.sys}, Configuration{})
+}
+
+// nextBallot draws the campaign's ballot: one round above everything seen.
+// Every ballot the node has seen or promised passed Validate (or boot's
+// validateBoot), so the sum cannot wrap; a round past the bound would be
+// refused by every peer, so the node stays a follower instead (only a
+// member lying about its ballots can drive a cell there).
+func (n *Node) nextBallot() (Ballot, bool) {
 	round := max(n.highestSeen.Round, n.acc.Promised().Round) + 1
 	if round > BallotRoundMax {
 		n.counters.Exhausted++
 		n.resetElectionTimer()
-		return
+		return Ballot{}, false
 	}
 	n.counters.Campaigns++
 	b := Ballot{Round: round, Node: n.cfg.ID}
 	n.highestSeen = b
-	from := n.rep.chosenIndex + 1
-	el := newElection(b, from, &n.contract)
-	n.phase = &campaigning{el: el}
 	n.leaderHint = 0
 	n.resetElectionTimer()
+	return b, true
+}
+
+// startPhase1 opens Phase 1 of ballot b, needing a Phase-1 quorum of every
+// configuration in configs. own is the ballot's configuration C_b on a
+// deployment with matchmakers (zero on a plain one): every Prepare carries
+// it, so an acceptor learns which configuration the ballot's Accepts belong
+// to before it votes in them.
+func (n *Node) startPhase1(b Ballot, configs []quorum.System, own Configuration) {
+	from := n.rep.chosenIndex + 1
+	el := newElection(b, from, configs, &n.contract)
+	n.phase = &campaigning{el: el, own: own}
 	// The candidate promises its own ballot first. The Prepares wait for
 	// that promise to be durable (Message.EarlyOK), so a crashed candidate
 	// can never reuse the ballot after reboot.
@@ -36,10 +61,13 @@ func (n *Node) campaign() {
 	if !self.granted {
 		panic("paxos: a candidate refused its own fresh ballot")
 	}
-	el.absorb(n.me, self.entries, self.faulty, true)
-	for _, id := range n.sys.PrepareAddressees() {
+	if !own.IsZero() {
+		n.learnBallotConfig(own)
+	}
+	el.absorb(n.cfg.ID, self.entries, self.faulty, true)
+	for _, id := range el.addressees() {
 		if id != n.cfg.ID {
-			n.send(Message{Type: MsgPrepare, To: id, Ballot: b, Slot: from})
+			n.send(Message{Type: MsgPrepare, To: id, Ballot: b, Slot: from, Config: own.Acceptors, Since: own.Since})
 		}
 	}
 	n.maybeWinElection()
@@ -51,6 +79,9 @@ func (n *Node) handlePrepare(m Message) {
 	if m.Ballot.IsZero() || m.Ballot.Node != m.From || m.Slot == 0 {
 		return
 	}
+	if n.matchmakers() == m.Config.IsZero() {
+		return // a Prepare names its configuration exactly when matchmakers run
+	}
 	res := n.acc.Prepare(m.Ballot, m.Slot, n.opts.PromiseBatch)
 	if res.unanswerable {
 		return // a cold read failed: no page can be told (StorageFault is raised)
@@ -61,6 +92,13 @@ func (n *Node) handlePrepare(m Message) {
 	}
 	if n.ownBallot().Less(m.Ballot) {
 		n.stepDown()
+	}
+	if n.matchmakers() {
+		// A removed node answers Phase 1 too: removed is not shut down.
+		if !m.Config.Contains(n.cfg.ID) {
+			n.counters.RemovedPromises++
+		}
+		n.learnBallotConfig(Configuration{Ballot: m.Ballot, Since: m.Since, Acceptors: m.Config})
 	}
 	// A promise is no evidence of a live leader, so it does not restart
 	// this node's election timer (only a leader's messages do). Restarting
@@ -79,28 +117,30 @@ func (n *Node) ownBallot() Ballot {
 		return p.ballot
 	case *campaigning:
 		return p.el.ballot
+	case *matchmaking:
+		return p.ballot
 	}
 	return Ballot{}
 }
 
 // handlePromise folds one Promise page; a non-terminal page asks for the
 // next one.
-func (n *Node) handlePromise(m Message, from int) {
+func (n *Node) handlePromise(m Message) {
 	c, ok := n.phase.(*campaigning)
-	if !ok || m.Ballot != c.el.ballot || m.Slot < c.el.from {
+	if !ok || m.Ballot != c.el.ballot || m.Slot < c.el.from || !c.el.addressed(m.From) {
 		return
 	}
-	if c.el.granted.Has(from) {
+	if c.el.granted.has(m.From) {
 		return
 	}
-	if want := c.el.pageFrom(from); m.Slot != want {
+	if want := c.el.pageFrom(m.From); m.Slot != want {
 		return // a duplicate or reordered page
 	}
 	terminal := m.Next == 0
 	if !terminal && m.Next <= m.Slot {
 		return // malformed continuation
 	}
-	c.el.absorb(from, m.Entries, m.Faulty, terminal)
+	c.el.absorb(m.From, m.Entries, m.Faulty, terminal)
 	if n.contract.fault != nil {
 		return // the page contradicted another: count nothing, lead on nothing
 	}
@@ -112,8 +152,8 @@ func (n *Node) handlePromise(m Message, from int) {
 	// while its own Phase 1 never finished within one election timeout.
 	n.electionElapsed = 0
 	if !terminal {
-		c.el.setPageFrom(from, m.Next)
-		n.send(Message{Type: MsgPrepare, To: m.From, Ballot: c.el.ballot, Slot: m.Next})
+		c.el.setPageFrom(m.From, m.Next)
+		n.send(Message{Type: MsgPrepare, To: m.From, Ballot: c.el.ballot, Slot: m.Next, Config: c.own.Acceptors, Since: c.own.Since})
 		return
 	}
 	n.maybeWinElection()
@@ -122,13 +162,13 @@ func (n *Node) handlePromise(m Message, from int) {
 // handleNack: a refusal names the refuser's promise and floor. A higher
 // promise deposes this node's campaign or leadership; a floor above the
 // chosen prefix means this node is behind and must catch up first.
-func (n *Node) handleNack(m Message, from int) {
+func (n *Node) handleNack(m Message) {
 	own := n.ownBallot()
 	if !own.IsZero() && own.Less(m.Ballot) {
 		n.stepDown()
-	} else if c, ok := n.phase.(*campaigning); ok && m.Refused == own {
-		c.el.refused = c.el.refused.Add(from)
-		if n.sys.Phase1(c.el.granted, c.el.refused) == quorum.Lost {
+	} else if c, ok := n.phase.(*campaigning); ok && m.Refused == own && c.el.addressed(m.From) {
+		c.el.refuse(m.From)
+		if c.el.result() == quorum.Lost {
 			n.stepDown()
 		}
 	}
@@ -139,7 +179,7 @@ func (n *Node) handleNack(m Message, from int) {
 
 func (n *Node) maybeWinElection() {
 	c, ok := n.phase.(*campaigning)
-	if !ok || n.sys.Phase1(c.el.granted, c.el.refused) != quorum.Won {
+	if !ok || c.el.result() != quorum.Won {
 		return
 	}
 	if _, blocked := c.el.unresolvedFaulty(); blocked {
@@ -150,16 +190,37 @@ func (n *Node) maybeWinElection() {
 		n.stepDown()
 		return
 	}
-	n.becomeLeader(c.el)
+	if !c.own.IsZero() {
+		// The ballot's configuration is in force from here: a leader's
+		// Phase 2 goes to C_b only.
+		n.adopt(c.own)
+		if !c.own.Acceptors.Contains(n.cfg.ID) {
+			// A reconfiguration that removed its own proposer: the new
+			// configuration is registered and every old configuration
+			// promised the ballot, so the members of C_new take over
+			// (their campaigns find it effective). This node resigns
+			// rather than lead acceptors it is not one of.
+			n.counters.ResignedRemoved++
+			n.stepDown()
+			return
+		}
+	}
+	n.becomeLeader(c.el, c.own)
 }
 
 // becomeLeader installs a Phase-1-backed leadership and queues its recovery:
 // every slot from the election's first slot to the highest reported one is
 // re-proposed with the highest-ballot value found (P2c) or filled with a
 // Noop.
-func (n *Node) becomeLeader(el *election) {
+func (n *Node) becomeLeader(el *election, own Configuration) {
 	n.counters.Elections++
 	l := &leading{ballot: el.ballot, rs: newRounds(el.ballot, el.from), recoverEnd: el.maxSlot}
+	if !own.IsZero() {
+		l.history = el.configs
+		if own.Since == el.ballot {
+			n.counters.ReconfiguredElections++
+		}
+	}
 	l.nextSlot, l.unsent = el.from, el.from
 	n.phase = l
 	n.leaderHint = n.cfg.ID
@@ -178,21 +239,4 @@ func (n *Node) becomeLeader(el *election) {
 	}
 	// Announce the new leadership at once so followers stop campaigning.
 	n.broadcastHeartbeat(l)
-}
-
-// pageFrom is the slot the next Promise page from member idx must start at.
-func (e *election) pageFrom(idx int) Slot {
-	if e.pages != nil {
-		if s, ok := e.pages[idx]; ok {
-			return s
-		}
-	}
-	return e.from
-}
-
-func (e *election) setPageFrom(idx int, s Slot) {
-	if e.pages == nil {
-		e.pages = make(map[int]Slot)
-	}
-	e.pages[idx] = s
 }

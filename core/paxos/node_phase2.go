@@ -128,6 +128,13 @@ func (n *Node) handleAccept(m Message) {
 	if !n.followLeader(m) {
 		return
 	}
+	// With matchmakers an acceptor votes only in a ballot whose
+	// configuration it knows (a Prepare or a Heartbeat of that ballot told
+	// it) and names it: a node outside its configuration never votes, and
+	// a joiner has promised before Phase 2 reaches it.
+	if n.matchmakers() && (n.ballotCfg.Ballot != m.Ballot || !n.ballotCfg.Acceptors.Contains(n.cfg.ID)) {
+		return
+	}
 	var votes []SlotVote
 	belowFloor := false
 	for _, e := range m.Entries {
@@ -141,6 +148,9 @@ func (n *Node) handleAccept(m Message) {
 		if n.acc.Admit(m.Ballot, e.Slot, e.Command) {
 			votes = append(votes, SlotVote{Slot: e.Slot, VHash: e.Command.Fingerprint()})
 		}
+	}
+	if len(votes) > 0 && n.cfg.Joiner {
+		n.counters.JoinerVotes++
 	}
 	if len(votes) > 0 {
 		n.send(Message{Type: MsgAccepted, To: m.From, Ballot: m.Ballot, Votes: votes})
@@ -175,7 +185,7 @@ func (n *Node) followLeader(m Message) bool {
 // handleAccepted folds votes into the Phase-2 tally.
 func (n *Node) handleAccepted(m Message, from int) {
 	l, ok := n.phase.(*leading)
-	if !ok || m.Ballot != l.ballot {
+	if !ok || m.Ballot != l.ballot || from < 0 {
 		return
 	}
 	l.live = l.live.Add(from)

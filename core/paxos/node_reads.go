@@ -14,6 +14,9 @@ type quorumRead struct {
 	fence   Slot
 	elapsed int
 	settled bool
+	// since is the configuration the read opened against (Matchmaker
+	// Paxos): an answer from a newer one abandons the read.
+	since Ballot
 }
 
 // QuorumRead opens a read with the caller's ctx and reports whether it was
@@ -25,13 +28,21 @@ func (n *Node) QuorumRead(ctx uint64) bool {
 	if len(n.reads) >= n.opts.ReadsMax {
 		return false
 	}
+	if n.matchmakers() && (!n.learned || n.belief.IsZero() || n.belief.Since.Less(n.ballotCfg.Since)) {
+		// No read basis: rebooted, a joiner, or this node promised a
+		// newer configuration than it believes in force (its own answer
+		// would be the one to name it; found by the core's read test).
+		return false
+	}
 	for _, r := range n.reads {
 		if r.ctx == ctx {
 			return false
 		}
 	}
-	r := &quorumRead{ctx: ctx, wm: n.acc.VoteWatermark()}
-	r.granted = r.granted.Add(n.me)
+	r := &quorumRead{ctx: ctx, wm: n.acc.VoteWatermark(), since: n.belief.Since}
+	if n.me >= 0 {
+		r.granted = r.granted.Add(n.me)
+	}
 	if l, ok := n.phase.(*leading); ok {
 		r.fence = l.recoverEnd
 	}
@@ -49,16 +60,41 @@ func (n *Node) QuorumRead(ctx uint64) bool {
 
 // handlePreRead answers with this acceptor's vote watermark. The answer
 // waits for the batch to be durable, like every vote it reports.
+//
+// With matchmakers the answer names the newest configuration this node
+// knows of (its belief, or a ballot it promised or followed); a node that
+// rebooted to its bootstrap belief knows none and does not answer.
 func (n *Node) handlePreRead(m Message) {
-	n.send(Message{Type: MsgPreReadAck, To: m.From, Ctx: m.Ctx, Watermark: n.acc.VoteWatermark()})
+	var since Ballot
+	if n.matchmakers() {
+		if !n.learned {
+			return
+		}
+		since = n.belief.Since
+		if since.Less(n.ballotCfg.Since) {
+			since = n.ballotCfg.Since
+		}
+	}
+	n.send(Message{Type: MsgPreReadAck, To: m.From, Ctx: m.Ctx, Watermark: n.acc.VoteWatermark(), Since: since})
 }
 
 func (n *Node) handlePreReadAck(m Message, from int) {
 	if l, ok := n.phase.(*leading); ok {
 		l.fillTo = max(l.fillTo, m.Watermark)
 	}
-	for _, r := range n.reads {
+	if from < 0 {
+		return
+	}
+	for i, r := range n.reads {
 		if r.ctx == m.Ctx && !r.settled {
+			if r.since.Less(m.Since) {
+				// The answerer knows a newer configuration: this read's
+				// quorum may miss writes chosen under it.
+				n.counters.ReadsAbandoned++
+				n.cur.reads = append(n.cur.reads, ReadState{Ctx: r.ctx, OK: false})
+				n.reads = append(n.reads[:i], n.reads[i+1:]...)
+				return
+			}
 			r.granted = r.granted.Add(from)
 			r.wm = max(r.wm, m.Watermark)
 			n.checkRead(r)
@@ -67,10 +103,35 @@ func (n *Node) handlePreReadAck(m Message, from int) {
 	}
 }
 
+// checkRead settles a read once its answers hold a Phase-1 quorum.
+//
+// With matchmakers the answers must also meet every Phase-1 quorum of the
+// configuration (they "block" Phase 1): a reconfiguration that superseded
+// it needed a Phase-1 quorum of it, whose members learned the new
+// configuration with the Prepare, so one of them is among the answerers and
+// names it. On a majority this asks nothing more; on a grid it asks one
+// member of every row besides the full row. (The spec asks a Phase-1
+// quorum alone; two rows of a grid do not meet, so that reading could miss
+// a reconfiguration made through another row.)
 func (n *Node) checkRead(r *quorumRead) {
-	if n.sys.Phase1(r.granted, 0) == quorum.Won {
-		r.settled = true
+	if n.sys.Phase1(r.granted, 0) != quorum.Won {
+		return
 	}
+	if n.matchmakers() && n.sys.Phase1(0, r.granted) != quorum.Lost {
+		return
+	}
+	r.settled = true
+}
+
+// abandonReads answers every open read unserved: the configuration it
+// opened against is no longer the one this node believes in force.
+func (n *Node) abandonReads() {
+	for _, r := range n.reads {
+		n.counters.ReadsAbandoned++
+		n.cur.reads = append(n.cur.reads, ReadState{Ctx: r.ctx, OK: false})
+	}
+	clear(n.reads)
+	n.reads = n.reads[:0]
 }
 
 // settleReads answers every settled read the fold now covers, in the order

@@ -1,6 +1,9 @@
 package paxos
 
-import "github.com/parosdb/paros/core/journal"
+import (
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/quorum"
+)
 
 // tickLeader: the leader beats every HeartbeatTicks (carrying the commit
 // watermark, re-sending pending Accepts, Noop-filling up to reported vote
@@ -12,6 +15,7 @@ func (n *Node) tickLeader(l *leading) {
 		n.broadcastHeartbeat(l)
 		n.resendPending(l)
 		n.noopFill(l)
+		n.collect(l)
 	}
 	l.checkElapsed++
 	if l.checkElapsed >= n.electionTimeout {
@@ -33,9 +37,14 @@ func (n *Node) tickLeader(l *leading) {
 // watermark. A heartbeat waits for its batch to be durable.
 func (n *Node) broadcastHeartbeat(l *leading) {
 	c := n.rep.chosenIndex
-	for _, id := range n.sys.Members() {
+	var cfg quorum.System
+	var since Ballot
+	if n.matchmakers() {
+		cfg, since = n.sys, n.belief.Since
+	}
+	for _, id := range n.heartbeatAddressees(l) {
 		if id != n.cfg.ID {
-			n.send(Message{Type: MsgHeartbeat, To: id, Ballot: l.ballot, Commit: c})
+			n.send(Message{Type: MsgHeartbeat, To: id, Ballot: l.ballot, Commit: c, Config: cfg, Since: since})
 		}
 	}
 	n.lastCommitSent = max(n.lastCommitSent, c)
@@ -92,8 +101,15 @@ func (n *Node) noopFill(l *leading) {
 // handleHeartbeat: a leader at or above the promise is followed; a stale
 // one is told so with a Nack (so it steps down at once).
 func (n *Node) handleHeartbeat(m Message) {
+	if n.matchmakers() == m.Config.IsZero() {
+		return // a Heartbeat names its configuration exactly when matchmakers run
+	}
 	if !n.followLeader(m) {
 		return
+	}
+	if n.matchmakers() {
+		// A leader's beat is a won ballot: its configuration is in force.
+		n.adopt(Configuration{Ballot: m.Ballot, Since: m.Since, Acceptors: m.Config})
 	}
 	n.learnCommit(m.Ballot, m.Commit, m.From)
 	n.send(Message{Type: MsgHeartbeatAck, To: m.From, Ballot: m.Ballot, Commit: n.rep.chosenIndex,
@@ -102,11 +118,14 @@ func (n *Node) handleHeartbeat(m Message) {
 
 func (n *Node) handleHeartbeatAck(m Message, from int) {
 	l, ok := n.phase.(*leading)
-	if !ok || m.Ballot != l.ballot {
+	if !ok || m.Ballot != l.ballot || from < 0 {
 		return
 	}
 	l.live = l.live.Add(from)
 	l.fillTo = max(l.fillTo, m.Watermark)
+	if m.Commit >= l.recoverEnd {
+		l.gc.fenced = l.gc.fenced.Add(from)
+	}
 }
 
 // handleCommit learns a commit watermark.

@@ -13,6 +13,8 @@ type following struct{}
 // campaigning: Phase 1 of ballot el.ballot is running.
 type campaigning struct {
 	el *election
+	// own is the ballot's configuration C_b (zero on a plain deployment).
+	own Configuration
 }
 
 // leading: Phase 1 of ballot was won. The leadership is Phase-1-backed: it
@@ -41,6 +43,12 @@ type leading struct {
 	// leader Noop-fills up to it so quorum reads never wait forever on a
 	// slot a previous leadership opened and nobody decided.
 	fillTo Slot
+
+	// Matchmaker Paxos (nil/zero on a plain deployment): history is every
+	// configuration the winning Phase 1 needed a quorum of (H_b and C_b);
+	// gc is the garbage collection of the configurations it supersedes.
+	history []quorum.System
+	gc      collection
 }
 
 func (following) phaseName() string    { return "follower" }

@@ -80,7 +80,20 @@ type Config struct {
 	Acceptors quorum.System
 	// Mode is the journal's writer mode.
 	Mode journal.WriterMode
+	// Matchmakers is the matchmaker set (sorted, distinct). Empty: plain
+	// Multi-Paxos, whose acceptor set never changes; otherwise Matchmaker
+	// Paxos, whose configuration changes by reconfiguration and for which
+	// Acceptors is only the bootstrap belief.
+	Matchmakers []NodeID
+	// Joiner: the store was formatted for a node joining Acceptors by
+	// reconfiguration. A joiner believes nothing until a leader or the
+	// matchmakers tell it its configuration: it never campaigns under the
+	// configuration it was formatted with.
+	Joiner bool
 }
+
+// MatchmakersMax bounds the matchmaker set.
+const MatchmakersMax = 16
 
 // Validate refuses a configuration the node cannot run.
 func (c Config) Validate() error {
@@ -93,19 +106,15 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: node %d is not an acceptor (colocated nodes must be)", ErrConfig, c.ID)
 	case c.Mode != journal.ModeSingle && c.Mode != journal.ModeMulti:
 		return fmt.Errorf("%w: writer mode unset", ErrConfig)
+	case c.Joiner && len(c.Matchmakers) == 0:
+		return fmt.Errorf("%w: a joiner needs matchmakers", ErrConfig)
+	case len(c.Matchmakers) > MatchmakersMax:
+		return fmt.Errorf("%w: %d matchmakers (at most %d)", ErrConfig, len(c.Matchmakers), MatchmakersMax)
 	}
-	// One member alone may not be a Phase-1 quorum of several (flexible
-	// q1 = 1, or a grid of one column): such a candidate wins on its own
-	// promise before that promise is durable and sends Accepts early, so a
-	// crash could make it reuse the ballot for another value. (Found by
-	// review; the quorum system itself is valid, the combination with early
-	// Accepts is not.)
-	if c.Acceptors.Size() > 1 {
-		for _, id := range c.Acceptors.Members() {
-			if c.Acceptors.Phase1(c.Acceptors.SetOf(id), 0) == quorum.Won {
-				return fmt.Errorf("%w: member %d alone is a Phase-1 quorum of %s", ErrConfig, id, c.Acceptors)
-			}
+	for i, id := range c.Matchmakers {
+		if id == 0 || (i > 0 && c.Matchmakers[i-1] >= id) {
+			return fmt.Errorf("%w: matchmakers %v not sorted, distinct and nonzero", ErrConfig, c.Matchmakers)
 		}
 	}
-	return nil
+	return validateSystem(c.Acceptors)
 }

@@ -42,6 +42,20 @@ func (m Message) Validate() error {
 	if m.Slot > SlotMax || m.Next > SlotMax || m.Commit > SlotMax || m.Watermark > SlotMax {
 		return fmt.Errorf("%w: %s slot above %d", ErrMalformed, m.Type, uint64(SlotMax))
 	}
+	if !m.Since.InRange() || !m.GC.InRange() || !m.Effective.Ballot.InRange() {
+		return fmt.Errorf("%w: %s configuration ballot round above %d", ErrMalformed, m.Type, uint64(BallotRoundMax))
+	}
+	if m.Refusal > MatchClosed {
+		return fmt.Errorf("%w: %s refusal %d", ErrMalformed, m.Type, m.Refusal)
+	}
+	for _, r := range m.History {
+		if !r.Ballot.InRange() || r.Acceptors.IsZero() {
+			return fmt.Errorf("%w: %s registration at %s", ErrMalformed, m.Type, r.Ballot)
+		}
+	}
+	if !m.Effective.IsZero() && m.Effective.Acceptors.IsZero() {
+		return fmt.Errorf("%w: %s effective configuration without acceptors", ErrMalformed, m.Type)
+	}
 	for _, e := range m.Entries {
 		if e.Slot > SlotMax || !e.Ballot.InRange() {
 			return fmt.Errorf("%w: %s entry at slot %d ballot %s out of range", ErrMalformed, m.Type, e.Slot, e.Ballot)

@@ -53,6 +53,9 @@ const (
 	identityBytes  = 1 + 1 + 16 + 4 + 4 + 4
 	markerMinBytes = 1 + 16 + 8 + 2 + 1 + 16 + 1 + 12 + 4
 
+	// markerFlagJoiner is the optional flags byte of a joiner's marker.
+	markerFlagJoiner = 1
+
 	// markerMembersMax bounds the members a marker may name.
 	markerMembersMax = 1024
 )
@@ -335,12 +338,17 @@ func encodeMarker(key []byte, m storage.Marker) ([]byte, error) {
 	b = binary.BigEndian.AppendUint32(b, m.Proxies)
 	b = binary.BigEndian.AppendUint32(b, m.Replicas)
 	b = binary.BigEndian.AppendUint32(b, m.Matchmakers)
+	if m.Joiner {
+		// An optional flags byte: markers written before joiners existed
+		// end at the matchmaker count and still decode.
+		b = append(b, markerFlagJoiner)
+	}
 	return seal(key, b), nil
 }
 
 // decodeMarker checks the marker's length and CRC and that it names the
 // journal of its key (a misdirected marker is refused).
-func decodeMarker(key, v []byte, want journal.ID) (storage.Marker, error) {
+func decodeMarker(key, v []byte, jid journal.ID) (storage.Marker, error) {
 	if len(v) < markerMinBytes {
 		return storage.Marker{}, valueErr("marker of %d bytes", len(v))
 	}
@@ -348,7 +356,11 @@ func decodeMarker(key, v []byte, want journal.ID) (storage.Marker, error) {
 	if n > markerMembersMax {
 		return storage.Marker{}, valueErr("marker with %d members", n)
 	}
-	p, err := unseal(key, v, markerMinBytes+8*n)
+	want := markerMinBytes + 8*n
+	if len(v) == want+1 {
+		want++ // the flags byte
+	}
+	p, err := unseal(key, v, want)
 	if err != nil {
 		return storage.Marker{}, err
 	}
@@ -373,8 +385,14 @@ func decodeMarker(key, v []byte, want journal.ID) (storage.Marker, error) {
 	m.Mode = journal.WriterMode(p[0])
 	p = p[1:]
 	m.Proxies, m.Replicas, m.Matchmakers = u32(), u32(), u32()
-	if m.Journal != want {
-		return storage.Marker{}, valueErr("marker names journal %s under the key of %s", m.Journal, want)
+	if len(p) == 1 {
+		if p[0] != markerFlagJoiner {
+			return storage.Marker{}, valueErr("marker flags %#x", p[0])
+		}
+		m.Joiner = true
+	}
+	if m.Journal != jid {
+		return storage.Marker{}, valueErr("marker names journal %s under the key of %s", m.Journal, jid)
 	}
 	return m, nil
 }

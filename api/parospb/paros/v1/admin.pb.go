@@ -82,20 +82,31 @@ type InspectReply struct {
 	CellId   uint64       `protobuf:"varint,3,opt,name=cell_id,json=cellId,proto3" json:"cell_id,omitempty"`
 	Journals []*JournalId `protobuf:"bytes,4,rep,name=journals,proto3" json:"journals,omitempty"`
 	// Journal facts (when a journal was named).
-	Role          string        `protobuf:"bytes,5,opt,name=role,proto3" json:"role,omitempty"`
-	LeaderHint    uint64        `protobuf:"varint,6,opt,name=leader_hint,json=leaderHint,proto3" json:"leader_hint,omitempty"`
-	Promised      *Ballot       `protobuf:"bytes,7,opt,name=promised,proto3" json:"promised,omitempty"`
-	ChosenIndex   uint64        `protobuf:"varint,8,opt,name=chosen_index,json=chosenIndex,proto3" json:"chosen_index,omitempty"`
-	Applied       uint64        `protobuf:"varint,9,opt,name=applied,proto3" json:"applied,omitempty"`
-	FirstSlot     uint64        `protobuf:"varint,10,opt,name=first_slot,json=firstSlot,proto3" json:"first_slot,omitempty"`
-	State         *JournalState `protobuf:"bytes,11,opt,name=state,proto3" json:"state,omitempty"`
-	Members       []uint64      `protobuf:"varint,12,rep,packed,name=members,proto3" json:"members,omitempty"`
-	QuorumSystem  QuorumSystem  `protobuf:"varint,13,opt,name=quorum_system,json=quorumSystem,proto3,enum=paros.v1.QuorumSystem" json:"quorum_system,omitempty"`
-	Phase1Quorum  uint32        `protobuf:"varint,14,opt,name=phase1_quorum,json=phase1Quorum,proto3" json:"phase1_quorum,omitempty"`
-	Phase2Quorum  uint32        `protobuf:"varint,15,opt,name=phase2_quorum,json=phase2Quorum,proto3" json:"phase2_quorum,omitempty"`
-	Rows          uint32        `protobuf:"varint,16,opt,name=rows,proto3" json:"rows,omitempty"`
-	Cols          uint32        `protobuf:"varint,17,opt,name=cols,proto3" json:"cols,omitempty"`
-	Quarantined   bool          `protobuf:"varint,18,opt,name=quarantined,proto3" json:"quarantined,omitempty"`
+	Role         string        `protobuf:"bytes,5,opt,name=role,proto3" json:"role,omitempty"`
+	LeaderHint   uint64        `protobuf:"varint,6,opt,name=leader_hint,json=leaderHint,proto3" json:"leader_hint,omitempty"`
+	Promised     *Ballot       `protobuf:"bytes,7,opt,name=promised,proto3" json:"promised,omitempty"`
+	ChosenIndex  uint64        `protobuf:"varint,8,opt,name=chosen_index,json=chosenIndex,proto3" json:"chosen_index,omitempty"`
+	Applied      uint64        `protobuf:"varint,9,opt,name=applied,proto3" json:"applied,omitempty"`
+	FirstSlot    uint64        `protobuf:"varint,10,opt,name=first_slot,json=firstSlot,proto3" json:"first_slot,omitempty"`
+	State        *JournalState `protobuf:"bytes,11,opt,name=state,proto3" json:"state,omitempty"`
+	Members      []uint64      `protobuf:"varint,12,rep,packed,name=members,proto3" json:"members,omitempty"`
+	QuorumSystem QuorumSystem  `protobuf:"varint,13,opt,name=quorum_system,json=quorumSystem,proto3,enum=paros.v1.QuorumSystem" json:"quorum_system,omitempty"`
+	Phase1Quorum uint32        `protobuf:"varint,14,opt,name=phase1_quorum,json=phase1Quorum,proto3" json:"phase1_quorum,omitempty"`
+	Phase2Quorum uint32        `protobuf:"varint,15,opt,name=phase2_quorum,json=phase2Quorum,proto3" json:"phase2_quorum,omitempty"`
+	Rows         uint32        `protobuf:"varint,16,opt,name=rows,proto3" json:"rows,omitempty"`
+	Cols         uint32        `protobuf:"varint,17,opt,name=cols,proto3" json:"cols,omitempty"`
+	Quarantined  bool          `protobuf:"varint,18,opt,name=quarantined,proto3" json:"quarantined,omitempty"`
+	// Matchmaker Paxos facts (unset on a plain deployment). config_ballot and
+	// config_since are the ballot and Since of the configuration the node
+	// follows. On a leader, gc_effective says a matchmaker quorum holds its
+	// GC watermark gc_watermark durably, and retirable lists the acceptors of
+	// its history outside its configuration. matchmakers is the matchmaker set.
+	ConfigBallot  *Ballot  `protobuf:"bytes,19,opt,name=config_ballot,json=configBallot,proto3" json:"config_ballot,omitempty"`
+	ConfigSince   *Ballot  `protobuf:"bytes,20,opt,name=config_since,json=configSince,proto3" json:"config_since,omitempty"`
+	GcWatermark   *Ballot  `protobuf:"bytes,21,opt,name=gc_watermark,json=gcWatermark,proto3" json:"gc_watermark,omitempty"`
+	Retirable     []uint64 `protobuf:"varint,22,rep,packed,name=retirable,proto3" json:"retirable,omitempty"`
+	Matchmakers   []uint64 `protobuf:"varint,23,rep,packed,name=matchmakers,proto3" json:"matchmakers,omitempty"`
+	GcEffective   bool     `protobuf:"varint,24,opt,name=gc_effective,json=gcEffective,proto3" json:"gc_effective,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -256,6 +267,48 @@ func (x *InspectReply) GetQuarantined() bool {
 	return false
 }
 
+func (x *InspectReply) GetConfigBallot() *Ballot {
+	if x != nil {
+		return x.ConfigBallot
+	}
+	return nil
+}
+
+func (x *InspectReply) GetConfigSince() *Ballot {
+	if x != nil {
+		return x.ConfigSince
+	}
+	return nil
+}
+
+func (x *InspectReply) GetGcWatermark() *Ballot {
+	if x != nil {
+		return x.GcWatermark
+	}
+	return nil
+}
+
+func (x *InspectReply) GetRetirable() []uint64 {
+	if x != nil {
+		return x.Retirable
+	}
+	return nil
+}
+
+func (x *InspectReply) GetMatchmakers() []uint64 {
+	if x != nil {
+		return x.Matchmakers
+	}
+	return nil
+}
+
+func (x *InspectReply) GetGcEffective() bool {
+	if x != nil {
+		return x.GcEffective
+	}
+	return false
+}
+
 type ReconfigureRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Journal       *JournalId             `protobuf:"bytes,1,opt,name=journal,proto3" json:"journal,omitempty"`
@@ -351,7 +404,7 @@ func (x *ReconfigureRequest) GetCols() uint32 {
 type ReconfigureReply struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	Accepted bool                   `protobuf:"varint,1,opt,name=accepted,proto3" json:"accepted,omitempty"`
-	// refusal: "not_enabled" until reconfiguration lands.
+	// refusal: "no_matchmakers" on a plain deployment.
 	Refusal       string `protobuf:"bytes,2,opt,name=refusal,proto3" json:"refusal,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -500,6 +553,7 @@ func (x *ReconfigureMatchmakersReply) GetRefusal() string {
 type RetireRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	GcWatermark   *Ballot                `protobuf:"bytes,1,opt,name=gc_watermark,json=gcWatermark,proto3" json:"gc_watermark,omitempty"`
+	Journal       *JournalId             `protobuf:"bytes,2,opt,name=journal,proto3" json:"journal,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -537,6 +591,13 @@ func (*RetireRequest) Descriptor() ([]byte, []int) {
 func (x *RetireRequest) GetGcWatermark() *Ballot {
 	if x != nil {
 		return x.GcWatermark
+	}
+	return nil
+}
+
+func (x *RetireRequest) GetJournal() *JournalId {
+	if x != nil {
+		return x.Journal
 	}
 	return nil
 }
@@ -600,7 +661,7 @@ const file_paros_v1_admin_proto_rawDesc = "" +
 	"\x14paros/v1/admin.proto\x12\bparos.v1\x1a\x15paros/v1/common.proto\"\\\n" +
 	"\x0eInspectRequest\x12-\n" +
 	"\ajournal\x18\x01 \x01(\v2\x13.paros.v1.JournalIdR\ajournal\x12\x1b\n" +
-	"\tnode_only\x18\x02 \x01(\bR\bnodeOnly\"\xe3\x04\n" +
+	"\tnode_only\x18\x02 \x01(\bR\bnodeOnly\"\xe7\x06\n" +
 	"\fInspectReply\x12\x18\n" +
 	"\arefusal\x18\x01 \x01(\tR\arefusal\x12\x17\n" +
 	"\anode_id\x18\x02 \x01(\x04R\x06nodeId\x12\x17\n" +
@@ -622,7 +683,13 @@ const file_paros_v1_admin_proto_rawDesc = "" +
 	"\rphase2_quorum\x18\x0f \x01(\rR\fphase2Quorum\x12\x12\n" +
 	"\x04rows\x18\x10 \x01(\rR\x04rows\x12\x12\n" +
 	"\x04cols\x18\x11 \x01(\rR\x04cols\x12 \n" +
-	"\vquarantined\x18\x12 \x01(\bR\vquarantined\"\x8c\x02\n" +
+	"\vquarantined\x18\x12 \x01(\bR\vquarantined\x125\n" +
+	"\rconfig_ballot\x18\x13 \x01(\v2\x10.paros.v1.BallotR\fconfigBallot\x123\n" +
+	"\fconfig_since\x18\x14 \x01(\v2\x10.paros.v1.BallotR\vconfigSince\x123\n" +
+	"\fgc_watermark\x18\x15 \x01(\v2\x10.paros.v1.BallotR\vgcWatermark\x12\x1c\n" +
+	"\tretirable\x18\x16 \x03(\x04R\tretirable\x12 \n" +
+	"\vmatchmakers\x18\x17 \x03(\x04R\vmatchmakers\x12!\n" +
+	"\fgc_effective\x18\x18 \x01(\bR\vgcEffective\"\x8c\x02\n" +
 	"\x12ReconfigureRequest\x12-\n" +
 	"\ajournal\x18\x01 \x01(\v2\x13.paros.v1.JournalIdR\ajournal\x12\x18\n" +
 	"\amembers\x18\x02 \x03(\x04R\amembers\x12;\n" +
@@ -638,9 +705,10 @@ const file_paros_v1_admin_proto_rawDesc = "" +
 	"\amembers\x18\x01 \x03(\x04R\amembers\"S\n" +
 	"\x1bReconfigureMatchmakersReply\x12\x1a\n" +
 	"\baccepted\x18\x01 \x01(\bR\baccepted\x12\x18\n" +
-	"\arefusal\x18\x02 \x01(\tR\arefusal\"D\n" +
+	"\arefusal\x18\x02 \x01(\tR\arefusal\"s\n" +
 	"\rRetireRequest\x123\n" +
-	"\fgc_watermark\x18\x01 \x01(\v2\x10.paros.v1.BallotR\vgcWatermark\"C\n" +
+	"\fgc_watermark\x18\x01 \x01(\v2\x10.paros.v1.BallotR\vgcWatermark\x12-\n" +
+	"\ajournal\x18\x02 \x01(\v2\x13.paros.v1.JournalIdR\ajournal\"C\n" +
 	"\vRetireReply\x12\x1a\n" +
 	"\baccepted\x18\x01 \x01(\bR\baccepted\x12\x18\n" +
 	"\arefusal\x18\x02 \x01(\tR\arefusal2\xb1\x02\n" +
@@ -683,22 +751,26 @@ var file_paros_v1_admin_proto_depIdxs = []int32{
 	9,  // 2: paros.v1.InspectReply.promised:type_name -> paros.v1.Ballot
 	10, // 3: paros.v1.InspectReply.state:type_name -> paros.v1.JournalState
 	11, // 4: paros.v1.InspectReply.quorum_system:type_name -> paros.v1.QuorumSystem
-	8,  // 5: paros.v1.ReconfigureRequest.journal:type_name -> paros.v1.JournalId
-	11, // 6: paros.v1.ReconfigureRequest.quorum_system:type_name -> paros.v1.QuorumSystem
-	9,  // 7: paros.v1.RetireRequest.gc_watermark:type_name -> paros.v1.Ballot
-	0,  // 8: paros.v1.Admin.Inspect:input_type -> paros.v1.InspectRequest
-	2,  // 9: paros.v1.Admin.Reconfigure:input_type -> paros.v1.ReconfigureRequest
-	4,  // 10: paros.v1.Admin.ReconfigureMatchmakers:input_type -> paros.v1.ReconfigureMatchmakersRequest
-	6,  // 11: paros.v1.Admin.Retire:input_type -> paros.v1.RetireRequest
-	1,  // 12: paros.v1.Admin.Inspect:output_type -> paros.v1.InspectReply
-	3,  // 13: paros.v1.Admin.Reconfigure:output_type -> paros.v1.ReconfigureReply
-	5,  // 14: paros.v1.Admin.ReconfigureMatchmakers:output_type -> paros.v1.ReconfigureMatchmakersReply
-	7,  // 15: paros.v1.Admin.Retire:output_type -> paros.v1.RetireReply
-	12, // [12:16] is the sub-list for method output_type
-	8,  // [8:12] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	9,  // 5: paros.v1.InspectReply.config_ballot:type_name -> paros.v1.Ballot
+	9,  // 6: paros.v1.InspectReply.config_since:type_name -> paros.v1.Ballot
+	9,  // 7: paros.v1.InspectReply.gc_watermark:type_name -> paros.v1.Ballot
+	8,  // 8: paros.v1.ReconfigureRequest.journal:type_name -> paros.v1.JournalId
+	11, // 9: paros.v1.ReconfigureRequest.quorum_system:type_name -> paros.v1.QuorumSystem
+	9,  // 10: paros.v1.RetireRequest.gc_watermark:type_name -> paros.v1.Ballot
+	8,  // 11: paros.v1.RetireRequest.journal:type_name -> paros.v1.JournalId
+	0,  // 12: paros.v1.Admin.Inspect:input_type -> paros.v1.InspectRequest
+	2,  // 13: paros.v1.Admin.Reconfigure:input_type -> paros.v1.ReconfigureRequest
+	4,  // 14: paros.v1.Admin.ReconfigureMatchmakers:input_type -> paros.v1.ReconfigureMatchmakersRequest
+	6,  // 15: paros.v1.Admin.Retire:input_type -> paros.v1.RetireRequest
+	1,  // 16: paros.v1.Admin.Inspect:output_type -> paros.v1.InspectReply
+	3,  // 17: paros.v1.Admin.Reconfigure:output_type -> paros.v1.ReconfigureReply
+	5,  // 18: paros.v1.Admin.ReconfigureMatchmakers:output_type -> paros.v1.ReconfigureMatchmakersReply
+	7,  // 19: paros.v1.Admin.Retire:output_type -> paros.v1.RetireReply
+	16, // [16:20] is the sub-list for method output_type
+	12, // [12:16] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_paros_v1_admin_proto_init() }

@@ -29,9 +29,10 @@ const (
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// Admin answers operators. Reconfiguration and retirement belong to the
-// Matchmaker Paxos issue: until it lands they answer "not enabled in this
-// deployment".
+// Admin answers operators. Reconfigure and Retire are answered by a
+// deployment with matchmakers (Matchmaker Paxos); a plain deployment refuses
+// them with "no_matchmakers". ReconfigureMatchmakers answers "not_enabled":
+// matchmaker generations are not built.
 type AdminClient interface {
 	Inspect(ctx context.Context, in *InspectRequest, opts ...grpc.CallOption) (*InspectReply, error)
 	Reconfigure(ctx context.Context, in *ReconfigureRequest, opts ...grpc.CallOption) (*ReconfigureReply, error)
@@ -91,9 +92,10 @@ func (c *adminClient) Retire(ctx context.Context, in *RetireRequest, opts ...grp
 // All implementations must embed UnimplementedAdminServer
 // for forward compatibility.
 //
-// Admin answers operators. Reconfiguration and retirement belong to the
-// Matchmaker Paxos issue: until it lands they answer "not enabled in this
-// deployment".
+// Admin answers operators. Reconfigure and Retire are answered by a
+// deployment with matchmakers (Matchmaker Paxos); a plain deployment refuses
+// them with "no_matchmakers". ReconfigureMatchmakers answers "not_enabled":
+// matchmaker generations are not built.
 type AdminServer interface {
 	Inspect(context.Context, *InspectRequest) (*InspectReply, error)
 	Reconfigure(context.Context, *ReconfigureRequest) (*ReconfigureReply, error)

@@ -39,6 +39,12 @@ const (
 	MsgType_MSG_TYPE_PRE_READ          MsgType = 17
 	MsgType_MSG_TYPE_PRE_READ_ACK      MsgType = 18
 	MsgType_MSG_TYPE_TRIMMED_TO        MsgType = 19
+	// Matchmaker Paxos (never sent on a plain deployment).
+	MsgType_MSG_TYPE_MATCH               MsgType = 20
+	MsgType_MSG_TYPE_MATCH_REPLY         MsgType = 21
+	MsgType_MSG_TYPE_GARBAGE_COLLECT     MsgType = 22
+	MsgType_MSG_TYPE_GARBAGE_COLLECT_ACK MsgType = 23
+	MsgType_MSG_TYPE_PROBE               MsgType = 24
 )
 
 // Enum value maps for MsgType.
@@ -58,22 +64,32 @@ var (
 		17: "MSG_TYPE_PRE_READ",
 		18: "MSG_TYPE_PRE_READ_ACK",
 		19: "MSG_TYPE_TRIMMED_TO",
+		20: "MSG_TYPE_MATCH",
+		21: "MSG_TYPE_MATCH_REPLY",
+		22: "MSG_TYPE_GARBAGE_COLLECT",
+		23: "MSG_TYPE_GARBAGE_COLLECT_ACK",
+		24: "MSG_TYPE_PROBE",
 	}
 	MsgType_value = map[string]int32{
-		"MSG_TYPE_UNSPECIFIED":       0,
-		"MSG_TYPE_PREPARE":           1,
-		"MSG_TYPE_PROMISE":           2,
-		"MSG_TYPE_ACCEPT":            3,
-		"MSG_TYPE_ACCEPTED":          4,
-		"MSG_TYPE_NACK":              5,
-		"MSG_TYPE_COMMIT":            6,
-		"MSG_TYPE_CATCH_UP_REQUEST":  7,
-		"MSG_TYPE_CATCH_UP_RESPONSE": 8,
-		"MSG_TYPE_HEARTBEAT":         11,
-		"MSG_TYPE_HEARTBEAT_ACK":     12,
-		"MSG_TYPE_PRE_READ":          17,
-		"MSG_TYPE_PRE_READ_ACK":      18,
-		"MSG_TYPE_TRIMMED_TO":        19,
+		"MSG_TYPE_UNSPECIFIED":         0,
+		"MSG_TYPE_PREPARE":             1,
+		"MSG_TYPE_PROMISE":             2,
+		"MSG_TYPE_ACCEPT":              3,
+		"MSG_TYPE_ACCEPTED":            4,
+		"MSG_TYPE_NACK":                5,
+		"MSG_TYPE_COMMIT":              6,
+		"MSG_TYPE_CATCH_UP_REQUEST":    7,
+		"MSG_TYPE_CATCH_UP_RESPONSE":   8,
+		"MSG_TYPE_HEARTBEAT":           11,
+		"MSG_TYPE_HEARTBEAT_ACK":       12,
+		"MSG_TYPE_PRE_READ":            17,
+		"MSG_TYPE_PRE_READ_ACK":        18,
+		"MSG_TYPE_TRIMMED_TO":          19,
+		"MSG_TYPE_MATCH":               20,
+		"MSG_TYPE_MATCH_REPLY":         21,
+		"MSG_TYPE_GARBAGE_COLLECT":     22,
+		"MSG_TYPE_GARBAGE_COLLECT_ACK": 23,
+		"MSG_TYPE_PROBE":               24,
 	}
 )
 
@@ -248,21 +264,32 @@ func (x *Envelope) GetMsg() *ConsensusMessage {
 // ConsensusMessage is one core message, flat like the core's own struct:
 // type says which fields mean something (see core/paxos/message.go).
 type ConsensusMessage struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Type          MsgType                `protobuf:"varint,1,opt,name=type,proto3,enum=paros.v1.MsgType" json:"type,omitempty"`
-	From          uint64                 `protobuf:"varint,2,opt,name=from,proto3" json:"from,omitempty"`
-	To            uint64                 `protobuf:"varint,3,opt,name=to,proto3" json:"to,omitempty"`
-	Ballot        *Ballot                `protobuf:"bytes,4,opt,name=ballot,proto3" json:"ballot,omitempty"`
-	Refused       *Ballot                `protobuf:"bytes,5,opt,name=refused,proto3" json:"refused,omitempty"`
-	Slot          uint64                 `protobuf:"varint,6,opt,name=slot,proto3" json:"slot,omitempty"`
-	Next          uint64                 `protobuf:"varint,7,opt,name=next,proto3" json:"next,omitempty"`
-	Commit        uint64                 `protobuf:"varint,8,opt,name=commit,proto3" json:"commit,omitempty"`
-	Watermark     uint64                 `protobuf:"varint,9,opt,name=watermark,proto3" json:"watermark,omitempty"`
-	Ctx           uint64                 `protobuf:"varint,10,opt,name=ctx,proto3" json:"ctx,omitempty"`
-	Entries       []*SlotCommand         `protobuf:"bytes,11,rep,name=entries,proto3" json:"entries,omitempty"`
-	Votes         []*SlotVote            `protobuf:"bytes,12,rep,name=votes,proto3" json:"votes,omitempty"`
-	Faulty        []*SlotBallot          `protobuf:"bytes,13,rep,name=faulty,proto3" json:"faulty,omitempty"`
-	State         *SealedState           `protobuf:"bytes,14,opt,name=state,proto3" json:"state,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Type      MsgType                `protobuf:"varint,1,opt,name=type,proto3,enum=paros.v1.MsgType" json:"type,omitempty"`
+	From      uint64                 `protobuf:"varint,2,opt,name=from,proto3" json:"from,omitempty"`
+	To        uint64                 `protobuf:"varint,3,opt,name=to,proto3" json:"to,omitempty"`
+	Ballot    *Ballot                `protobuf:"bytes,4,opt,name=ballot,proto3" json:"ballot,omitempty"`
+	Refused   *Ballot                `protobuf:"bytes,5,opt,name=refused,proto3" json:"refused,omitempty"`
+	Slot      uint64                 `protobuf:"varint,6,opt,name=slot,proto3" json:"slot,omitempty"`
+	Next      uint64                 `protobuf:"varint,7,opt,name=next,proto3" json:"next,omitempty"`
+	Commit    uint64                 `protobuf:"varint,8,opt,name=commit,proto3" json:"commit,omitempty"`
+	Watermark uint64                 `protobuf:"varint,9,opt,name=watermark,proto3" json:"watermark,omitempty"`
+	Ctx       uint64                 `protobuf:"varint,10,opt,name=ctx,proto3" json:"ctx,omitempty"`
+	Entries   []*SlotCommand         `protobuf:"bytes,11,rep,name=entries,proto3" json:"entries,omitempty"`
+	Votes     []*SlotVote            `protobuf:"bytes,12,rep,name=votes,proto3" json:"votes,omitempty"`
+	Faulty    []*SlotBallot          `protobuf:"bytes,13,rep,name=faulty,proto3" json:"faulty,omitempty"`
+	State     *SealedState           `protobuf:"bytes,14,opt,name=state,proto3" json:"state,omitempty"`
+	// Matchmaker Paxos fields, unset on a plain deployment (so a plain
+	// deployment's messages carry no bytes for them).
+	Config    *AcceptorConfig `protobuf:"bytes,15,opt,name=config,proto3" json:"config,omitempty"`
+	Since     *Ballot         `protobuf:"bytes,16,opt,name=since,proto3" json:"since,omitempty"`
+	History   []*Registration `protobuf:"bytes,17,rep,name=history,proto3" json:"history,omitempty"`
+	Effective *Registration   `protobuf:"bytes,18,opt,name=effective,proto3" json:"effective,omitempty"`
+	Gc        *Ballot         `protobuf:"bytes,19,opt,name=gc,proto3" json:"gc,omitempty"`
+	Reconf    bool            `protobuf:"varint,20,opt,name=reconf,proto3" json:"reconf,omitempty"`
+	// refusal is a MatchReply's paxos.MatchRefusal: 0 ok, 1 stale,
+	// 2 below_watermark, 3 closed. Anything larger is malformed.
+	Refusal       uint32 `protobuf:"varint,21,opt,name=refusal,proto3" json:"refusal,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -395,6 +422,207 @@ func (x *ConsensusMessage) GetState() *SealedState {
 	return nil
 }
 
+func (x *ConsensusMessage) GetConfig() *AcceptorConfig {
+	if x != nil {
+		return x.Config
+	}
+	return nil
+}
+
+func (x *ConsensusMessage) GetSince() *Ballot {
+	if x != nil {
+		return x.Since
+	}
+	return nil
+}
+
+func (x *ConsensusMessage) GetHistory() []*Registration {
+	if x != nil {
+		return x.History
+	}
+	return nil
+}
+
+func (x *ConsensusMessage) GetEffective() *Registration {
+	if x != nil {
+		return x.Effective
+	}
+	return nil
+}
+
+func (x *ConsensusMessage) GetGc() *Ballot {
+	if x != nil {
+		return x.Gc
+	}
+	return nil
+}
+
+func (x *ConsensusMessage) GetReconf() bool {
+	if x != nil {
+		return x.Reconf
+	}
+	return false
+}
+
+func (x *ConsensusMessage) GetRefusal() uint32 {
+	if x != nil {
+		return x.Refusal
+	}
+	return 0
+}
+
+// AcceptorConfig is an acceptor set with its quorum system (a
+// quorum.System). Unset means no configuration; a set one must name a valid
+// system (non-empty, no duplicate or zero member, intersecting quorums) or
+// the message is malformed. The quorum fields are read as in InspectReply:
+// phase1_quorum and phase2_quorum for FLEXIBLE, rows and cols for GRID.
+type AcceptorConfig struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Members       []uint64               `protobuf:"varint,1,rep,packed,name=members,proto3" json:"members,omitempty"`
+	QuorumSystem  QuorumSystem           `protobuf:"varint,2,opt,name=quorum_system,json=quorumSystem,proto3,enum=paros.v1.QuorumSystem" json:"quorum_system,omitempty"`
+	Phase1Quorum  uint32                 `protobuf:"varint,3,opt,name=phase1_quorum,json=phase1Quorum,proto3" json:"phase1_quorum,omitempty"`
+	Phase2Quorum  uint32                 `protobuf:"varint,4,opt,name=phase2_quorum,json=phase2Quorum,proto3" json:"phase2_quorum,omitempty"`
+	Rows          uint32                 `protobuf:"varint,5,opt,name=rows,proto3" json:"rows,omitempty"`
+	Cols          uint32                 `protobuf:"varint,6,opt,name=cols,proto3" json:"cols,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AcceptorConfig) Reset() {
+	*x = AcceptorConfig{}
+	mi := &file_paros_v1_peer_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AcceptorConfig) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AcceptorConfig) ProtoMessage() {}
+
+func (x *AcceptorConfig) ProtoReflect() protoreflect.Message {
+	mi := &file_paros_v1_peer_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AcceptorConfig.ProtoReflect.Descriptor instead.
+func (*AcceptorConfig) Descriptor() ([]byte, []int) {
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *AcceptorConfig) GetMembers() []uint64 {
+	if x != nil {
+		return x.Members
+	}
+	return nil
+}
+
+func (x *AcceptorConfig) GetQuorumSystem() QuorumSystem {
+	if x != nil {
+		return x.QuorumSystem
+	}
+	return QuorumSystem_QUORUM_SYSTEM_MAJORITY
+}
+
+func (x *AcceptorConfig) GetPhase1Quorum() uint32 {
+	if x != nil {
+		return x.Phase1Quorum
+	}
+	return 0
+}
+
+func (x *AcceptorConfig) GetPhase2Quorum() uint32 {
+	if x != nil {
+		return x.Phase2Quorum
+	}
+	return 0
+}
+
+func (x *AcceptorConfig) GetRows() uint32 {
+	if x != nil {
+		return x.Rows
+	}
+	return 0
+}
+
+func (x *AcceptorConfig) GetCols() uint32 {
+	if x != nil {
+		return x.Cols
+	}
+	return 0
+}
+
+// Registration is one entry of a matchmaker's registry: the ballot, the
+// configuration its campaign registered, and whether the campaign was an
+// operator's reconfiguration.
+type Registration struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Ballot          *Ballot                `protobuf:"bytes,1,opt,name=ballot,proto3" json:"ballot,omitempty"`
+	Config          *AcceptorConfig        `protobuf:"bytes,2,opt,name=config,proto3" json:"config,omitempty"`
+	Reconfiguration bool                   `protobuf:"varint,3,opt,name=reconfiguration,proto3" json:"reconfiguration,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *Registration) Reset() {
+	*x = Registration{}
+	mi := &file_paros_v1_peer_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Registration) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Registration) ProtoMessage() {}
+
+func (x *Registration) ProtoReflect() protoreflect.Message {
+	mi := &file_paros_v1_peer_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Registration.ProtoReflect.Descriptor instead.
+func (*Registration) Descriptor() ([]byte, []int) {
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *Registration) GetBallot() *Ballot {
+	if x != nil {
+		return x.Ballot
+	}
+	return nil
+}
+
+func (x *Registration) GetConfig() *AcceptorConfig {
+	if x != nil {
+		return x.Config
+	}
+	return nil
+}
+
+func (x *Registration) GetReconfiguration() bool {
+	if x != nil {
+		return x.Reconfiguration
+	}
+	return false
+}
+
 type SlotCommand struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Slot          uint64                 `protobuf:"varint,1,opt,name=slot,proto3" json:"slot,omitempty"`
@@ -406,7 +634,7 @@ type SlotCommand struct {
 
 func (x *SlotCommand) Reset() {
 	*x = SlotCommand{}
-	mi := &file_paros_v1_peer_proto_msgTypes[4]
+	mi := &file_paros_v1_peer_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -418,7 +646,7 @@ func (x *SlotCommand) String() string {
 func (*SlotCommand) ProtoMessage() {}
 
 func (x *SlotCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_peer_proto_msgTypes[4]
+	mi := &file_paros_v1_peer_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -431,7 +659,7 @@ func (x *SlotCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SlotCommand.ProtoReflect.Descriptor instead.
 func (*SlotCommand) Descriptor() ([]byte, []int) {
-	return file_paros_v1_peer_proto_rawDescGZIP(), []int{4}
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *SlotCommand) GetSlot() uint64 {
@@ -465,7 +693,7 @@ type SlotVote struct {
 
 func (x *SlotVote) Reset() {
 	*x = SlotVote{}
-	mi := &file_paros_v1_peer_proto_msgTypes[5]
+	mi := &file_paros_v1_peer_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -477,7 +705,7 @@ func (x *SlotVote) String() string {
 func (*SlotVote) ProtoMessage() {}
 
 func (x *SlotVote) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_peer_proto_msgTypes[5]
+	mi := &file_paros_v1_peer_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -490,7 +718,7 @@ func (x *SlotVote) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SlotVote.ProtoReflect.Descriptor instead.
 func (*SlotVote) Descriptor() ([]byte, []int) {
-	return file_paros_v1_peer_proto_rawDescGZIP(), []int{5}
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *SlotVote) GetSlot() uint64 {
@@ -517,7 +745,7 @@ type SlotBallot struct {
 
 func (x *SlotBallot) Reset() {
 	*x = SlotBallot{}
-	mi := &file_paros_v1_peer_proto_msgTypes[6]
+	mi := &file_paros_v1_peer_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -529,7 +757,7 @@ func (x *SlotBallot) String() string {
 func (*SlotBallot) ProtoMessage() {}
 
 func (x *SlotBallot) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_peer_proto_msgTypes[6]
+	mi := &file_paros_v1_peer_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -542,7 +770,7 @@ func (x *SlotBallot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SlotBallot.ProtoReflect.Descriptor instead.
 func (*SlotBallot) Descriptor() ([]byte, []int) {
-	return file_paros_v1_peer_proto_rawDescGZIP(), []int{6}
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *SlotBallot) GetSlot() uint64 {
@@ -572,7 +800,7 @@ type SealedState struct {
 
 func (x *SealedState) Reset() {
 	*x = SealedState{}
-	mi := &file_paros_v1_peer_proto_msgTypes[7]
+	mi := &file_paros_v1_peer_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -584,7 +812,7 @@ func (x *SealedState) String() string {
 func (*SealedState) ProtoMessage() {}
 
 func (x *SealedState) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_peer_proto_msgTypes[7]
+	mi := &file_paros_v1_peer_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -597,7 +825,7 @@ func (x *SealedState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SealedState.ProtoReflect.Descriptor instead.
 func (*SealedState) Descriptor() ([]byte, []int) {
-	return file_paros_v1_peer_proto_rawDescGZIP(), []int{7}
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *SealedState) GetLeader() *LeaderUuid {
@@ -642,7 +870,7 @@ type Command struct {
 
 func (x *Command) Reset() {
 	*x = Command{}
-	mi := &file_paros_v1_peer_proto_msgTypes[8]
+	mi := &file_paros_v1_peer_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -654,7 +882,7 @@ func (x *Command) String() string {
 func (*Command) ProtoMessage() {}
 
 func (x *Command) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_peer_proto_msgTypes[8]
+	mi := &file_paros_v1_peer_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -667,7 +895,7 @@ func (x *Command) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Command.ProtoReflect.Descriptor instead.
 func (*Command) Descriptor() ([]byte, []int) {
-	return file_paros_v1_peer_proto_rawDescGZIP(), []int{8}
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Command) GetKind() isCommand_Kind {
@@ -722,7 +950,7 @@ type WriteEntry struct {
 
 func (x *WriteEntry) Reset() {
 	*x = WriteEntry{}
-	mi := &file_paros_v1_peer_proto_msgTypes[9]
+	mi := &file_paros_v1_peer_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -734,7 +962,7 @@ func (x *WriteEntry) String() string {
 func (*WriteEntry) ProtoMessage() {}
 
 func (x *WriteEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_peer_proto_msgTypes[9]
+	mi := &file_paros_v1_peer_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -747,7 +975,7 @@ func (x *WriteEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteEntry.ProtoReflect.Descriptor instead.
 func (*WriteEntry) Descriptor() ([]byte, []int) {
-	return file_paros_v1_peer_proto_rawDescGZIP(), []int{9}
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *WriteEntry) GetLeader() *LeaderUuid {
@@ -785,7 +1013,7 @@ type ControlCommand struct {
 
 func (x *ControlCommand) Reset() {
 	*x = ControlCommand{}
-	mi := &file_paros_v1_peer_proto_msgTypes[10]
+	mi := &file_paros_v1_peer_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -797,7 +1025,7 @@ func (x *ControlCommand) String() string {
 func (*ControlCommand) ProtoMessage() {}
 
 func (x *ControlCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_peer_proto_msgTypes[10]
+	mi := &file_paros_v1_peer_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -810,7 +1038,7 @@ func (x *ControlCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ControlCommand.ProtoReflect.Descriptor instead.
 func (*ControlCommand) Descriptor() ([]byte, []int) {
-	return file_paros_v1_peer_proto_rawDescGZIP(), []int{10}
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ControlCommand) GetKind() isControlCommand_Kind {
@@ -879,7 +1107,7 @@ type ControlCommand_Truncate struct {
 
 func (x *ControlCommand_Truncate) Reset() {
 	*x = ControlCommand_Truncate{}
-	mi := &file_paros_v1_peer_proto_msgTypes[11]
+	mi := &file_paros_v1_peer_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -891,7 +1119,7 @@ func (x *ControlCommand_Truncate) String() string {
 func (*ControlCommand_Truncate) ProtoMessage() {}
 
 func (x *ControlCommand_Truncate) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_peer_proto_msgTypes[11]
+	mi := &file_paros_v1_peer_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -904,7 +1132,7 @@ func (x *ControlCommand_Truncate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ControlCommand_Truncate.ProtoReflect.Descriptor instead.
 func (*ControlCommand_Truncate) Descriptor() ([]byte, []int) {
-	return file_paros_v1_peer_proto_rawDescGZIP(), []int{10, 0}
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{12, 0}
 }
 
 func (x *ControlCommand_Truncate) GetUpTo() uint64 {
@@ -929,7 +1157,7 @@ type ControlCommand_Noop struct {
 
 func (x *ControlCommand_Noop) Reset() {
 	*x = ControlCommand_Noop{}
-	mi := &file_paros_v1_peer_proto_msgTypes[12]
+	mi := &file_paros_v1_peer_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -941,7 +1169,7 @@ func (x *ControlCommand_Noop) String() string {
 func (*ControlCommand_Noop) ProtoMessage() {}
 
 func (x *ControlCommand_Noop) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_peer_proto_msgTypes[12]
+	mi := &file_paros_v1_peer_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -954,7 +1182,7 @@ func (x *ControlCommand_Noop) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ControlCommand_Noop.ProtoReflect.Descriptor instead.
 func (*ControlCommand_Noop) Descriptor() ([]byte, []int) {
-	return file_paros_v1_peer_proto_rawDescGZIP(), []int{10, 1}
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{12, 1}
 }
 
 type ControlCommand_SetLeader struct {
@@ -967,7 +1195,7 @@ type ControlCommand_SetLeader struct {
 
 func (x *ControlCommand_SetLeader) Reset() {
 	*x = ControlCommand_SetLeader{}
-	mi := &file_paros_v1_peer_proto_msgTypes[13]
+	mi := &file_paros_v1_peer_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -979,7 +1207,7 @@ func (x *ControlCommand_SetLeader) String() string {
 func (*ControlCommand_SetLeader) ProtoMessage() {}
 
 func (x *ControlCommand_SetLeader) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_peer_proto_msgTypes[13]
+	mi := &file_paros_v1_peer_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -992,7 +1220,7 @@ func (x *ControlCommand_SetLeader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ControlCommand_SetLeader.ProtoReflect.Descriptor instead.
 func (*ControlCommand_SetLeader) Descriptor() ([]byte, []int) {
-	return file_paros_v1_peer_proto_rawDescGZIP(), []int{10, 2}
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{12, 2}
 }
 
 func (x *ControlCommand_SetLeader) GetNewLeader() *LeaderUuid {
@@ -1021,7 +1249,7 @@ const file_paros_v1_peer_proto_rawDesc = "" +
 	"DeliverAck\"g\n" +
 	"\bEnvelope\x12-\n" +
 	"\ajournal\x18\x01 \x01(\v2\x13.paros.v1.JournalIdR\ajournal\x12,\n" +
-	"\x03msg\x18\x02 \x01(\v2\x1a.paros.v1.ConsensusMessageR\x03msg\"\xd9\x03\n" +
+	"\x03msg\x18\x02 \x01(\v2\x1a.paros.v1.ConsensusMessageR\x03msg\"\xef\x05\n" +
 	"\x10ConsensusMessage\x12%\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x11.paros.v1.MsgTypeR\x04type\x12\x12\n" +
 	"\x04from\x18\x02 \x01(\x04R\x04from\x12\x0e\n" +
@@ -1037,7 +1265,25 @@ const file_paros_v1_peer_proto_rawDesc = "" +
 	"\aentries\x18\v \x03(\v2\x15.paros.v1.SlotCommandR\aentries\x12(\n" +
 	"\x05votes\x18\f \x03(\v2\x12.paros.v1.SlotVoteR\x05votes\x12,\n" +
 	"\x06faulty\x18\r \x03(\v2\x14.paros.v1.SlotBallotR\x06faulty\x12+\n" +
-	"\x05state\x18\x0e \x01(\v2\x15.paros.v1.SealedStateR\x05state\"x\n" +
+	"\x05state\x18\x0e \x01(\v2\x15.paros.v1.SealedStateR\x05state\x120\n" +
+	"\x06config\x18\x0f \x01(\v2\x18.paros.v1.AcceptorConfigR\x06config\x12&\n" +
+	"\x05since\x18\x10 \x01(\v2\x10.paros.v1.BallotR\x05since\x120\n" +
+	"\ahistory\x18\x11 \x03(\v2\x16.paros.v1.RegistrationR\ahistory\x124\n" +
+	"\teffective\x18\x12 \x01(\v2\x16.paros.v1.RegistrationR\teffective\x12 \n" +
+	"\x02gc\x18\x13 \x01(\v2\x10.paros.v1.BallotR\x02gc\x12\x16\n" +
+	"\x06reconf\x18\x14 \x01(\bR\x06reconf\x12\x18\n" +
+	"\arefusal\x18\x15 \x01(\rR\arefusal\"\xd9\x01\n" +
+	"\x0eAcceptorConfig\x12\x18\n" +
+	"\amembers\x18\x01 \x03(\x04R\amembers\x12;\n" +
+	"\rquorum_system\x18\x02 \x01(\x0e2\x16.paros.v1.QuorumSystemR\fquorumSystem\x12#\n" +
+	"\rphase1_quorum\x18\x03 \x01(\rR\fphase1Quorum\x12#\n" +
+	"\rphase2_quorum\x18\x04 \x01(\rR\fphase2Quorum\x12\x12\n" +
+	"\x04rows\x18\x05 \x01(\rR\x04rows\x12\x12\n" +
+	"\x04cols\x18\x06 \x01(\rR\x04cols\"\x94\x01\n" +
+	"\fRegistration\x12(\n" +
+	"\x06ballot\x18\x01 \x01(\v2\x10.paros.v1.BallotR\x06ballot\x120\n" +
+	"\x06config\x18\x02 \x01(\v2\x18.paros.v1.AcceptorConfigR\x06config\x12(\n" +
+	"\x0freconfiguration\x18\x03 \x01(\bR\x0freconfiguration\"x\n" +
 	"\vSlotCommand\x12\x12\n" +
 	"\x04slot\x18\x01 \x01(\x04R\x04slot\x12(\n" +
 	"\x06ballot\x18\x02 \x01(\v2\x10.paros.v1.BallotR\x06ballot\x12+\n" +
@@ -1077,7 +1323,7 @@ const file_paros_v1_peer_proto_rawDesc = "" +
 	"new_leader\x18\x01 \x01(\v2\x14.paros.v1.LeaderUuidR\tnewLeader\x123\n" +
 	"\n" +
 	"old_leader\x18\x02 \x01(\v2\x14.paros.v1.LeaderUuidR\toldLeaderB\x06\n" +
-	"\x04kindJ\x04\b\x03\x10\x04*\xff\x02\n" +
+	"\x04kindJ\x04\b\x03\x10\x04*\x81\x04\n" +
 	"\aMsgType\x12\x18\n" +
 	"\x14MSG_TYPE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10MSG_TYPE_PREPARE\x10\x01\x12\x14\n" +
@@ -1092,7 +1338,12 @@ const file_paros_v1_peer_proto_rawDesc = "" +
 	"\x16MSG_TYPE_HEARTBEAT_ACK\x10\f\x12\x15\n" +
 	"\x11MSG_TYPE_PRE_READ\x10\x11\x12\x19\n" +
 	"\x15MSG_TYPE_PRE_READ_ACK\x10\x12\x12\x17\n" +
-	"\x13MSG_TYPE_TRIMMED_TO\x10\x13\"\x04\b\t\x10\t\"\x04\b\n" +
+	"\x13MSG_TYPE_TRIMMED_TO\x10\x13\x12\x12\n" +
+	"\x0eMSG_TYPE_MATCH\x10\x14\x12\x18\n" +
+	"\x14MSG_TYPE_MATCH_REPLY\x10\x15\x12\x1c\n" +
+	"\x18MSG_TYPE_GARBAGE_COLLECT\x10\x16\x12 \n" +
+	"\x1cMSG_TYPE_GARBAGE_COLLECT_ACK\x10\x17\x12\x12\n" +
+	"\x0eMSG_TYPE_PROBE\x10\x18\"\x04\b\t\x10\t\"\x04\b\n" +
 	"\x10\n" +
 	"\"\x04\b\r\x10\r\"\x04\b\x0e\x10\x0e\"\x04\b\x0f\x10\x0f2=\n" +
 	"\x04Peer\x125\n" +
@@ -1111,58 +1362,69 @@ func file_paros_v1_peer_proto_rawDescGZIP() []byte {
 }
 
 var file_paros_v1_peer_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_paros_v1_peer_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_paros_v1_peer_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_paros_v1_peer_proto_goTypes = []any{
 	(MsgType)(0),                     // 0: paros.v1.MsgType
 	(*Deliver)(nil),                  // 1: paros.v1.Deliver
 	(*DeliverAck)(nil),               // 2: paros.v1.DeliverAck
 	(*Envelope)(nil),                 // 3: paros.v1.Envelope
 	(*ConsensusMessage)(nil),         // 4: paros.v1.ConsensusMessage
-	(*SlotCommand)(nil),              // 5: paros.v1.SlotCommand
-	(*SlotVote)(nil),                 // 6: paros.v1.SlotVote
-	(*SlotBallot)(nil),               // 7: paros.v1.SlotBallot
-	(*SealedState)(nil),              // 8: paros.v1.SealedState
-	(*Command)(nil),                  // 9: paros.v1.Command
-	(*WriteEntry)(nil),               // 10: paros.v1.WriteEntry
-	(*ControlCommand)(nil),           // 11: paros.v1.ControlCommand
-	(*ControlCommand_Truncate)(nil),  // 12: paros.v1.ControlCommand.Truncate
-	(*ControlCommand_Noop)(nil),      // 13: paros.v1.ControlCommand.Noop
-	(*ControlCommand_SetLeader)(nil), // 14: paros.v1.ControlCommand.SetLeader
-	(*JournalId)(nil),                // 15: paros.v1.JournalId
-	(*Ballot)(nil),                   // 16: paros.v1.Ballot
-	(*LeaderUuid)(nil),               // 17: paros.v1.LeaderUuid
+	(*AcceptorConfig)(nil),           // 5: paros.v1.AcceptorConfig
+	(*Registration)(nil),             // 6: paros.v1.Registration
+	(*SlotCommand)(nil),              // 7: paros.v1.SlotCommand
+	(*SlotVote)(nil),                 // 8: paros.v1.SlotVote
+	(*SlotBallot)(nil),               // 9: paros.v1.SlotBallot
+	(*SealedState)(nil),              // 10: paros.v1.SealedState
+	(*Command)(nil),                  // 11: paros.v1.Command
+	(*WriteEntry)(nil),               // 12: paros.v1.WriteEntry
+	(*ControlCommand)(nil),           // 13: paros.v1.ControlCommand
+	(*ControlCommand_Truncate)(nil),  // 14: paros.v1.ControlCommand.Truncate
+	(*ControlCommand_Noop)(nil),      // 15: paros.v1.ControlCommand.Noop
+	(*ControlCommand_SetLeader)(nil), // 16: paros.v1.ControlCommand.SetLeader
+	(*JournalId)(nil),                // 17: paros.v1.JournalId
+	(*Ballot)(nil),                   // 18: paros.v1.Ballot
+	(QuorumSystem)(0),                // 19: paros.v1.QuorumSystem
+	(*LeaderUuid)(nil),               // 20: paros.v1.LeaderUuid
 }
 var file_paros_v1_peer_proto_depIdxs = []int32{
 	3,  // 0: paros.v1.Deliver.envelopes:type_name -> paros.v1.Envelope
-	15, // 1: paros.v1.Envelope.journal:type_name -> paros.v1.JournalId
+	17, // 1: paros.v1.Envelope.journal:type_name -> paros.v1.JournalId
 	4,  // 2: paros.v1.Envelope.msg:type_name -> paros.v1.ConsensusMessage
 	0,  // 3: paros.v1.ConsensusMessage.type:type_name -> paros.v1.MsgType
-	16, // 4: paros.v1.ConsensusMessage.ballot:type_name -> paros.v1.Ballot
-	16, // 5: paros.v1.ConsensusMessage.refused:type_name -> paros.v1.Ballot
-	5,  // 6: paros.v1.ConsensusMessage.entries:type_name -> paros.v1.SlotCommand
-	6,  // 7: paros.v1.ConsensusMessage.votes:type_name -> paros.v1.SlotVote
-	7,  // 8: paros.v1.ConsensusMessage.faulty:type_name -> paros.v1.SlotBallot
-	8,  // 9: paros.v1.ConsensusMessage.state:type_name -> paros.v1.SealedState
-	16, // 10: paros.v1.SlotCommand.ballot:type_name -> paros.v1.Ballot
-	9,  // 11: paros.v1.SlotCommand.command:type_name -> paros.v1.Command
-	16, // 12: paros.v1.SlotBallot.ballot:type_name -> paros.v1.Ballot
-	17, // 13: paros.v1.SealedState.leader:type_name -> paros.v1.LeaderUuid
-	11, // 14: paros.v1.Command.control:type_name -> paros.v1.ControlCommand
-	10, // 15: paros.v1.Command.write:type_name -> paros.v1.WriteEntry
-	17, // 16: paros.v1.WriteEntry.leader:type_name -> paros.v1.LeaderUuid
-	12, // 17: paros.v1.ControlCommand.truncate:type_name -> paros.v1.ControlCommand.Truncate
-	13, // 18: paros.v1.ControlCommand.noop:type_name -> paros.v1.ControlCommand.Noop
-	14, // 19: paros.v1.ControlCommand.set_leader:type_name -> paros.v1.ControlCommand.SetLeader
-	17, // 20: paros.v1.ControlCommand.Truncate.leader:type_name -> paros.v1.LeaderUuid
-	17, // 21: paros.v1.ControlCommand.SetLeader.new_leader:type_name -> paros.v1.LeaderUuid
-	17, // 22: paros.v1.ControlCommand.SetLeader.old_leader:type_name -> paros.v1.LeaderUuid
-	1,  // 23: paros.v1.Peer.Stream:input_type -> paros.v1.Deliver
-	2,  // 24: paros.v1.Peer.Stream:output_type -> paros.v1.DeliverAck
-	24, // [24:25] is the sub-list for method output_type
-	23, // [23:24] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	18, // 4: paros.v1.ConsensusMessage.ballot:type_name -> paros.v1.Ballot
+	18, // 5: paros.v1.ConsensusMessage.refused:type_name -> paros.v1.Ballot
+	7,  // 6: paros.v1.ConsensusMessage.entries:type_name -> paros.v1.SlotCommand
+	8,  // 7: paros.v1.ConsensusMessage.votes:type_name -> paros.v1.SlotVote
+	9,  // 8: paros.v1.ConsensusMessage.faulty:type_name -> paros.v1.SlotBallot
+	10, // 9: paros.v1.ConsensusMessage.state:type_name -> paros.v1.SealedState
+	5,  // 10: paros.v1.ConsensusMessage.config:type_name -> paros.v1.AcceptorConfig
+	18, // 11: paros.v1.ConsensusMessage.since:type_name -> paros.v1.Ballot
+	6,  // 12: paros.v1.ConsensusMessage.history:type_name -> paros.v1.Registration
+	6,  // 13: paros.v1.ConsensusMessage.effective:type_name -> paros.v1.Registration
+	18, // 14: paros.v1.ConsensusMessage.gc:type_name -> paros.v1.Ballot
+	19, // 15: paros.v1.AcceptorConfig.quorum_system:type_name -> paros.v1.QuorumSystem
+	18, // 16: paros.v1.Registration.ballot:type_name -> paros.v1.Ballot
+	5,  // 17: paros.v1.Registration.config:type_name -> paros.v1.AcceptorConfig
+	18, // 18: paros.v1.SlotCommand.ballot:type_name -> paros.v1.Ballot
+	11, // 19: paros.v1.SlotCommand.command:type_name -> paros.v1.Command
+	18, // 20: paros.v1.SlotBallot.ballot:type_name -> paros.v1.Ballot
+	20, // 21: paros.v1.SealedState.leader:type_name -> paros.v1.LeaderUuid
+	13, // 22: paros.v1.Command.control:type_name -> paros.v1.ControlCommand
+	12, // 23: paros.v1.Command.write:type_name -> paros.v1.WriteEntry
+	20, // 24: paros.v1.WriteEntry.leader:type_name -> paros.v1.LeaderUuid
+	14, // 25: paros.v1.ControlCommand.truncate:type_name -> paros.v1.ControlCommand.Truncate
+	15, // 26: paros.v1.ControlCommand.noop:type_name -> paros.v1.ControlCommand.Noop
+	16, // 27: paros.v1.ControlCommand.set_leader:type_name -> paros.v1.ControlCommand.SetLeader
+	20, // 28: paros.v1.ControlCommand.Truncate.leader:type_name -> paros.v1.LeaderUuid
+	20, // 29: paros.v1.ControlCommand.SetLeader.new_leader:type_name -> paros.v1.LeaderUuid
+	20, // 30: paros.v1.ControlCommand.SetLeader.old_leader:type_name -> paros.v1.LeaderUuid
+	1,  // 31: paros.v1.Peer.Stream:input_type -> paros.v1.Deliver
+	2,  // 32: paros.v1.Peer.Stream:output_type -> paros.v1.DeliverAck
+	32, // [32:33] is the sub-list for method output_type
+	31, // [31:32] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_paros_v1_peer_proto_init() }
@@ -1171,11 +1433,11 @@ func file_paros_v1_peer_proto_init() {
 		return
 	}
 	file_paros_v1_common_proto_init()
-	file_paros_v1_peer_proto_msgTypes[8].OneofWrappers = []any{
+	file_paros_v1_peer_proto_msgTypes[10].OneofWrappers = []any{
 		(*Command_Control)(nil),
 		(*Command_Write)(nil),
 	}
-	file_paros_v1_peer_proto_msgTypes[10].OneofWrappers = []any{
+	file_paros_v1_peer_proto_msgTypes[12].OneofWrappers = []any{
 		(*ControlCommand_Truncate_)(nil),
 		(*ControlCommand_Noop_)(nil),
 		(*ControlCommand_SetLeader_)(nil),
@@ -1186,7 +1448,7 @@ func file_paros_v1_peer_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_paros_v1_peer_proto_rawDesc), len(file_paros_v1_peer_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   14,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

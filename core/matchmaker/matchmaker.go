@@ -1,0 +1,293 @@
+package matchmaker
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/paxos"
+)
+
+// OpKind names a durable matchmaker change.
+type OpKind uint8
+
+const (
+	// OpRegister appends Reg to Journal's registry.
+	OpRegister OpKind = iota + 1
+	// OpWatermark raises Journal's watermark to Watermark and deletes the
+	// registrations below it.
+	OpWatermark
+)
+
+// WriteOp is one durable change. Every op must be synced before the reply
+// it precedes leaves (a registration is a promise to every later
+// candidate).
+type WriteOp struct {
+	Kind      OpKind
+	Journal   journal.ID
+	Reg       paxos.Registration
+	Watermark paxos.Ballot
+}
+
+// Apply folds op into regs (the stores and the boot path share it).
+func Apply(regs map[journal.ID]*Registry, op WriteOp) {
+	r := regs[op.Journal]
+	if r == nil {
+		r = &Registry{}
+		regs[op.Journal] = r
+	}
+	switch op.Kind {
+	case OpRegister:
+		r.register(op.Reg)
+	case OpWatermark:
+		if r.Watermark.Less(op.Watermark) {
+			r.collect(op.Watermark)
+		}
+	}
+}
+
+// Envelope is one message with the journal it concerns.
+type Envelope struct {
+	Journal journal.ID
+	Msg     paxos.Message
+}
+
+// Ready is one batch of effects: persist Writes (synced), then send
+// Messages.
+type Ready struct {
+	Writes   []WriteOp
+	Messages []Envelope
+}
+
+// Counters are observation only.
+type Counters struct {
+	Registered, Refused, Probes, Collected, Repeats uint64
+}
+
+// ErrStorage marks a registry the matchmaker cannot run from.
+var ErrStorage = errors.New("paros/matchmaker: storage")
+
+// Matchmaker is one matchmaker of a set: a registry per journal.
+type Matchmaker struct {
+	id       paxos.NodeID
+	regs     map[journal.ID]*Registry
+	writes   []WriteOp
+	messages []Envelope
+	readyOut bool
+	closed   error
+	counters Counters
+}
+
+// New boots a matchmaker from the registries its store holds.
+func New(id paxos.NodeID, boot map[journal.ID]Registry) (*Matchmaker, error) {
+	if id == 0 {
+		return nil, fmt.Errorf("%w: matchmaker id 0", paxos.ErrConfig)
+	}
+	m := &Matchmaker{id: id, regs: make(map[journal.ID]*Registry, len(boot))}
+	for j, r := range boot {
+		if err := check(r); err != nil {
+			return nil, fmt.Errorf("%w: journal %s: %v", ErrStorage, j, err)
+		}
+		c := r.Clone()
+		m.regs[j] = &c
+	}
+	return m, nil
+}
+
+// check refuses a registry that breaks the invariants (a damaged or edited
+// store).
+func check(r Registry) error {
+	for i, reg := range r.Regs {
+		if !reg.Ballot.InRange() || reg.Acceptors.IsZero() {
+			return fmt.Errorf("registration %d malformed", i)
+		}
+		if reg.Ballot.Less(r.Watermark) {
+			return fmt.Errorf("registration %s below the watermark %s", reg.Ballot, r.Watermark)
+		}
+		if i > 0 && !r.Regs[i-1].Ballot.Less(reg.Ballot) {
+			return fmt.Errorf("registrations out of order at %s", reg.Ballot)
+		}
+		if reg.Reconfiguration && r.Effective.Ballot.Less(reg.Ballot) {
+			return fmt.Errorf("reconfiguration %s above the effective %s", reg.Ballot, r.Effective.Ballot)
+		}
+	}
+	return nil
+}
+
+// ID is this matchmaker's id.
+func (m *Matchmaker) ID() paxos.NodeID { return m.id }
+
+// Counters returns the counters.
+func (m *Matchmaker) Counters() Counters { return m.counters }
+
+// Registry returns a copy of journal j's registry (audits, Inspect).
+func (m *Matchmaker) Registry(j journal.ID) (Registry, bool) {
+	r, ok := m.regs[j]
+	if !ok {
+		return Registry{}, false
+	}
+	return r.Clone(), true
+}
+
+// Journals lists the journals with a registry, sorted.
+func (m *Matchmaker) Journals() []journal.ID {
+	out := make([]journal.ID, 0, len(m.regs))
+	for j := range m.regs {
+		out = append(out, j)
+	}
+	slices.SortFunc(out, func(a, b journal.ID) int {
+		if a.Tenant != b.Tenant {
+			if a.Tenant < b.Tenant {
+				return -1
+			}
+			return 1
+		}
+		switch {
+		case a.Journal < b.Journal:
+			return -1
+		case a.Journal > b.Journal:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// Close ends the matchmaker after a storage fault: the whole set of
+// registries is closed, and every later request is answered MatchClosed
+// (a closed matchmaker registers nothing, so it can promise nothing).
+func (m *Matchmaker) Close(err error) {
+	if m.closed == nil {
+		m.closed = fmt.Errorf("%w: %w", ErrStorage, err)
+	}
+}
+
+// Closed reports the fault that closed the matchmaker (nil while open).
+func (m *Matchmaker) Closed() error { return m.closed }
+
+func (m *Matchmaker) registry(j journal.ID) *Registry {
+	r := m.regs[j]
+	if r == nil {
+		r = &Registry{}
+		m.regs[j] = r
+	}
+	return r
+}
+
+// Step handles one request addressed to this matchmaker.
+func (m *Matchmaker) Step(j journal.ID, msg paxos.Message) {
+	if msg.To != m.id || !msg.Type.IsMatchmakerRequest() || msg.From == 0 || msg.Validate() != nil {
+		return
+	}
+	reply := paxos.Message{Type: msg.Type, From: m.id, To: msg.From, Ballot: msg.Ballot}
+	if m.closed != nil {
+		if msg.Type != paxos.MsgGarbageCollect {
+			reply.Type = paxos.MsgMatchReply
+			reply.Refusal = paxos.MatchClosed
+			m.send(j, reply)
+		}
+		return
+	}
+	switch msg.Type {
+	case paxos.MsgMatch:
+		m.match(j, msg, reply)
+	case paxos.MsgProbe:
+		m.probe(j, reply)
+	case paxos.MsgGarbageCollect:
+		m.garbageCollect(j, msg, reply)
+	}
+}
+
+// match registers (ballot, config) for journal j, or refuses.
+func (m *Matchmaker) match(j journal.ID, msg paxos.Message, reply paxos.Message) {
+	reply.Type = paxos.MsgMatchReply
+	b := msg.Ballot
+	if b.IsZero() || b.Node != msg.From || msg.Config.IsZero() {
+		return
+	}
+	r := m.registry(j)
+	own := paxos.Registration{Ballot: b, Acceptors: msg.Config, Reconfiguration: msg.Reconf}
+	reply.GC = r.Watermark
+	switch h := r.highest(); {
+	case b.Less(r.Watermark):
+		m.counters.Refused++
+		reply.Refusal = paxos.MatchBelowWatermark
+	case h == b:
+		// A resent registration: answer it again if it is the same one
+		// (the first answer was lost). Anything else at this ballot is
+		// refused: a ballot names one configuration, never edited.
+		last := r.Regs[len(r.Regs)-1]
+		if last.Reconfiguration != own.Reconfiguration || !paxos.SameSystem(last.Acceptors, own.Acceptors) {
+			m.counters.Refused++
+			reply.Refusal, reply.Refused = paxos.MatchStale, h
+			break
+		}
+		m.counters.Repeats++
+		reply.History, reply.Effective = r.history(b, own), r.Effective
+	case b.Less(h):
+		m.counters.Refused++
+		reply.Refusal, reply.Refused = paxos.MatchStale, h
+	default:
+		m.counters.Registered++
+		reply.History = r.history(b, own)
+		r.register(own)
+		reply.Effective = r.Effective
+		m.writes = append(m.writes, WriteOp{Kind: OpRegister, Journal: j, Reg: own})
+	}
+	m.send(j, reply)
+}
+
+// probe answers the effective configuration and the watermark, registering
+// nothing (a rebooted node learning its membership before it campaigns).
+func (m *Matchmaker) probe(j journal.ID, reply paxos.Message) {
+	reply.Type = paxos.MsgMatchReply
+	m.counters.Probes++
+	if r := m.regs[j]; r != nil {
+		reply.GC, reply.Effective = r.Watermark, r.Effective
+	}
+	m.send(j, reply)
+}
+
+// garbageCollect raises journal j's watermark (durably, before the ack).
+func (m *Matchmaker) garbageCollect(j journal.ID, msg paxos.Message, reply paxos.Message) {
+	if msg.GC.IsZero() || msg.GC.Node != msg.From {
+		return // a leader collects at its own ballot
+	}
+	r := m.registry(j)
+	if r.Watermark.Less(msg.GC) {
+		m.counters.Collected++
+		r.collect(msg.GC)
+		m.writes = append(m.writes, WriteOp{Kind: OpWatermark, Journal: j, Watermark: msg.GC})
+	}
+	reply.Type = paxos.MsgGarbageCollectAck
+	reply.GC = r.Watermark
+	m.send(j, reply)
+}
+
+func (m *Matchmaker) send(j journal.ID, msg paxos.Message) {
+	m.messages = append(m.messages, Envelope{Journal: j, Msg: msg})
+}
+
+// HasReady reports whether Ready would carry anything.
+func (m *Matchmaker) HasReady() bool { return len(m.writes) > 0 || len(m.messages) > 0 }
+
+// Ready hands out the batch: persist Writes (synced), then send Messages.
+// A second Ready before Advance panics.
+func (m *Matchmaker) Ready() Ready {
+	if m.readyOut {
+		panic("matchmaker: Ready called twice without Advance")
+	}
+	m.readyOut = true
+	rd := Ready{Writes: m.writes, Messages: m.messages}
+	m.writes, m.messages = nil, nil
+	return rd
+}
+
+// Advance releases the batch handed out by Ready.
+func (m *Matchmaker) Advance() {
+	if !m.readyOut {
+		panic("matchmaker: Advance without Ready")
+	}
+	m.readyOut = false
+}

@@ -1,0 +1,87 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/paxos"
+	"github.com/parosdb/paros/core/quorum"
+	"github.com/parosdb/paros/storage"
+)
+
+// AddJournal starts serving a journal this process joins by
+// reconfiguration: its store is formatted as a joiner's (spec.Joiner, claim
+// FirstBoot), and the node believes nothing until a leader or the
+// matchmakers tell it its configuration. It answers Phase 1 at once, votes
+// once a ballot's configuration names it, and catches up (or jumps to the
+// trim point) like any lagging member.
+func (h *Host) AddJournal(s JournalSpec) error {
+	if h.stopped {
+		return ErrStopped
+	}
+	if !s.ID.IsSet() {
+		return fmt.Errorf("paros/host: journal id %s is unset", s.ID)
+	}
+	if h.journal(s.ID) != nil {
+		return fmt.Errorf("paros/host: journal %s is already served here", s.ID)
+	}
+	if !s.Joiner || s.Claim != storage.ClaimFirstBoot {
+		return fmt.Errorf("paros/host: journal %s: only a joiner's first boot is added at run time", s.ID)
+	}
+	j, err := newJournalRT(h.id, s)
+	if err != nil {
+		return err
+	}
+	i, _ := slices.BinarySearchFunc(h.journals, s.ID, func(j *journalRT, id journal.ID) int { return idLess(j.spec.ID, id) })
+	h.journals = slices.Insert(h.journals, i, j)
+	h.counters.Joined++
+	h.boot(j, storage.ClaimFirstBoot)
+	h.flush()
+	if j.status != Live {
+		return j.fault
+	}
+	return nil
+}
+
+// admin answers Reconfigure and Retire.
+func (h *Host) admin(j *journalRT, c Call) AdminReply {
+	switch c.Kind {
+	case CallReconfigure:
+		sys, err := quorum.New(c.Reconfigure.Members, c.Reconfigure.Quorum)
+		if err != nil {
+			return AdminReply{Refusal: "invalid_configuration", Detail: err.Error()}
+		}
+		err = j.node.Reconfigure(sys)
+		switch {
+		case errors.Is(err, paxos.ErrNoMatchmakers):
+			return AdminReply{Refusal: "no_matchmakers", Detail: err.Error()}
+		case err != nil:
+			return AdminReply{Refusal: "invalid_configuration", Detail: err.Error()}
+		}
+		return AdminReply{}
+	case CallRetire:
+		if r := j.node.MayRetire(c.Retire.Watermark); r != paxos.RetireOK {
+			return AdminReply{Refusal: r.String(), Detail: fmt.Sprintf("journal %s: configuration %s", j.spec.ID, j.node.Configuration())}
+		}
+		if err := h.retire(j); err != nil {
+			return AdminReply{Refusal: "storage", Detail: err.Error()}
+		}
+		return AdminReply{}
+	}
+	return AdminReply{Refusal: "unknown_call"}
+}
+
+// retire removes an honoured journal: nothing of it is sent again, its
+// parked calls are answered unavailable, and only then is its store
+// deleted (the node's MayRetire judged the five conditions first).
+func (h *Host) retire(j *journalRT) error {
+	h.quarantine(j, fmt.Errorf("journal %s retired", j.spec.ID))
+	h.counters.Quarantines-- // a retirement is not a fault
+	i := slices.Index(h.journals, j)
+	h.journals = slices.Delete(h.journals, i, i+1)
+	h.counters.Retired++
+	h.lastFault = nil
+	return h.env.DeleteStore(j.spec.ID)
+}

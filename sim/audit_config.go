@@ -1,0 +1,193 @@
+package sim
+
+import (
+	"slices"
+
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/paxos"
+	"github.com/parosdb/paros/core/quorum"
+	"github.com/parosdb/paros/host"
+)
+
+// The reconfiguration oracles (reference design §5.5). They watch the
+// messages processes send (past persist-before-send, so what a crash
+// cannot take back) and the matchmakers' disks:
+//
+//   - a configuration is bound to a ballot and never edited: every Match,
+//     Prepare and Heartbeat of one (journal, ballot) names one configuration;
+//   - an Accept reaches only the ballot's own acceptors, and only they vote;
+//   - no Accept of a ballot leaves before its Phase 1 held a promise quorum
+//     of its own configuration and of every configuration that started a
+//     Phase 1 at a lower ballot at or above the highest watermark (those a
+//     candidate's history H_b must contain: a matchmaker of both
+//     matchmaker quorums registered the lower ballot first);
+//   - a matchmaker's acknowledged watermark never decreases;
+//   - a retire is honoured only when a matchmaker quorum durably holds a
+//     watermark at or above the evidence and the configuration bound to it
+//     leaves the node out.
+type configAudit struct {
+	bound    map[jballot]quorum.System
+	prepared map[journal.ID][]paxos.Ballot // ballots whose Phase 1 started
+	promised map[jballot][]paxos.NodeID
+	checked  map[jballot]bool // ballots whose first Accept was judged
+	acked    map[njournal]paxos.Ballot
+	wmMax    map[journal.ID]paxos.Ballot
+	// durableWM is each matchmaker's durable watermark per journal.
+	durableWM map[njournal]paxos.Ballot
+}
+
+type jballot struct {
+	j journal.ID
+	b paxos.Ballot
+}
+
+func newConfigAudit() configAudit {
+	return configAudit{bound: map[jballot]quorum.System{}, prepared: map[journal.ID][]paxos.Ballot{},
+		promised: map[jballot][]paxos.NodeID{}, checked: map[jballot]bool{},
+		acked: map[njournal]paxos.Ballot{}, wmMax: map[journal.ID]paxos.Ballot{}, durableWM: map[njournal]paxos.Ballot{}}
+}
+
+// configOf is the configuration ballot b of journal j is bound to: the one
+// its messages named, or the bootstrap configuration on a plain deployment.
+func (a *audit) configOf(j journal.ID, b paxos.Ballot) (quorum.System, bool) {
+	if len(a.w.shape.Matchmakers) == 0 {
+		return a.w.system(), true
+	}
+	sys, ok := a.cfg.bound[jballot{j, b}]
+	return sys, ok
+}
+
+// sent observes a Deliver as it leaves a process.
+func (a *audit) sent(from paxos.NodeID, batch []host.Envelope) {
+	if len(a.w.shape.Matchmakers) == 0 {
+		return
+	}
+	for _, e := range batch {
+		m, j := e.Msg, e.Journal
+		switch m.Type {
+		case paxos.MsgMatch, paxos.MsgHeartbeat:
+			a.bind(j, m.Ballot, m.Config, m)
+		case paxos.MsgPrepare:
+			if a.bind(j, m.Ballot, m.Config, m) {
+				k := jballot{j, m.Ballot}
+				if !slices.Contains(a.cfg.prepared[j], m.Ballot) {
+					a.cfg.prepared[j] = append(a.cfg.prepared[j], m.Ballot)
+					// The candidate's own promise rides in its batch.
+					a.cfg.promised[k] = append(a.cfg.promised[k], m.Ballot.Node)
+				}
+			}
+		case paxos.MsgPromise:
+			if m.Next == 0 {
+				k := jballot{j, m.Ballot}
+				if !slices.Contains(a.cfg.promised[k], m.From) {
+					a.cfg.promised[k] = append(a.cfg.promised[k], m.From)
+				}
+			}
+		case paxos.MsgAccept:
+			a.accept(j, m)
+		case paxos.MsgAccepted:
+			if sys, ok := a.configOf(j, m.Ballot); !ok || !sys.Contains(m.From) {
+				a.violation("reconfiguration: no vote by a node outside its configuration", "%s n%d voted at %s (configuration %v)", short(j), m.From, m.Ballot, sys)
+			}
+		case paxos.MsgGarbageCollectAck:
+			k := njournal{m.From, j}
+			if m.GC.Less(a.cfg.acked[k]) {
+				a.violation("gc: a matchmaker's watermark never decreases", "%s matchmaker %d acked %s after %s", short(j), m.From, m.GC, a.cfg.acked[k])
+			}
+			a.cfg.acked[k] = m.GC
+			if a.cfg.wmMax[j].Less(m.GC) {
+				a.cfg.wmMax[j] = m.GC
+			}
+			if m.GC.Node != 0 && m.GC != m.Ballot {
+				a.gate("gc: a leader raises the watermark at a matchmaker")
+			}
+		}
+	}
+}
+
+// bind records (or checks) the configuration of ballot b.
+func (a *audit) bind(j journal.ID, b paxos.Ballot, sys quorum.System, m paxos.Message) bool {
+	if sys.IsZero() {
+		a.violation("a configuration is bound to a ballot and never edited", "%s %s at %s names no configuration", short(j), m.Type, b)
+		return false
+	}
+	k := jballot{j, b}
+	if prev, ok := a.cfg.bound[k]; ok {
+		if !paxos.SameSystem(prev, sys) {
+			a.violation("a configuration is bound to a ballot and never edited", "%s ballot %s: %s then %s (%s)", short(j), b, prev, sys, m.Type)
+		}
+		return true
+	}
+	a.cfg.bound[k] = sys
+	return true
+}
+
+// accept judges an Accept: its addressee is one of the ballot's acceptors,
+// and the first Accept of a ballot leaves only after its Phase 1 held a
+// quorum of every configuration it had to hear from.
+func (a *audit) accept(j journal.ID, m paxos.Message) {
+	sys, ok := a.configOf(j, m.Ballot)
+	if !ok || !sys.Contains(m.To) {
+		a.violation("reconfiguration: an Accept reaches only the ballot's own acceptors", "%s Accept at %s to n%d (configuration %v)", short(j), m.Ballot, m.To, sys)
+		return
+	}
+	k := jballot{j, m.Ballot}
+	if a.cfg.checked[k] {
+		return
+	}
+	a.cfg.checked[k] = true
+	promised := a.cfg.promised[k]
+	need := []quorum.System{sys}
+	for _, b := range a.cfg.prepared[j] {
+		if b.Less(m.Ballot) && !b.Less(a.cfg.wmMax[j]) {
+			if s, ok := a.cfg.bound[jballot{j, b}]; ok {
+				need = append(need, s)
+			}
+		}
+	}
+	for _, s := range need {
+		if s.Phase1(s.SetOf(promised...), 0) != quorum.Won {
+			a.violation("reconfiguration: no Accept leaves before every prior configuration promised a quorum",
+				"%s Accept at %s: promises %v hold no Phase-1 quorum of %s", short(j), m.Ballot, promised, s)
+			return
+		}
+	}
+}
+
+// retired judges an honoured retire of node n from journal j with evidence w.
+func (a *audit) retired(n paxos.NodeID, j journal.ID, w paxos.Ballot) {
+	sys, ok := a.configOf(j, w)
+	if !ok || sys.Contains(n) {
+		a.violation("gc: a retire is honoured only with evidence", "%s n%d retired at %s, whose configuration %v names it", short(j), n, w, sys)
+	}
+	holds := 0
+	for _, mm := range a.w.shape.Matchmakers {
+		p := a.w.proc(mm)
+		bs, err := p.registry.Boot()
+		if err != nil {
+			continue
+		}
+		if r, ok := bs.Registries[j]; ok && !r.Watermark.Less(w) {
+			holds++
+		}
+	}
+	if 2*holds <= len(a.w.shape.Matchmakers) {
+		a.violation("gc: a retire is honoured only with evidence", "%s n%d retired at %s: %d of %d matchmakers hold the watermark", short(j), n, w, holds, len(a.w.shape.Matchmakers))
+	}
+}
+
+// registrySynced checks a matchmaker's durable registries: sorted, above
+// their watermarks (the store's own checks), and watermarks monotone.
+func (a *audit) registrySynced(p *proc) {
+	bs, err := p.registry.Boot()
+	if err != nil {
+		return // a rotted registry is refused at boot
+	}
+	for j, r := range bs.Registries {
+		k := njournal{p.id, j}
+		if r.Watermark.Less(a.cfg.durableWM[k]) {
+			a.violation("gc: a matchmaker's watermark never decreases", "%s matchmaker %d holds %s after %s", short(j), p.id, r.Watermark, a.cfg.durableWM[k])
+		}
+		a.cfg.durableWM[k] = r.Watermark
+	}
+}
