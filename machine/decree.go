@@ -45,6 +45,7 @@ func planOf(r machinerecord.Record) *pb.CellPlan {
 	for _, j := range r.Journals {
 		p.Journals = append(p.Journals, wire.JournalIDToPB(j.ID()))
 	}
+	p.Matchmakers = slices.Clone(r.Matchmakers)
 	return p
 }
 
@@ -118,7 +119,8 @@ func (s *Service) FormCell(_ context.Context, req *pb.FormCellRequest) (*pb.Form
 	// between leaves formatted stores and no vote, and the next FormCell of
 	// the same plan finds them formatted under the same marker.
 	for _, spec := range (&Machine{rec: next}).specs(storage.ClaimFirstBoot) {
-		want := storage.Marker{Journal: spec.ID, Node: paxos.NodeID(next.NodeID), Members: spec.Members, Quorum: spec.Quorum, Mode: spec.Mode}
+		want := storage.Marker{Journal: spec.ID, Node: paxos.NodeID(next.NodeID), Members: spec.Members, Quorum: spec.Quorum, Mode: spec.Mode,
+			Matchmakers: uint32(len(spec.Matchmakers))}
 		st := m.db.Journal(spec.ID)
 		bs, err := st.Boot()
 		if err != nil {
@@ -131,6 +133,22 @@ func (s *Service) FormCell(_ context.Context, req *pb.FormCellRequest) (*pb.Form
 			continue
 		}
 		if err := st.Format(want); err != nil {
+			return &pb.FormCellReply{Refusal: "storage"}, nil
+		}
+	}
+	if slices.Contains(next.Matchmakers, next.NodeID) {
+		// The matchmaker's registry store is formatted with the journals'.
+		reg := m.db.Registry()
+		want := storage.RegistryMarker{Node: paxos.NodeID(next.NodeID), Matchmakers: nodeIDs(next.Matchmakers)}
+		bs, err := reg.Boot()
+		switch {
+		case err != nil:
+			return &pb.FormCellReply{Refusal: "storage"}, nil
+		case bs.Marker == nil:
+			if err := reg.Format(want); err != nil {
+				return &pb.FormCellReply{Refusal: "storage"}, nil
+			}
+		case !bs.Marker.Equal(want):
 			return &pb.FormCellReply{Refusal: "storage"}, nil
 		}
 	}
@@ -158,6 +176,7 @@ func recordWithPlan(r machinerecord.Record, p *pb.CellPlan) (machinerecord.Recor
 		id := wire.JournalIDFromPB(j)
 		r.Journals = append(r.Journals, machinerecord.JournalID{Tenant: id.Tenant, Journal: id.Journal})
 	}
+	r.Matchmakers = slices.Clone(p.GetMatchmakers())
 	check := r
 	check.VoteRound = 1
 	return r, check.Validate()
@@ -245,6 +264,11 @@ func (s *Service) CellInit(ctx context.Context, req *pb.CellInitRequest) (*pb.Ce
 			for range n {
 				plan.Journals = append(plan.Journals, wire.JournalIDToPB(journal.ID{Tenant: randomID(), Journal: randomID()}))
 			}
+			if !req.GetPlain() {
+				// Every founding machine runs a matchmaker, so the cell can
+				// reconfigure from its first day.
+				plan.Matchmakers = slices.Sorted(slices.Values(ids))
+			}
 		} else if !sameMembers(plan, ids) {
 			return &pb.CellInitReply{Refusal: "other_cell_init", Plan: plan}, nil
 		}
@@ -302,4 +326,13 @@ func (l localClient) FormCell(ctx context.Context, in *pb.FormCellRequest, _ ...
 }
 func (l localClient) CellInit(ctx context.Context, in *pb.CellInitRequest, _ ...grpc.CallOption) (*pb.CellInitReply, error) {
 	return l.s.CellInit(ctx, in)
+}
+func (l localClient) Admit(ctx context.Context, in *pb.AdmitRequest, _ ...grpc.CallOption) (*pb.AdmitReply, error) {
+	return l.s.Admit(ctx, in)
+}
+func (l localClient) JoinCell(ctx context.Context, in *pb.JoinCellRequest, _ ...grpc.CallOption) (*pb.JoinCellReply, error) {
+	return l.s.JoinCell(ctx, in)
+}
+func (l localClient) JoinJournal(ctx context.Context, in *pb.JoinJournalRequest, _ ...grpc.CallOption) (*pb.JoinJournalReply, error) {
+	return l.s.JoinJournal(ctx, in)
 }

@@ -184,30 +184,78 @@ func (m *Machine) Runtime() *runtime.Runtime {
 	return m.rt
 }
 
-// specs is the plan's journals as this machine serves them: single-writer,
-// majority quorums over the founding members.
+// specs is every journal this machine serves. A founder serves the plan's
+// journals: single-writer, majority quorums over the founding members, with
+// the cell's matchmakers; every machine serves the journals it joined, as
+// the joiner it was formatted as. Retired journals are served by nobody
+// here.
 func (m *Machine) specs(claim storage.Claim) []host.JournalSpec {
 	var members []paxos.NodeID
 	for _, mb := range m.rec.Members {
 		members = append(members, paxos.NodeID(mb.NodeID))
 	}
 	slices.Sort(members)
+	mms := nodeIDs(m.rec.Matchmakers)
+	retired := func(id journal.ID) bool {
+		return slices.ContainsFunc(m.rec.Retired, func(r machinerecord.JournalID) bool { return r.ID() == id })
+	}
 	var out []host.JournalSpec
-	for _, j := range m.rec.Journals {
-		out = append(out, host.JournalSpec{ID: j.ID(), Members: members, Quorum: quorum.Spec{Kind: quorum.KindMajority},
-			Mode: journal.ModeSingle, Claim: claim})
+	if m.rec.Founder() {
+		for _, j := range m.rec.Journals {
+			if !retired(j.ID()) {
+				out = append(out, host.JournalSpec{ID: j.ID(), Members: members, Quorum: quorum.Spec{Kind: quorum.KindMajority},
+					Mode: journal.ModeSingle, Claim: claim, Matchmakers: mms})
+			}
+		}
+	}
+	for _, j := range m.rec.Joined {
+		if !retired(j.ID()) {
+			out = append(out, m.joinedSpec(j, claim))
+		}
 	}
 	return out
 }
 
-// serve starts the runtime over the plan.
-func (m *Machine) serve(claim storage.Claim) error {
+// joinedSpec is a joined journal's spec. A join whose format never
+// completed (the record says so) boots as a first boot: no store was
+// formatted, so nothing was promised; a store already formatted under
+// exactly this configuration is adopted.
+func (m *Machine) joinedSpec(j machinerecord.JoinedJournal, claim storage.Claim) host.JournalSpec {
+	s := host.JournalSpec{ID: j.ID(), Members: nodeIDs(j.Members),
+		Quorum: quorum.Spec{Kind: quorum.Kind(j.Kind), Q1: j.Q1, Q2: j.Q2, Rows: j.Rows, Cols: j.Cols},
+		Mode:   journal.WriterMode(j.Mode), Claim: claim, Matchmakers: nodeIDs(m.rec.Matchmakers), Joiner: true}
+	if !j.Formatted {
+		s.Claim = storage.ClaimFirstBoot
+		if bs, err := m.db.Journal(s.ID).Boot(); err == nil && bs.Marker != nil {
+			s.Claim = storage.ClaimExistingMember
+		}
+	}
+	return s
+}
+
+func nodeIDs(ids []uint64) []paxos.NodeID {
+	out := make([]paxos.NodeID, len(ids))
+	for i, id := range ids {
+		out[i] = paxos.NodeID(id)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// peers is every machine of the cell (founders and admitted) by address.
+func (m *Machine) peers() map[paxos.NodeID]string {
 	peers := map[paxos.NodeID]string{}
-	for _, mb := range m.rec.Members {
+	for _, mb := range append(slices.Clone(m.rec.Members), m.rec.Admitted...) {
 		peers[paxos.NodeID(mb.NodeID)] = mb.Addr
 	}
-	rt, err := runtime.Start(runtime.Config{NodeID: paxos.NodeID(m.rec.NodeID), Peers: peers, Journals: m.specs(claim),
-		Tunables: m.cfg.Tunables, DB: m.db, Logger: m.log, Metrics: m.cfg.Metrics, TLS: m.cfg.TLS})
+	return peers
+}
+
+// serve starts the runtime over the plan.
+func (m *Machine) serve(claim storage.Claim) error {
+	rt, err := runtime.Start(runtime.Config{NodeID: paxos.NodeID(m.rec.NodeID), Peers: m.peers(), Journals: m.specs(claim),
+		Tunables: m.cfg.Tunables, DB: m.db, Logger: m.log, Metrics: m.cfg.Metrics, TLS: m.cfg.TLS,
+		Matchmakers: nodeIDs(m.rec.Matchmakers), RegistryClaim: storage.ClaimExistingMember})
 	if err != nil {
 		return err
 	}
@@ -250,7 +298,11 @@ func (m *Machine) Call(ctx context.Context, c host.Call) (host.Response, error) 
 	if rt == nil {
 		return host.Response{}, server.ErrNotServing
 	}
-	return rt.Call(ctx, c)
+	resp, err := rt.Call(ctx, c)
+	if err == nil && c.Kind == host.CallRetire && resp.Admin.Refusal == "" {
+		m.retired(c.Retire.Journal)
+	}
+	return resp, err
 }
 
 // Submit forwards pipelined calls to the runtime (runtime.Runtime.Submit).

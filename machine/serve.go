@@ -1,6 +1,8 @@
 package machine
 
 import (
+	"slices"
+
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
@@ -20,12 +22,12 @@ func (m *Machine) Register(gs *grpc.Server) {
 	pb.RegisterMachineServer(gs, &Service{M: m})
 }
 
-// memberIDs are the node ids of the cell's founding members (none before
-// the cell forms: no Peer stream is accepted until then).
+// memberIDs are the node ids of the cell's machines, founders and admitted
+// (none before the cell forms: no Peer stream is accepted until then).
 func (m *Machine) memberIDs() []uint64 {
 	r := m.Record()
-	out := make([]uint64, 0, len(r.Members))
-	for _, x := range r.Members {
+	out := make([]uint64, 0, len(r.Members)+len(r.Admitted))
+	for _, x := range append(slices.Clone(r.Members), r.Admitted...) {
 		out = append(out, x.NodeID)
 	}
 	return out
@@ -51,8 +53,11 @@ func (m *Machine) peerCredentials(expect uint64) credentials.TransportCredential
 func (m *Machine) adminInfo() server.AdminInfo {
 	r := m.Record()
 	info := server.AdminInfo{NodeID: r.NodeID, CellID: r.CellID}
-	for _, j := range r.Journals {
-		info.Journals = append(info.Journals, j.ID())
+	if rt := m.Runtime(); rt != nil {
+		info.Journals = rt.Journals()
+	}
+	for _, x := range append(slices.Clone(r.Members), r.Admitted...) {
+		info.Machines = append(info.Machines, server.CellMachine{NodeID: x.NodeID, Addr: x.Addr})
 	}
 	if rt := m.Runtime(); rt != nil {
 		info.Spec = rt.Spec

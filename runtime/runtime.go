@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"log/slog"
 	mrand "math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -49,6 +50,11 @@ type Config struct {
 	// TLS, its certificate required to name the peer's node id. Nil dials
 	// plaintext (the explicit insecure mode).
 	TLS *security.Node
+	// Matchmakers is the cell's matchmaker set. When it names NodeID the
+	// process runs a matchmaker over the DB's registry store, booted with
+	// RegistryClaim (first boot at formation, existing member after).
+	Matchmakers   []paxos.NodeID
+	RegistryClaim storage.Claim
 }
 
 // Limits of the loop's inbox (the edge never blocks the loop: a full inbox
@@ -91,6 +97,10 @@ type Runtime struct {
 	err     error
 	rng     *mrand.Rand // loop-owned
 	metrics *Metrics
+	// specs are the journals served (the configured ones, and those
+	// joined since); specMu guards it (the loop writes, handlers read).
+	specMu sync.Mutex
+	specs  []host.JournalSpec
 }
 
 // Start boots the host (every journal's boot scan and format-marker check)
@@ -122,6 +132,14 @@ func Start(cfg Config) (*Runtime, error) {
 		return nil, err
 	}
 	r.h = h
+	if slices.Contains(cfg.Matchmakers, cfg.NodeID) {
+		mm, err := bootMatchmaker(cfg)
+		if err != nil {
+			return nil, err
+		}
+		h.SetMatchmaker(mm)
+	}
+	r.specs = slices.Clone(cfg.Journals)
 	if stopped, cause := h.Stopped(); stopped {
 		return nil, cause
 	}
@@ -297,21 +315,89 @@ func (r *Runtime) NodeID() paxos.NodeID { return r.cfg.NodeID }
 
 // Journals lists the journals served.
 func (r *Runtime) Journals() []journal.ID {
-	out := make([]journal.ID, 0, len(r.cfg.Journals))
-	for _, j := range r.cfg.Journals {
+	r.specMu.Lock()
+	defer r.specMu.Unlock()
+	out := make([]journal.ID, 0, len(r.specs))
+	for _, j := range r.specs {
 		out = append(out, j.ID)
 	}
 	return out
 }
 
-// Spec returns the configuration of a served journal.
+// Spec returns the configuration a served journal was booted or joined
+// under (its format marker's; with matchmakers the configuration in force
+// may have moved since: Inspect it).
 func (r *Runtime) Spec(id journal.ID) (host.JournalSpec, bool) {
-	for _, j := range r.cfg.Journals {
+	r.specMu.Lock()
+	defer r.specMu.Unlock()
+	for _, j := range r.specs {
 		if j.ID == id {
 			return j, true
 		}
 	}
 	return host.JournalSpec{}, false
+}
+
+// AddJournal starts serving a journal this machine joins (host.AddJournal:
+// a joiner's first boot formats its store) and waits for the outcome.
+func (r *Runtime) AddJournal(ctx context.Context, spec host.JournalSpec) error {
+	done := make(chan error, 1)
+	if err := r.postWait(ctx, func() {
+		err := r.h.AddJournal(spec)
+		if err == nil {
+			r.specMu.Lock()
+			r.specs = append(r.specs, spec)
+			r.specMu.Unlock()
+		}
+		done <- err
+	}); err != nil {
+		return err
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Forget drops a retired journal from the served list (the host removed it
+// when it honoured the retire).
+func (r *Runtime) Forget(id journal.ID) {
+	r.specMu.Lock()
+	defer r.specMu.Unlock()
+	r.specs = slices.DeleteFunc(r.specs, func(s host.JournalSpec) bool { return s.ID == id })
+}
+
+// AddPeer makes a machine admitted to the cell a peer: the process dials
+// it when it has something to send it.
+func (r *Runtime) AddPeer(ctx context.Context, id paxos.NodeID, addr string) error {
+	return r.postWait(ctx, func() { r.tr.add(id, addr) })
+}
+
+// bootMatchmaker opens the matchmaker's registry store with the boot
+// refusals of a journal store: a missing one under an existing member is
+// amnesia, one formatted under another matchmaker set a mismatch.
+func bootMatchmaker(cfg Config) (*matchmaker.Matchmaker, error) {
+	reg := cfg.DB.Registry()
+	want := storage.RegistryMarker{Node: cfg.NodeID, Matchmakers: slices.Sorted(slices.Values(cfg.Matchmakers))}
+	bs, err := reg.Boot()
+	if err != nil {
+		return nil, fmt.Errorf("matchmaker registry: %w", err)
+	}
+	dec, err := storage.CheckRegistryBoot(cfg.RegistryClaim, bs.Marker, want)
+	if err != nil {
+		return nil, fmt.Errorf("matchmaker registry: %w", err)
+	}
+	if dec == storage.DecideFormat {
+		if err := reg.Format(want); err != nil {
+			return nil, fmt.Errorf("matchmaker registry: %w", err)
+		}
+		if bs, err = reg.Boot(); err != nil {
+			return nil, fmt.Errorf("matchmaker registry: %w", err)
+		}
+	}
+	return matchmaker.New(cfg.NodeID, bs.Registries)
 }
 
 // env implements host.Env on the loop goroutine.

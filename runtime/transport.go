@@ -40,15 +40,21 @@ type peerSender struct {
 func newTransport(r *Runtime) *transport {
 	t := &transport{r: r, peers: map[paxos.NodeID]*peerSender{}, stop: make(chan struct{})}
 	for id, addr := range r.cfg.Peers {
-		if id == r.cfg.NodeID {
-			continue
-		}
-		p := &peerSender{id: id, addr: addr, q: make(chan *pb.Deliver, peerQueueCapacity)}
-		t.peers[id] = p
-		t.wg.Add(1)
-		go t.run(p)
+		t.add(id, addr)
 	}
 	return t
+}
+
+// add starts a sender for a peer not yet known (on the loop, or before it
+// starts).
+func (t *transport) add(id paxos.NodeID, addr string) {
+	if id == t.r.cfg.NodeID || t.peers[id] != nil {
+		return
+	}
+	p := &peerSender{id: id, addr: addr, q: make(chan *pb.Deliver, peerQueueCapacity)}
+	t.peers[id] = p
+	t.wg.Add(1)
+	go t.run(p)
 }
 
 // send runs on the loop: encode and queue without blocking.

@@ -76,6 +76,9 @@ type rule struct {
 //	Machine/PrepareCell            peer certificate, or admin over everything
 //	Machine/FormCell               peer certificate, or admin over everything
 //	Machine/CellInit               token: admin over every journal
+//	Machine/Admit                  token: admin over every journal
+//	Machine/JoinCell               token: admin over every journal
+//	Machine/JoinJournal            token: admin over every journal
 //
 // No credential answers Unauthenticated (as does an invalid or expired
 // token); a credential that does not grant the call, PermissionDenied,
@@ -96,6 +99,9 @@ var rules = []rule{
 	{pb.Machine_PrepareCell_FullMethodName, needPeerOrAdmin, 0},
 	{pb.Machine_FormCell_FullMethodName, needPeerOrAdmin, 0},
 	{pb.Machine_CellInit_FullMethodName, needAdmin, 0},
+	{pb.Machine_Admit_FullMethodName, needAdmin, 0},
+	{pb.Machine_JoinCell_FullMethodName, needAdmin, 0},
+	{pb.Machine_JoinJournal_FullMethodName, needAdmin, 0},
 }
 
 // ruleOf indexes rules by full method name.

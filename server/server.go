@@ -39,6 +39,8 @@ import (
 
 	pb "github.com/parosdb/paros/api/parospb/paros/v1"
 	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/paxos"
+	"github.com/parosdb/paros/core/quorum"
 	"github.com/parosdb/paros/host"
 	"github.com/parosdb/paros/runtime"
 	"github.com/parosdb/paros/security"
@@ -327,11 +329,22 @@ type AdminInfo struct {
 	CellID   uint64
 	Journals []journal.ID
 	Spec     func(journal.ID) (host.JournalSpec, bool)
+	// Machines is every machine of the cell with its address.
+	Machines []CellMachine
+}
+
+// CellMachine is one machine of the cell.
+type CellMachine struct {
+	NodeID uint64
+	Addr   string
 }
 
 func (s *Admin) Inspect(ctx context.Context, req *pb.InspectRequest) (*pb.InspectReply, error) {
 	info := s.Info()
 	out := &pb.InspectReply{NodeId: info.NodeID, CellId: info.CellID}
+	for _, m := range info.Machines {
+		out.Machines = append(out.Machines, &pb.CellMachine{NodeId: m.NodeID, Addr: m.Addr})
+	}
 	listed := listFilter(ctx)
 	for _, j := range info.Journals {
 		if listed == nil || listed(j) {
@@ -360,16 +373,31 @@ func (s *Admin) Inspect(ctx context.Context, req *pb.InspectRequest) (*pb.Inspec
 	out.Role, out.LeaderHint, out.Promised = in.Role, uint64(in.Leader), wire.BallotToPB(in.Promised)
 	out.ChosenIndex, out.Applied, out.FirstSlot, out.State = in.ChosenIndex, in.Applied, in.Floor, wire.ViewToPB(in.State)
 	out.Quarantined = in.Quarantined
-	if info.Spec == nil {
-		return out, nil
-	}
-	if spec, ok := info.Spec(id); ok {
-		for _, m := range spec.Members {
-			out.Members = append(out.Members, uint64(m))
+	// The configuration the node follows (a joiner that has not learned
+	// one yet reports the one its store was formatted for).
+	members, q := in.Config.Acceptors.Members(), in.Config.Acceptors.Spec()
+	if in.Config.IsZero() && info.Spec != nil {
+		if spec, ok := info.Spec(id); ok {
+			members, q = spec.Members, spec.Quorum
 		}
-		out.QuorumSystem = pb.QuorumSystem(spec.Quorum.Kind)
-		out.Phase1Quorum, out.Phase2Quorum = uint32(spec.Quorum.Q1), uint32(spec.Quorum.Q2)
-		out.Rows, out.Cols = uint32(spec.Quorum.Rows), uint32(spec.Quorum.Cols)
+	}
+	for _, m := range members {
+		out.Members = append(out.Members, uint64(m))
+	}
+	out.QuorumSystem = pb.QuorumSystem(q.Kind)
+	out.Phase1Quorum, out.Phase2Quorum = uint32(q.Q1), uint32(q.Q2)
+	out.Rows, out.Cols = uint32(q.Rows), uint32(q.Cols)
+	if len(in.Matchmakers) > 0 {
+		out.ConfigBallot, out.ConfigSince = wire.BallotToPB(in.Config.Ballot), wire.BallotToPB(in.Config.Since)
+		for _, m := range in.Matchmakers {
+			out.Matchmakers = append(out.Matchmakers, uint64(m))
+		}
+		if in.GCEffective {
+			out.GcEffective, out.GcWatermark = true, wire.BallotToPB(in.GCWatermark)
+			for _, m := range in.Retirable {
+				out.Retirable = append(out.Retirable, uint64(m))
+			}
+		}
 	}
 	return out, nil
 }
@@ -389,16 +417,61 @@ func listFilter(ctx context.Context) func(journal.ID) bool {
 	return p.claims.AllowsAny
 }
 
-const notEnabled = "not_enabled: reconfiguration is not enabled in this deployment"
+const notEnabled = "not_enabled: matchmaker-set generations are not built in this version"
 
-func (s *Admin) Reconfigure(context.Context, *pb.ReconfigureRequest) (*pb.ReconfigureReply, error) {
-	return &pb.ReconfigureReply{Refusal: notEnabled}, nil
+// Reconfigure starts moving a journal to a new acceptor configuration at
+// the node it reaches (normally the leader: a follower's change deposes
+// it). Accepted means the round change started; the operator watches
+// Inspect for the new configuration. A plain deployment refuses with
+// no_matchmakers.
+func (s *Admin) Reconfigure(ctx context.Context, req *pb.ReconfigureRequest) (*pb.ReconfigureReply, error) {
+	id := wire.JournalIDFromPB(req.GetJournal())
+	if !id.IsSet() {
+		return &pb.ReconfigureReply{Refusal: "unset"}, nil
+	}
+	members := make([]paxos.NodeID, 0, len(req.GetMembers()))
+	for _, m := range req.GetMembers() {
+		members = append(members, paxos.NodeID(m))
+	}
+	q := quorum.Spec{Kind: quorum.Kind(req.GetQuorumSystem()), Q1: int(req.GetPhase1Quorum()), Q2: int(req.GetPhase2Quorum()),
+		Rows: int(req.GetRows()), Cols: int(req.GetCols())}
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	r, err := s.B.Call(ctx, host.Call{Kind: host.CallReconfigure, Reconfigure: host.ReconfigureRequest{Journal: id, Members: members, Quorum: q}})
+	if err != nil {
+		return nil, status.Error(codes.Unavailable, err.Error())
+	}
+	return &pb.ReconfigureReply{Accepted: r.Admin.Refusal == "", Refusal: refusalText(r.Admin)}, nil
 }
 
 func (s *Admin) ReconfigureMatchmakers(context.Context, *pb.ReconfigureMatchmakersRequest) (*pb.ReconfigureMatchmakersReply, error) {
 	return &pb.ReconfigureMatchmakersReply{Refusal: notEnabled}, nil
 }
 
-func (s *Admin) Retire(context.Context, *pb.RetireRequest) (*pb.RetireReply, error) {
-	return &pb.RetireReply{Refusal: notEnabled}, nil
+// Retire asks this machine to retire from a journal, with the effective GC
+// watermark (a leader's Inspect) as evidence. Honoured only under the
+// node's five conditions; the journal's store is then deleted.
+func (s *Admin) Retire(ctx context.Context, req *pb.RetireRequest) (*pb.RetireReply, error) {
+	id := wire.JournalIDFromPB(req.GetJournal())
+	if !id.IsSet() {
+		return &pb.RetireReply{Refusal: "unset"}, nil
+	}
+	w := wire.BallotFromPB(req.GetGcWatermark())
+	if w.IsZero() || !w.InRange() {
+		return &pb.RetireReply{Refusal: "stale: no watermark"}, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	r, err := s.B.Call(ctx, host.Call{Kind: host.CallRetire, Retire: host.RetireRequest{Journal: id, Watermark: w}})
+	if err != nil {
+		return nil, status.Error(codes.Unavailable, err.Error())
+	}
+	return &pb.RetireReply{Accepted: r.Admin.Refusal == "", Refusal: refusalText(r.Admin)}, nil
+}
+
+func refusalText(a host.AdminReply) string {
+	if a.Refusal == "" || a.Detail == "" {
+		return a.Refusal
+	}
+	return a.Refusal + ": " + a.Detail
 }

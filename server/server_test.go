@@ -19,6 +19,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -327,27 +328,42 @@ func TestVerdictPassesThrough(t *testing.T) {
 	}
 }
 
-func TestAdminReconfigurationIsNotEnabled(t *testing.T) {
-	// Arrange.
-	s := &server.Admin{B: &fakeBackend{}, Info: func() server.AdminInfo { return server.AdminInfo{NodeID: 1} }}
+func TestAdminReconfigureAndRetireAreJudgedByTheJournalsNode(t *testing.T) {
+	// Arrange: the node refuses with no_matchmakers (a plain deployment).
+	fb := &fakeBackend{resp: host.Response{Admin: host.AdminReply{Refusal: "no_matchmakers", Detail: "plain"}}}
+	s := &server.Admin{B: fb, Info: func() server.AdminInfo { return server.AdminInfo{NodeID: 1} }}
 	ctx := context.Background()
 
 	// Act.
-	rc, err1 := s.Reconfigure(ctx, &pb.ReconfigureRequest{Journal: jidPB, Members: []uint64{1, 2, 3}})
-	rm, err2 := s.ReconfigureMatchmakers(ctx, &pb.ReconfigureMatchmakersRequest{Members: []uint64{1}})
-	rt, err3 := s.Retire(ctx, &pb.RetireRequest{})
+	rc, err1 := s.Reconfigure(ctx, &pb.ReconfigureRequest{Journal: jidPB, Members: []uint64{1, 2, 4},
+		QuorumSystem: pb.QuorumSystem(quorum.KindGrid), Rows: 1, Cols: 3})
+	rt, err2 := s.Retire(ctx, &pb.RetireRequest{Journal: jidPB, GcWatermark: &pb.Ballot{Round: 7, Node: 2}})
+	unsetRC, err3 := s.Reconfigure(ctx, &pb.ReconfigureRequest{Members: []uint64{1}})
+	unsetRT, err4 := s.Retire(ctx, &pb.RetireRequest{Journal: jidPB})
+	rm, err5 := s.ReconfigureMatchmakers(ctx, &pb.ReconfigureMatchmakersRequest{Members: []uint64{1}})
 
-	// Check.
-	for name, r := range map[string]interface {
-		GetAccepted() bool
-		GetRefusal() string
-	}{"reconfigure": rc, "reconfigure-matchmakers": rm, "retire": rt} {
-		if r.GetAccepted() || !strings.HasPrefix(r.GetRefusal(), "not_enabled") {
-			t.Errorf("%s: accepted=%v refusal %q; want not_enabled", name, r.GetAccepted(), r.GetRefusal())
-		}
+	// Check: the node's refusal is relayed; the calls carried the request.
+	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
+		t.Fatal(err)
 	}
-	if err := errors.Join(err1, err2, err3); err != nil {
-		t.Error(err)
+	if rc.GetAccepted() || rc.GetRefusal() != "no_matchmakers: plain" || rt.GetAccepted() || rt.GetRefusal() != "no_matchmakers: plain" {
+		t.Errorf("reconfigure %v, retire %v: want the node's refusal", rc, rt)
+	}
+	if unsetRC.GetRefusal() != "unset" || !strings.HasPrefix(unsetRT.GetRefusal(), "stale") {
+		t.Errorf("no journal: %v; no watermark: %v", unsetRC, unsetRT)
+	}
+	if !strings.HasPrefix(rm.GetRefusal(), "not_enabled") {
+		t.Errorf("matchmaker generations: %v; want not_enabled", rm)
+	}
+	if len(fb.calls) != 2 || fb.calls[0].Kind != host.CallReconfigure || fb.calls[1].Kind != host.CallRetire {
+		t.Fatalf("calls %+v", fb.calls)
+	}
+	rq := fb.calls[0].Reconfigure
+	if rq.Journal != jid || !slices.Equal(rq.Members, []paxos.NodeID{1, 2, 4}) || rq.Quorum != (quorum.Spec{Kind: quorum.KindGrid, Rows: 1, Cols: 3}) {
+		t.Errorf("reconfigure call %+v", rq)
+	}
+	if fb.calls[1].Retire.Watermark != (paxos.Ballot{Round: 7, Node: 2}) {
+		t.Errorf("retire call %+v", fb.calls[1].Retire)
 	}
 }
 

@@ -91,6 +91,52 @@ type Record struct {
 	PromisedNode  uint64 `json:"promised_node"`
 	VoteRound     uint64 `json:"vote_round"`
 	VoteNode      uint64 `json:"vote_node"`
+
+	// Matchmaker Paxos (all empty on a plain cell, so a record written
+	// before these fields existed reads and re-encodes unchanged).
+	//
+	// Matchmakers is the cell's matchmaker set (node ids): by default
+	// every founding member. Admitted are the machines admitted to the
+	// cell after formation (not founders: they hold no vote of the plan).
+	// Joined are the journals this machine joined by reconfiguration, with
+	// the configuration its store was formatted for; Retired, the journals
+	// it retired from (its store there is deleted, and it never serves
+	// them again).
+	Matchmakers []uint64        `json:"matchmakers,omitempty"`
+	Admitted    []Member        `json:"admitted,omitempty"`
+	Joined      []JoinedJournal `json:"joined,omitempty"`
+	Retired     []JournalID     `json:"retired,omitempty"`
+}
+
+// JoinedJournal is a journal a machine joined: the configuration the
+// joiner's store was formatted for (its format marker), and whether the
+// format completed (a crash between recording the join and formatting
+// leaves Formatted false; the next start formats, or adopts a store
+// formatted under exactly this configuration).
+type JoinedJournal struct {
+	Tenant    uint64   `json:"tenant"`
+	Journal   uint64   `json:"journal"`
+	Members   []uint64 `json:"members"`
+	Kind      uint8    `json:"kind"`
+	Q1        int      `json:"q1,omitempty"`
+	Q2        int      `json:"q2,omitempty"`
+	Rows      int      `json:"rows,omitempty"`
+	Cols      int      `json:"cols,omitempty"`
+	Mode      uint8    `json:"mode"`
+	Formatted bool     `json:"formatted,omitempty"`
+}
+
+// ID is the journal's id.
+func (j JoinedJournal) ID() journal.ID { return journal.ID{Tenant: j.Tenant, Journal: j.Journal} }
+
+// Founder reports whether the record's machine is a founding member.
+func (r Record) Founder() bool {
+	for _, m := range r.Members {
+		if m.NodeID == r.NodeID {
+			return true
+		}
+	}
+	return false
 }
 
 // ID converts a plan journal to a journal.ID.
@@ -110,8 +156,29 @@ func (r Record) Validate() error {
 	if r.PromisedRound > paxos.BallotRoundMax || r.VoteRound > paxos.BallotRoundMax {
 		return fmt.Errorf("%w: a ballot round above %d", ErrInvalid, uint64(paxos.BallotRoundMax))
 	}
-	if (r.CellID != 0) != (r.VoteRound != 0) {
-		return fmt.Errorf("%w: a cell plan must come with the ballot it was voted at", ErrInvalid)
+	if r.CellID == 0 && r.VoteRound != 0 || r.CellID != 0 && (r.VoteRound != 0) != r.Founder() {
+		return fmt.Errorf("%w: a founder's cell plan comes with the ballot it was voted at, an admitted machine's without", ErrInvalid)
+	}
+	if r.CellID == 0 && len(r.Matchmakers)+len(r.Admitted)+len(r.Joined)+len(r.Retired) > 0 {
+		return fmt.Errorf("%w: cell facts without a cell id", ErrInvalid)
+	}
+	if len(r.Matchmakers) > membersMax || len(r.Admitted) > membersMax || len(r.Joined) > journalsMax || len(r.Retired) > journalsMax {
+		return fmt.Errorf("%w: too many cell facts", ErrInvalid)
+	}
+	for i, id := range r.Matchmakers {
+		if id == 0 || i > 0 && r.Matchmakers[i-1] >= id {
+			return fmt.Errorf("%w: matchmakers %v not sorted, distinct and nonzero", ErrInvalid, r.Matchmakers)
+		}
+	}
+	for _, m := range r.Admitted {
+		if m.NodeID == 0 || len(m.Addr) > addrBytesMax {
+			return fmt.Errorf("%w: admitted machine %d %q", ErrInvalid, m.NodeID, m.Addr)
+		}
+	}
+	for _, j := range r.Joined {
+		if !j.ID().IsSet() || len(j.Members) == 0 || len(j.Members) > membersMax {
+			return fmt.Errorf("%w: joined journal %s", ErrInvalid, j.ID())
+		}
 	}
 	seen := make(map[uint64]bool, len(r.Members))
 	for _, m := range r.Members {

@@ -101,12 +101,15 @@ type InspectReply struct {
 	// follows. On a leader, gc_effective says a matchmaker quorum holds its
 	// GC watermark gc_watermark durably, and retirable lists the acceptors of
 	// its history outside its configuration. matchmakers is the matchmaker set.
-	ConfigBallot  *Ballot  `protobuf:"bytes,19,opt,name=config_ballot,json=configBallot,proto3" json:"config_ballot,omitempty"`
-	ConfigSince   *Ballot  `protobuf:"bytes,20,opt,name=config_since,json=configSince,proto3" json:"config_since,omitempty"`
-	GcWatermark   *Ballot  `protobuf:"bytes,21,opt,name=gc_watermark,json=gcWatermark,proto3" json:"gc_watermark,omitempty"`
-	Retirable     []uint64 `protobuf:"varint,22,rep,packed,name=retirable,proto3" json:"retirable,omitempty"`
-	Matchmakers   []uint64 `protobuf:"varint,23,rep,packed,name=matchmakers,proto3" json:"matchmakers,omitempty"`
-	GcEffective   bool     `protobuf:"varint,24,opt,name=gc_effective,json=gcEffective,proto3" json:"gc_effective,omitempty"`
+	ConfigBallot *Ballot  `protobuf:"bytes,19,opt,name=config_ballot,json=configBallot,proto3" json:"config_ballot,omitempty"`
+	ConfigSince  *Ballot  `protobuf:"bytes,20,opt,name=config_since,json=configSince,proto3" json:"config_since,omitempty"`
+	GcWatermark  *Ballot  `protobuf:"bytes,21,opt,name=gc_watermark,json=gcWatermark,proto3" json:"gc_watermark,omitempty"`
+	Retirable    []uint64 `protobuf:"varint,22,rep,packed,name=retirable,proto3" json:"retirable,omitempty"`
+	Matchmakers  []uint64 `protobuf:"varint,23,rep,packed,name=matchmakers,proto3" json:"matchmakers,omitempty"`
+	GcEffective  bool     `protobuf:"varint,24,opt,name=gc_effective,json=gcEffective,proto3" json:"gc_effective,omitempty"`
+	// The cell's machines (founders and admitted), with their addresses: on
+	// every answer, so an operator's tool finds a machine by its id.
+	Machines      []*CellMachine `protobuf:"bytes,25,rep,name=machines,proto3" json:"machines,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -309,6 +312,65 @@ func (x *InspectReply) GetGcEffective() bool {
 	return false
 }
 
+func (x *InspectReply) GetMachines() []*CellMachine {
+	if x != nil {
+		return x.Machines
+	}
+	return nil
+}
+
+type CellMachine struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	NodeId        uint64                 `protobuf:"varint,1,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
+	Addr          string                 `protobuf:"bytes,2,opt,name=addr,proto3" json:"addr,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CellMachine) Reset() {
+	*x = CellMachine{}
+	mi := &file_paros_v1_admin_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CellMachine) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CellMachine) ProtoMessage() {}
+
+func (x *CellMachine) ProtoReflect() protoreflect.Message {
+	mi := &file_paros_v1_admin_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CellMachine.ProtoReflect.Descriptor instead.
+func (*CellMachine) Descriptor() ([]byte, []int) {
+	return file_paros_v1_admin_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *CellMachine) GetNodeId() uint64 {
+	if x != nil {
+		return x.NodeId
+	}
+	return 0
+}
+
+func (x *CellMachine) GetAddr() string {
+	if x != nil {
+		return x.Addr
+	}
+	return ""
+}
+
 type ReconfigureRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Journal       *JournalId             `protobuf:"bytes,1,opt,name=journal,proto3" json:"journal,omitempty"`
@@ -324,7 +386,7 @@ type ReconfigureRequest struct {
 
 func (x *ReconfigureRequest) Reset() {
 	*x = ReconfigureRequest{}
-	mi := &file_paros_v1_admin_proto_msgTypes[2]
+	mi := &file_paros_v1_admin_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -336,7 +398,7 @@ func (x *ReconfigureRequest) String() string {
 func (*ReconfigureRequest) ProtoMessage() {}
 
 func (x *ReconfigureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_admin_proto_msgTypes[2]
+	mi := &file_paros_v1_admin_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -349,7 +411,7 @@ func (x *ReconfigureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReconfigureRequest.ProtoReflect.Descriptor instead.
 func (*ReconfigureRequest) Descriptor() ([]byte, []int) {
-	return file_paros_v1_admin_proto_rawDescGZIP(), []int{2}
+	return file_paros_v1_admin_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ReconfigureRequest) GetJournal() *JournalId {
@@ -412,7 +474,7 @@ type ReconfigureReply struct {
 
 func (x *ReconfigureReply) Reset() {
 	*x = ReconfigureReply{}
-	mi := &file_paros_v1_admin_proto_msgTypes[3]
+	mi := &file_paros_v1_admin_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -424,7 +486,7 @@ func (x *ReconfigureReply) String() string {
 func (*ReconfigureReply) ProtoMessage() {}
 
 func (x *ReconfigureReply) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_admin_proto_msgTypes[3]
+	mi := &file_paros_v1_admin_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -437,7 +499,7 @@ func (x *ReconfigureReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReconfigureReply.ProtoReflect.Descriptor instead.
 func (*ReconfigureReply) Descriptor() ([]byte, []int) {
-	return file_paros_v1_admin_proto_rawDescGZIP(), []int{3}
+	return file_paros_v1_admin_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ReconfigureReply) GetAccepted() bool {
@@ -463,7 +525,7 @@ type ReconfigureMatchmakersRequest struct {
 
 func (x *ReconfigureMatchmakersRequest) Reset() {
 	*x = ReconfigureMatchmakersRequest{}
-	mi := &file_paros_v1_admin_proto_msgTypes[4]
+	mi := &file_paros_v1_admin_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -475,7 +537,7 @@ func (x *ReconfigureMatchmakersRequest) String() string {
 func (*ReconfigureMatchmakersRequest) ProtoMessage() {}
 
 func (x *ReconfigureMatchmakersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_admin_proto_msgTypes[4]
+	mi := &file_paros_v1_admin_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -488,7 +550,7 @@ func (x *ReconfigureMatchmakersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReconfigureMatchmakersRequest.ProtoReflect.Descriptor instead.
 func (*ReconfigureMatchmakersRequest) Descriptor() ([]byte, []int) {
-	return file_paros_v1_admin_proto_rawDescGZIP(), []int{4}
+	return file_paros_v1_admin_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ReconfigureMatchmakersRequest) GetMembers() []uint64 {
@@ -508,7 +570,7 @@ type ReconfigureMatchmakersReply struct {
 
 func (x *ReconfigureMatchmakersReply) Reset() {
 	*x = ReconfigureMatchmakersReply{}
-	mi := &file_paros_v1_admin_proto_msgTypes[5]
+	mi := &file_paros_v1_admin_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -520,7 +582,7 @@ func (x *ReconfigureMatchmakersReply) String() string {
 func (*ReconfigureMatchmakersReply) ProtoMessage() {}
 
 func (x *ReconfigureMatchmakersReply) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_admin_proto_msgTypes[5]
+	mi := &file_paros_v1_admin_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -533,7 +595,7 @@ func (x *ReconfigureMatchmakersReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReconfigureMatchmakersReply.ProtoReflect.Descriptor instead.
 func (*ReconfigureMatchmakersReply) Descriptor() ([]byte, []int) {
-	return file_paros_v1_admin_proto_rawDescGZIP(), []int{5}
+	return file_paros_v1_admin_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ReconfigureMatchmakersReply) GetAccepted() bool {
@@ -560,7 +622,7 @@ type RetireRequest struct {
 
 func (x *RetireRequest) Reset() {
 	*x = RetireRequest{}
-	mi := &file_paros_v1_admin_proto_msgTypes[6]
+	mi := &file_paros_v1_admin_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -572,7 +634,7 @@ func (x *RetireRequest) String() string {
 func (*RetireRequest) ProtoMessage() {}
 
 func (x *RetireRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_admin_proto_msgTypes[6]
+	mi := &file_paros_v1_admin_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -585,7 +647,7 @@ func (x *RetireRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetireRequest.ProtoReflect.Descriptor instead.
 func (*RetireRequest) Descriptor() ([]byte, []int) {
-	return file_paros_v1_admin_proto_rawDescGZIP(), []int{6}
+	return file_paros_v1_admin_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *RetireRequest) GetGcWatermark() *Ballot {
@@ -612,7 +674,7 @@ type RetireReply struct {
 
 func (x *RetireReply) Reset() {
 	*x = RetireReply{}
-	mi := &file_paros_v1_admin_proto_msgTypes[7]
+	mi := &file_paros_v1_admin_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -624,7 +686,7 @@ func (x *RetireReply) String() string {
 func (*RetireReply) ProtoMessage() {}
 
 func (x *RetireReply) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_admin_proto_msgTypes[7]
+	mi := &file_paros_v1_admin_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -637,7 +699,7 @@ func (x *RetireReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetireReply.ProtoReflect.Descriptor instead.
 func (*RetireReply) Descriptor() ([]byte, []int) {
-	return file_paros_v1_admin_proto_rawDescGZIP(), []int{7}
+	return file_paros_v1_admin_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *RetireReply) GetAccepted() bool {
@@ -661,7 +723,7 @@ const file_paros_v1_admin_proto_rawDesc = "" +
 	"\x14paros/v1/admin.proto\x12\bparos.v1\x1a\x15paros/v1/common.proto\"\\\n" +
 	"\x0eInspectRequest\x12-\n" +
 	"\ajournal\x18\x01 \x01(\v2\x13.paros.v1.JournalIdR\ajournal\x12\x1b\n" +
-	"\tnode_only\x18\x02 \x01(\bR\bnodeOnly\"\xe7\x06\n" +
+	"\tnode_only\x18\x02 \x01(\bR\bnodeOnly\"\x9a\a\n" +
 	"\fInspectReply\x12\x18\n" +
 	"\arefusal\x18\x01 \x01(\tR\arefusal\x12\x17\n" +
 	"\anode_id\x18\x02 \x01(\x04R\x06nodeId\x12\x17\n" +
@@ -689,7 +751,11 @@ const file_paros_v1_admin_proto_rawDesc = "" +
 	"\fgc_watermark\x18\x15 \x01(\v2\x10.paros.v1.BallotR\vgcWatermark\x12\x1c\n" +
 	"\tretirable\x18\x16 \x03(\x04R\tretirable\x12 \n" +
 	"\vmatchmakers\x18\x17 \x03(\x04R\vmatchmakers\x12!\n" +
-	"\fgc_effective\x18\x18 \x01(\bR\vgcEffective\"\x8c\x02\n" +
+	"\fgc_effective\x18\x18 \x01(\bR\vgcEffective\x121\n" +
+	"\bmachines\x18\x19 \x03(\v2\x15.paros.v1.CellMachineR\bmachines\":\n" +
+	"\vCellMachine\x12\x17\n" +
+	"\anode_id\x18\x01 \x01(\x04R\x06nodeId\x12\x12\n" +
+	"\x04addr\x18\x02 \x01(\tR\x04addr\"\x8c\x02\n" +
 	"\x12ReconfigureRequest\x12-\n" +
 	"\ajournal\x18\x01 \x01(\v2\x13.paros.v1.JournalIdR\ajournal\x12\x18\n" +
 	"\amembers\x18\x02 \x03(\x04R\amembers\x12;\n" +
@@ -730,47 +796,49 @@ func file_paros_v1_admin_proto_rawDescGZIP() []byte {
 	return file_paros_v1_admin_proto_rawDescData
 }
 
-var file_paros_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_paros_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_paros_v1_admin_proto_goTypes = []any{
 	(*InspectRequest)(nil),                // 0: paros.v1.InspectRequest
 	(*InspectReply)(nil),                  // 1: paros.v1.InspectReply
-	(*ReconfigureRequest)(nil),            // 2: paros.v1.ReconfigureRequest
-	(*ReconfigureReply)(nil),              // 3: paros.v1.ReconfigureReply
-	(*ReconfigureMatchmakersRequest)(nil), // 4: paros.v1.ReconfigureMatchmakersRequest
-	(*ReconfigureMatchmakersReply)(nil),   // 5: paros.v1.ReconfigureMatchmakersReply
-	(*RetireRequest)(nil),                 // 6: paros.v1.RetireRequest
-	(*RetireReply)(nil),                   // 7: paros.v1.RetireReply
-	(*JournalId)(nil),                     // 8: paros.v1.JournalId
-	(*Ballot)(nil),                        // 9: paros.v1.Ballot
-	(*JournalState)(nil),                  // 10: paros.v1.JournalState
-	(QuorumSystem)(0),                     // 11: paros.v1.QuorumSystem
+	(*CellMachine)(nil),                   // 2: paros.v1.CellMachine
+	(*ReconfigureRequest)(nil),            // 3: paros.v1.ReconfigureRequest
+	(*ReconfigureReply)(nil),              // 4: paros.v1.ReconfigureReply
+	(*ReconfigureMatchmakersRequest)(nil), // 5: paros.v1.ReconfigureMatchmakersRequest
+	(*ReconfigureMatchmakersReply)(nil),   // 6: paros.v1.ReconfigureMatchmakersReply
+	(*RetireRequest)(nil),                 // 7: paros.v1.RetireRequest
+	(*RetireReply)(nil),                   // 8: paros.v1.RetireReply
+	(*JournalId)(nil),                     // 9: paros.v1.JournalId
+	(*Ballot)(nil),                        // 10: paros.v1.Ballot
+	(*JournalState)(nil),                  // 11: paros.v1.JournalState
+	(QuorumSystem)(0),                     // 12: paros.v1.QuorumSystem
 }
 var file_paros_v1_admin_proto_depIdxs = []int32{
-	8,  // 0: paros.v1.InspectRequest.journal:type_name -> paros.v1.JournalId
-	8,  // 1: paros.v1.InspectReply.journals:type_name -> paros.v1.JournalId
-	9,  // 2: paros.v1.InspectReply.promised:type_name -> paros.v1.Ballot
-	10, // 3: paros.v1.InspectReply.state:type_name -> paros.v1.JournalState
-	11, // 4: paros.v1.InspectReply.quorum_system:type_name -> paros.v1.QuorumSystem
-	9,  // 5: paros.v1.InspectReply.config_ballot:type_name -> paros.v1.Ballot
-	9,  // 6: paros.v1.InspectReply.config_since:type_name -> paros.v1.Ballot
-	9,  // 7: paros.v1.InspectReply.gc_watermark:type_name -> paros.v1.Ballot
-	8,  // 8: paros.v1.ReconfigureRequest.journal:type_name -> paros.v1.JournalId
-	11, // 9: paros.v1.ReconfigureRequest.quorum_system:type_name -> paros.v1.QuorumSystem
-	9,  // 10: paros.v1.RetireRequest.gc_watermark:type_name -> paros.v1.Ballot
-	8,  // 11: paros.v1.RetireRequest.journal:type_name -> paros.v1.JournalId
-	0,  // 12: paros.v1.Admin.Inspect:input_type -> paros.v1.InspectRequest
-	2,  // 13: paros.v1.Admin.Reconfigure:input_type -> paros.v1.ReconfigureRequest
-	4,  // 14: paros.v1.Admin.ReconfigureMatchmakers:input_type -> paros.v1.ReconfigureMatchmakersRequest
-	6,  // 15: paros.v1.Admin.Retire:input_type -> paros.v1.RetireRequest
-	1,  // 16: paros.v1.Admin.Inspect:output_type -> paros.v1.InspectReply
-	3,  // 17: paros.v1.Admin.Reconfigure:output_type -> paros.v1.ReconfigureReply
-	5,  // 18: paros.v1.Admin.ReconfigureMatchmakers:output_type -> paros.v1.ReconfigureMatchmakersReply
-	7,  // 19: paros.v1.Admin.Retire:output_type -> paros.v1.RetireReply
-	16, // [16:20] is the sub-list for method output_type
-	12, // [12:16] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	9,  // 0: paros.v1.InspectRequest.journal:type_name -> paros.v1.JournalId
+	9,  // 1: paros.v1.InspectReply.journals:type_name -> paros.v1.JournalId
+	10, // 2: paros.v1.InspectReply.promised:type_name -> paros.v1.Ballot
+	11, // 3: paros.v1.InspectReply.state:type_name -> paros.v1.JournalState
+	12, // 4: paros.v1.InspectReply.quorum_system:type_name -> paros.v1.QuorumSystem
+	10, // 5: paros.v1.InspectReply.config_ballot:type_name -> paros.v1.Ballot
+	10, // 6: paros.v1.InspectReply.config_since:type_name -> paros.v1.Ballot
+	10, // 7: paros.v1.InspectReply.gc_watermark:type_name -> paros.v1.Ballot
+	2,  // 8: paros.v1.InspectReply.machines:type_name -> paros.v1.CellMachine
+	9,  // 9: paros.v1.ReconfigureRequest.journal:type_name -> paros.v1.JournalId
+	12, // 10: paros.v1.ReconfigureRequest.quorum_system:type_name -> paros.v1.QuorumSystem
+	10, // 11: paros.v1.RetireRequest.gc_watermark:type_name -> paros.v1.Ballot
+	9,  // 12: paros.v1.RetireRequest.journal:type_name -> paros.v1.JournalId
+	0,  // 13: paros.v1.Admin.Inspect:input_type -> paros.v1.InspectRequest
+	3,  // 14: paros.v1.Admin.Reconfigure:input_type -> paros.v1.ReconfigureRequest
+	5,  // 15: paros.v1.Admin.ReconfigureMatchmakers:input_type -> paros.v1.ReconfigureMatchmakersRequest
+	7,  // 16: paros.v1.Admin.Retire:input_type -> paros.v1.RetireRequest
+	1,  // 17: paros.v1.Admin.Inspect:output_type -> paros.v1.InspectReply
+	4,  // 18: paros.v1.Admin.Reconfigure:output_type -> paros.v1.ReconfigureReply
+	6,  // 19: paros.v1.Admin.ReconfigureMatchmakers:output_type -> paros.v1.ReconfigureMatchmakersReply
+	8,  // 20: paros.v1.Admin.Retire:output_type -> paros.v1.RetireReply
+	17, // [17:21] is the sub-list for method output_type
+	13, // [13:17] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_paros_v1_admin_proto_init() }
@@ -785,7 +853,7 @@ func file_paros_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_paros_v1_admin_proto_rawDesc), len(file_paros_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   8,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

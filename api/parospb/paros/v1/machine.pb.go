@@ -21,6 +21,363 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type AdmitRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	CellId        uint64                 `protobuf:"varint,1,opt,name=cell_id,json=cellId,proto3" json:"cell_id,omitempty"`
+	Member        *Member                `protobuf:"bytes,2,opt,name=member,proto3" json:"member,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AdmitRequest) Reset() {
+	*x = AdmitRequest{}
+	mi := &file_paros_v1_machine_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AdmitRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AdmitRequest) ProtoMessage() {}
+
+func (x *AdmitRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_paros_v1_machine_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AdmitRequest.ProtoReflect.Descriptor instead.
+func (*AdmitRequest) Descriptor() ([]byte, []int) {
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *AdmitRequest) GetCellId() uint64 {
+	if x != nil {
+		return x.CellId
+	}
+	return 0
+}
+
+func (x *AdmitRequest) GetMember() *Member {
+	if x != nil {
+		return x.Member
+	}
+	return nil
+}
+
+type AdmitReply struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Admitted bool                   `protobuf:"varint,1,opt,name=admitted,proto3" json:"admitted,omitempty"`
+	// refusal: no_cell, other_cell, malformed, storage.
+	Refusal       string `protobuf:"bytes,2,opt,name=refusal,proto3" json:"refusal,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AdmitReply) Reset() {
+	*x = AdmitReply{}
+	mi := &file_paros_v1_machine_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AdmitReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AdmitReply) ProtoMessage() {}
+
+func (x *AdmitReply) ProtoReflect() protoreflect.Message {
+	mi := &file_paros_v1_machine_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AdmitReply.ProtoReflect.Descriptor instead.
+func (*AdmitReply) Descriptor() ([]byte, []int) {
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *AdmitReply) GetAdmitted() bool {
+	if x != nil {
+		return x.Admitted
+	}
+	return false
+}
+
+func (x *AdmitReply) GetRefusal() string {
+	if x != nil {
+		return x.Refusal
+	}
+	return ""
+}
+
+type JoinCellRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Plan  *CellPlan              `protobuf:"bytes,1,opt,name=plan,proto3" json:"plan,omitempty"`
+	// Every machine admitted after formation, this one included.
+	Admitted      []*Member `protobuf:"bytes,2,rep,name=admitted,proto3" json:"admitted,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JoinCellRequest) Reset() {
+	*x = JoinCellRequest{}
+	mi := &file_paros_v1_machine_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JoinCellRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JoinCellRequest) ProtoMessage() {}
+
+func (x *JoinCellRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_paros_v1_machine_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JoinCellRequest.ProtoReflect.Descriptor instead.
+func (*JoinCellRequest) Descriptor() ([]byte, []int) {
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *JoinCellRequest) GetPlan() *CellPlan {
+	if x != nil {
+		return x.Plan
+	}
+	return nil
+}
+
+func (x *JoinCellRequest) GetAdmitted() []*Member {
+	if x != nil {
+		return x.Admitted
+	}
+	return nil
+}
+
+type JoinCellReply struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Joined bool                   `protobuf:"varint,1,opt,name=joined,proto3" json:"joined,omitempty"`
+	// refusal: other_cell, founder, malformed, not_admitted, storage.
+	Refusal       string `protobuf:"bytes,2,opt,name=refusal,proto3" json:"refusal,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JoinCellReply) Reset() {
+	*x = JoinCellReply{}
+	mi := &file_paros_v1_machine_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JoinCellReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JoinCellReply) ProtoMessage() {}
+
+func (x *JoinCellReply) ProtoReflect() protoreflect.Message {
+	mi := &file_paros_v1_machine_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JoinCellReply.ProtoReflect.Descriptor instead.
+func (*JoinCellReply) Descriptor() ([]byte, []int) {
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *JoinCellReply) GetJoined() bool {
+	if x != nil {
+		return x.Joined
+	}
+	return false
+}
+
+func (x *JoinCellReply) GetRefusal() string {
+	if x != nil {
+		return x.Refusal
+	}
+	return ""
+}
+
+type JoinJournalRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Journal       *JournalId             `protobuf:"bytes,1,opt,name=journal,proto3" json:"journal,omitempty"`
+	Members       []uint64               `protobuf:"varint,2,rep,packed,name=members,proto3" json:"members,omitempty"`
+	QuorumSystem  QuorumSystem           `protobuf:"varint,3,opt,name=quorum_system,json=quorumSystem,proto3,enum=paros.v1.QuorumSystem" json:"quorum_system,omitempty"`
+	Phase1Quorum  uint32                 `protobuf:"varint,4,opt,name=phase1_quorum,json=phase1Quorum,proto3" json:"phase1_quorum,omitempty"`
+	Phase2Quorum  uint32                 `protobuf:"varint,5,opt,name=phase2_quorum,json=phase2Quorum,proto3" json:"phase2_quorum,omitempty"`
+	Rows          uint32                 `protobuf:"varint,6,opt,name=rows,proto3" json:"rows,omitempty"`
+	Cols          uint32                 `protobuf:"varint,7,opt,name=cols,proto3" json:"cols,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JoinJournalRequest) Reset() {
+	*x = JoinJournalRequest{}
+	mi := &file_paros_v1_machine_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JoinJournalRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JoinJournalRequest) ProtoMessage() {}
+
+func (x *JoinJournalRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_paros_v1_machine_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JoinJournalRequest.ProtoReflect.Descriptor instead.
+func (*JoinJournalRequest) Descriptor() ([]byte, []int) {
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *JoinJournalRequest) GetJournal() *JournalId {
+	if x != nil {
+		return x.Journal
+	}
+	return nil
+}
+
+func (x *JoinJournalRequest) GetMembers() []uint64 {
+	if x != nil {
+		return x.Members
+	}
+	return nil
+}
+
+func (x *JoinJournalRequest) GetQuorumSystem() QuorumSystem {
+	if x != nil {
+		return x.QuorumSystem
+	}
+	return QuorumSystem_QUORUM_SYSTEM_MAJORITY
+}
+
+func (x *JoinJournalRequest) GetPhase1Quorum() uint32 {
+	if x != nil {
+		return x.Phase1Quorum
+	}
+	return 0
+}
+
+func (x *JoinJournalRequest) GetPhase2Quorum() uint32 {
+	if x != nil {
+		return x.Phase2Quorum
+	}
+	return 0
+}
+
+func (x *JoinJournalRequest) GetRows() uint32 {
+	if x != nil {
+		return x.Rows
+	}
+	return 0
+}
+
+func (x *JoinJournalRequest) GetCols() uint32 {
+	if x != nil {
+		return x.Cols
+	}
+	return 0
+}
+
+type JoinJournalReply struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Joined bool                   `protobuf:"varint,1,opt,name=joined,proto3" json:"joined,omitempty"`
+	// refusal: no_cell, plain, unknown_journal, retired, not_a_member,
+	// invalid_configuration, storage.
+	Refusal       string `protobuf:"bytes,2,opt,name=refusal,proto3" json:"refusal,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JoinJournalReply) Reset() {
+	*x = JoinJournalReply{}
+	mi := &file_paros_v1_machine_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JoinJournalReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JoinJournalReply) ProtoMessage() {}
+
+func (x *JoinJournalReply) ProtoReflect() protoreflect.Message {
+	mi := &file_paros_v1_machine_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JoinJournalReply.ProtoReflect.Descriptor instead.
+func (*JoinJournalReply) Descriptor() ([]byte, []int) {
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *JoinJournalReply) GetJoined() bool {
+	if x != nil {
+		return x.Joined
+	}
+	return false
+}
+
+func (x *JoinJournalReply) GetRefusal() string {
+	if x != nil {
+		return x.Refusal
+	}
+	return ""
+}
+
 type IdentifyRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -29,7 +386,7 @@ type IdentifyRequest struct {
 
 func (x *IdentifyRequest) Reset() {
 	*x = IdentifyRequest{}
-	mi := &file_paros_v1_machine_proto_msgTypes[0]
+	mi := &file_paros_v1_machine_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -41,7 +398,7 @@ func (x *IdentifyRequest) String() string {
 func (*IdentifyRequest) ProtoMessage() {}
 
 func (x *IdentifyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_machine_proto_msgTypes[0]
+	mi := &file_paros_v1_machine_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -54,7 +411,7 @@ func (x *IdentifyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IdentifyRequest.ProtoReflect.Descriptor instead.
 func (*IdentifyRequest) Descriptor() ([]byte, []int) {
-	return file_paros_v1_machine_proto_rawDescGZIP(), []int{0}
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{6}
 }
 
 type IdentifyReply struct {
@@ -69,7 +426,7 @@ type IdentifyReply struct {
 
 func (x *IdentifyReply) Reset() {
 	*x = IdentifyReply{}
-	mi := &file_paros_v1_machine_proto_msgTypes[1]
+	mi := &file_paros_v1_machine_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -81,7 +438,7 @@ func (x *IdentifyReply) String() string {
 func (*IdentifyReply) ProtoMessage() {}
 
 func (x *IdentifyReply) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_machine_proto_msgTypes[1]
+	mi := &file_paros_v1_machine_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -94,7 +451,7 @@ func (x *IdentifyReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IdentifyReply.ProtoReflect.Descriptor instead.
 func (*IdentifyReply) Descriptor() ([]byte, []int) {
-	return file_paros_v1_machine_proto_rawDescGZIP(), []int{1}
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *IdentifyReply) GetNodeId() uint64 {
@@ -127,17 +484,20 @@ func (x *IdentifyReply) GetIncarnation() uint64 {
 
 // CellPlan is the value the decree chooses.
 type CellPlan struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	CellId        uint64                 `protobuf:"varint,1,opt,name=cell_id,json=cellId,proto3" json:"cell_id,omitempty"`
-	Members       []*Member              `protobuf:"bytes,2,rep,name=members,proto3" json:"members,omitempty"`
-	Journals      []*JournalId           `protobuf:"bytes,3,rep,name=journals,proto3" json:"journals,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	CellId   uint64                 `protobuf:"varint,1,opt,name=cell_id,json=cellId,proto3" json:"cell_id,omitempty"`
+	Members  []*Member              `protobuf:"bytes,2,rep,name=members,proto3" json:"members,omitempty"`
+	Journals []*JournalId           `protobuf:"bytes,3,rep,name=journals,proto3" json:"journals,omitempty"`
+	// The cell's matchmaker set (node ids); empty: a plain cell, whose
+	// journals never change membership.
+	Matchmakers   []uint64 `protobuf:"varint,4,rep,packed,name=matchmakers,proto3" json:"matchmakers,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CellPlan) Reset() {
 	*x = CellPlan{}
-	mi := &file_paros_v1_machine_proto_msgTypes[2]
+	mi := &file_paros_v1_machine_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -149,7 +509,7 @@ func (x *CellPlan) String() string {
 func (*CellPlan) ProtoMessage() {}
 
 func (x *CellPlan) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_machine_proto_msgTypes[2]
+	mi := &file_paros_v1_machine_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -162,7 +522,7 @@ func (x *CellPlan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CellPlan.ProtoReflect.Descriptor instead.
 func (*CellPlan) Descriptor() ([]byte, []int) {
-	return file_paros_v1_machine_proto_rawDescGZIP(), []int{2}
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *CellPlan) GetCellId() uint64 {
@@ -186,6 +546,13 @@ func (x *CellPlan) GetJournals() []*JournalId {
 	return nil
 }
 
+func (x *CellPlan) GetMatchmakers() []uint64 {
+	if x != nil {
+		return x.Matchmakers
+	}
+	return nil
+}
+
 type Member struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	NodeId        uint64                 `protobuf:"varint,1,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
@@ -196,7 +563,7 @@ type Member struct {
 
 func (x *Member) Reset() {
 	*x = Member{}
-	mi := &file_paros_v1_machine_proto_msgTypes[3]
+	mi := &file_paros_v1_machine_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -208,7 +575,7 @@ func (x *Member) String() string {
 func (*Member) ProtoMessage() {}
 
 func (x *Member) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_machine_proto_msgTypes[3]
+	mi := &file_paros_v1_machine_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -221,7 +588,7 @@ func (x *Member) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Member.ProtoReflect.Descriptor instead.
 func (*Member) Descriptor() ([]byte, []int) {
-	return file_paros_v1_machine_proto_rawDescGZIP(), []int{3}
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Member) GetNodeId() uint64 {
@@ -247,7 +614,7 @@ type PrepareCellRequest struct {
 
 func (x *PrepareCellRequest) Reset() {
 	*x = PrepareCellRequest{}
-	mi := &file_paros_v1_machine_proto_msgTypes[4]
+	mi := &file_paros_v1_machine_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -259,7 +626,7 @@ func (x *PrepareCellRequest) String() string {
 func (*PrepareCellRequest) ProtoMessage() {}
 
 func (x *PrepareCellRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_machine_proto_msgTypes[4]
+	mi := &file_paros_v1_machine_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -272,7 +639,7 @@ func (x *PrepareCellRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrepareCellRequest.ProtoReflect.Descriptor instead.
 func (*PrepareCellRequest) Descriptor() ([]byte, []int) {
-	return file_paros_v1_machine_proto_rawDescGZIP(), []int{4}
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *PrepareCellRequest) GetBallot() *Ballot {
@@ -297,7 +664,7 @@ type PrepareCellReply struct {
 
 func (x *PrepareCellReply) Reset() {
 	*x = PrepareCellReply{}
-	mi := &file_paros_v1_machine_proto_msgTypes[5]
+	mi := &file_paros_v1_machine_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -309,7 +676,7 @@ func (x *PrepareCellReply) String() string {
 func (*PrepareCellReply) ProtoMessage() {}
 
 func (x *PrepareCellReply) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_machine_proto_msgTypes[5]
+	mi := &file_paros_v1_machine_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -322,7 +689,7 @@ func (x *PrepareCellReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrepareCellReply.ProtoReflect.Descriptor instead.
 func (*PrepareCellReply) Descriptor() ([]byte, []int) {
-	return file_paros_v1_machine_proto_rawDescGZIP(), []int{5}
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *PrepareCellReply) GetNodeId() uint64 {
@@ -377,7 +744,7 @@ type FormCellRequest struct {
 
 func (x *FormCellRequest) Reset() {
 	*x = FormCellRequest{}
-	mi := &file_paros_v1_machine_proto_msgTypes[6]
+	mi := &file_paros_v1_machine_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -389,7 +756,7 @@ func (x *FormCellRequest) String() string {
 func (*FormCellRequest) ProtoMessage() {}
 
 func (x *FormCellRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_machine_proto_msgTypes[6]
+	mi := &file_paros_v1_machine_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -402,7 +769,7 @@ func (x *FormCellRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FormCellRequest.ProtoReflect.Descriptor instead.
 func (*FormCellRequest) Descriptor() ([]byte, []int) {
-	return file_paros_v1_machine_proto_rawDescGZIP(), []int{6}
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *FormCellRequest) GetBallot() *Ballot {
@@ -431,7 +798,7 @@ type FormCellReply struct {
 
 func (x *FormCellReply) Reset() {
 	*x = FormCellReply{}
-	mi := &file_paros_v1_machine_proto_msgTypes[7]
+	mi := &file_paros_v1_machine_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -443,7 +810,7 @@ func (x *FormCellReply) String() string {
 func (*FormCellReply) ProtoMessage() {}
 
 func (x *FormCellReply) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_machine_proto_msgTypes[7]
+	mi := &file_paros_v1_machine_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -456,7 +823,7 @@ func (x *FormCellReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FormCellReply.ProtoReflect.Descriptor instead.
 func (*FormCellReply) Descriptor() ([]byte, []int) {
-	return file_paros_v1_machine_proto_rawDescGZIP(), []int{7}
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *FormCellReply) GetFormed() bool {
@@ -481,16 +848,18 @@ func (x *FormCellReply) GetPromise() *Ballot {
 }
 
 type CellInitRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Members       []string               `protobuf:"bytes,1,rep,name=members,proto3" json:"members,omitempty"`
-	Journals      uint32                 `protobuf:"varint,2,opt,name=journals,proto3" json:"journals,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Members  []string               `protobuf:"bytes,1,rep,name=members,proto3" json:"members,omitempty"`
+	Journals uint32                 `protobuf:"varint,2,opt,name=journals,proto3" json:"journals,omitempty"`
+	// plain: no matchmakers (by default every founding member runs one).
+	Plain         bool `protobuf:"varint,3,opt,name=plain,proto3" json:"plain,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CellInitRequest) Reset() {
 	*x = CellInitRequest{}
-	mi := &file_paros_v1_machine_proto_msgTypes[8]
+	mi := &file_paros_v1_machine_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -502,7 +871,7 @@ func (x *CellInitRequest) String() string {
 func (*CellInitRequest) ProtoMessage() {}
 
 func (x *CellInitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_machine_proto_msgTypes[8]
+	mi := &file_paros_v1_machine_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -515,7 +884,7 @@ func (x *CellInitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CellInitRequest.ProtoReflect.Descriptor instead.
 func (*CellInitRequest) Descriptor() ([]byte, []int) {
-	return file_paros_v1_machine_proto_rawDescGZIP(), []int{8}
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CellInitRequest) GetMembers() []string {
@@ -532,6 +901,13 @@ func (x *CellInitRequest) GetJournals() uint32 {
 	return 0
 }
 
+func (x *CellInitRequest) GetPlain() bool {
+	if x != nil {
+		return x.Plain
+	}
+	return false
+}
+
 type CellInitReply struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
 	Initialized bool                   `protobuf:"varint,1,opt,name=initialized,proto3" json:"initialized,omitempty"`
@@ -544,7 +920,7 @@ type CellInitReply struct {
 
 func (x *CellInitReply) Reset() {
 	*x = CellInitReply{}
-	mi := &file_paros_v1_machine_proto_msgTypes[9]
+	mi := &file_paros_v1_machine_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -556,7 +932,7 @@ func (x *CellInitReply) String() string {
 func (*CellInitReply) ProtoMessage() {}
 
 func (x *CellInitReply) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_machine_proto_msgTypes[9]
+	mi := &file_paros_v1_machine_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -569,7 +945,7 @@ func (x *CellInitReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CellInitReply.ProtoReflect.Descriptor instead.
 func (*CellInitReply) Descriptor() ([]byte, []int) {
-	return file_paros_v1_machine_proto_rawDescGZIP(), []int{9}
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CellInitReply) GetInitialized() bool {
@@ -597,17 +973,42 @@ var File_paros_v1_machine_proto protoreflect.FileDescriptor
 
 const file_paros_v1_machine_proto_rawDesc = "" +
 	"\n" +
-	"\x16paros/v1/machine.proto\x12\bparos.v1\x1a\x15paros/v1/common.proto\"\x11\n" +
+	"\x16paros/v1/machine.proto\x12\bparos.v1\x1a\x15paros/v1/common.proto\"Q\n" +
+	"\fAdmitRequest\x12\x17\n" +
+	"\acell_id\x18\x01 \x01(\x04R\x06cellId\x12(\n" +
+	"\x06member\x18\x02 \x01(\v2\x10.paros.v1.MemberR\x06member\"B\n" +
+	"\n" +
+	"AdmitReply\x12\x1a\n" +
+	"\badmitted\x18\x01 \x01(\bR\badmitted\x12\x18\n" +
+	"\arefusal\x18\x02 \x01(\tR\arefusal\"g\n" +
+	"\x0fJoinCellRequest\x12&\n" +
+	"\x04plan\x18\x01 \x01(\v2\x12.paros.v1.CellPlanR\x04plan\x12,\n" +
+	"\badmitted\x18\x02 \x03(\v2\x10.paros.v1.MemberR\badmitted\"A\n" +
+	"\rJoinCellReply\x12\x16\n" +
+	"\x06joined\x18\x01 \x01(\bR\x06joined\x12\x18\n" +
+	"\arefusal\x18\x02 \x01(\tR\arefusal\"\x8c\x02\n" +
+	"\x12JoinJournalRequest\x12-\n" +
+	"\ajournal\x18\x01 \x01(\v2\x13.paros.v1.JournalIdR\ajournal\x12\x18\n" +
+	"\amembers\x18\x02 \x03(\x04R\amembers\x12;\n" +
+	"\rquorum_system\x18\x03 \x01(\x0e2\x16.paros.v1.QuorumSystemR\fquorumSystem\x12#\n" +
+	"\rphase1_quorum\x18\x04 \x01(\rR\fphase1Quorum\x12#\n" +
+	"\rphase2_quorum\x18\x05 \x01(\rR\fphase2Quorum\x12\x12\n" +
+	"\x04rows\x18\x06 \x01(\rR\x04rows\x12\x12\n" +
+	"\x04cols\x18\a \x01(\rR\x04cols\"D\n" +
+	"\x10JoinJournalReply\x12\x16\n" +
+	"\x06joined\x18\x01 \x01(\bR\x06joined\x12\x18\n" +
+	"\arefusal\x18\x02 \x01(\tR\arefusal\"\x11\n" +
 	"\x0fIdentifyRequest\"w\n" +
 	"\rIdentifyReply\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\x04R\x06nodeId\x12\x12\n" +
 	"\x04addr\x18\x02 \x01(\tR\x04addr\x12\x17\n" +
 	"\acell_id\x18\x03 \x01(\x04R\x06cellId\x12 \n" +
-	"\vincarnation\x18\x04 \x01(\x04R\vincarnation\"\x80\x01\n" +
+	"\vincarnation\x18\x04 \x01(\x04R\vincarnation\"\xa2\x01\n" +
 	"\bCellPlan\x12\x17\n" +
 	"\acell_id\x18\x01 \x01(\x04R\x06cellId\x12*\n" +
 	"\amembers\x18\x02 \x03(\v2\x10.paros.v1.MemberR\amembers\x12/\n" +
-	"\bjournals\x18\x03 \x03(\v2\x13.paros.v1.JournalIdR\bjournals\"5\n" +
+	"\bjournals\x18\x03 \x03(\v2\x13.paros.v1.JournalIdR\bjournals\x12 \n" +
+	"\vmatchmakers\x18\x04 \x03(\x04R\vmatchmakers\"5\n" +
 	"\x06Member\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\x04R\x06nodeId\x12\x12\n" +
 	"\x04addr\x18\x02 \x01(\tR\x04addr\">\n" +
@@ -627,19 +1028,23 @@ const file_paros_v1_machine_proto_rawDesc = "" +
 	"\rFormCellReply\x12\x16\n" +
 	"\x06formed\x18\x01 \x01(\bR\x06formed\x12\x18\n" +
 	"\arefusal\x18\x02 \x01(\tR\arefusal\x12*\n" +
-	"\apromise\x18\x03 \x01(\v2\x10.paros.v1.BallotR\apromise\"G\n" +
+	"\apromise\x18\x03 \x01(\v2\x10.paros.v1.BallotR\apromise\"]\n" +
 	"\x0fCellInitRequest\x12\x18\n" +
 	"\amembers\x18\x01 \x03(\tR\amembers\x12\x1a\n" +
-	"\bjournals\x18\x02 \x01(\rR\bjournals\"s\n" +
+	"\bjournals\x18\x02 \x01(\rR\bjournals\x12\x14\n" +
+	"\x05plain\x18\x03 \x01(\bR\x05plain\"s\n" +
 	"\rCellInitReply\x12 \n" +
 	"\vinitialized\x18\x01 \x01(\bR\vinitialized\x12\x18\n" +
 	"\arefusal\x18\x02 \x01(\tR\arefusal\x12&\n" +
-	"\x04plan\x18\x03 \x01(\v2\x12.paros.v1.CellPlanR\x04plan2\x92\x02\n" +
+	"\x04plan\x18\x03 \x01(\v2\x12.paros.v1.CellPlanR\x04plan2\xd2\x03\n" +
 	"\aMachine\x12>\n" +
 	"\bIdentify\x12\x19.paros.v1.IdentifyRequest\x1a\x17.paros.v1.IdentifyReply\x12G\n" +
 	"\vPrepareCell\x12\x1c.paros.v1.PrepareCellRequest\x1a\x1a.paros.v1.PrepareCellReply\x12>\n" +
 	"\bFormCell\x12\x19.paros.v1.FormCellRequest\x1a\x17.paros.v1.FormCellReply\x12>\n" +
-	"\bCellInit\x12\x19.paros.v1.CellInitRequest\x1a\x17.paros.v1.CellInitReplyB7Z5github.com/parosdb/paros/api/parospb/paros/v1;parosv1b\x06proto3"
+	"\bCellInit\x12\x19.paros.v1.CellInitRequest\x1a\x17.paros.v1.CellInitReply\x125\n" +
+	"\x05Admit\x12\x16.paros.v1.AdmitRequest\x1a\x14.paros.v1.AdmitReply\x12>\n" +
+	"\bJoinCell\x12\x19.paros.v1.JoinCellRequest\x1a\x17.paros.v1.JoinCellReply\x12G\n" +
+	"\vJoinJournal\x12\x1c.paros.v1.JoinJournalRequest\x1a\x1a.paros.v1.JoinJournalReplyB7Z5github.com/parosdb/paros/api/parospb/paros/v1;parosv1b\x06proto3"
 
 var (
 	file_paros_v1_machine_proto_rawDescOnce sync.Once
@@ -653,45 +1058,63 @@ func file_paros_v1_machine_proto_rawDescGZIP() []byte {
 	return file_paros_v1_machine_proto_rawDescData
 }
 
-var file_paros_v1_machine_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_paros_v1_machine_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_paros_v1_machine_proto_goTypes = []any{
-	(*IdentifyRequest)(nil),    // 0: paros.v1.IdentifyRequest
-	(*IdentifyReply)(nil),      // 1: paros.v1.IdentifyReply
-	(*CellPlan)(nil),           // 2: paros.v1.CellPlan
-	(*Member)(nil),             // 3: paros.v1.Member
-	(*PrepareCellRequest)(nil), // 4: paros.v1.PrepareCellRequest
-	(*PrepareCellReply)(nil),   // 5: paros.v1.PrepareCellReply
-	(*FormCellRequest)(nil),    // 6: paros.v1.FormCellRequest
-	(*FormCellReply)(nil),      // 7: paros.v1.FormCellReply
-	(*CellInitRequest)(nil),    // 8: paros.v1.CellInitRequest
-	(*CellInitReply)(nil),      // 9: paros.v1.CellInitReply
-	(*JournalId)(nil),          // 10: paros.v1.JournalId
-	(*Ballot)(nil),             // 11: paros.v1.Ballot
+	(*AdmitRequest)(nil),       // 0: paros.v1.AdmitRequest
+	(*AdmitReply)(nil),         // 1: paros.v1.AdmitReply
+	(*JoinCellRequest)(nil),    // 2: paros.v1.JoinCellRequest
+	(*JoinCellReply)(nil),      // 3: paros.v1.JoinCellReply
+	(*JoinJournalRequest)(nil), // 4: paros.v1.JoinJournalRequest
+	(*JoinJournalReply)(nil),   // 5: paros.v1.JoinJournalReply
+	(*IdentifyRequest)(nil),    // 6: paros.v1.IdentifyRequest
+	(*IdentifyReply)(nil),      // 7: paros.v1.IdentifyReply
+	(*CellPlan)(nil),           // 8: paros.v1.CellPlan
+	(*Member)(nil),             // 9: paros.v1.Member
+	(*PrepareCellRequest)(nil), // 10: paros.v1.PrepareCellRequest
+	(*PrepareCellReply)(nil),   // 11: paros.v1.PrepareCellReply
+	(*FormCellRequest)(nil),    // 12: paros.v1.FormCellRequest
+	(*FormCellReply)(nil),      // 13: paros.v1.FormCellReply
+	(*CellInitRequest)(nil),    // 14: paros.v1.CellInitRequest
+	(*CellInitReply)(nil),      // 15: paros.v1.CellInitReply
+	(*JournalId)(nil),          // 16: paros.v1.JournalId
+	(QuorumSystem)(0),          // 17: paros.v1.QuorumSystem
+	(*Ballot)(nil),             // 18: paros.v1.Ballot
 }
 var file_paros_v1_machine_proto_depIdxs = []int32{
-	3,  // 0: paros.v1.CellPlan.members:type_name -> paros.v1.Member
-	10, // 1: paros.v1.CellPlan.journals:type_name -> paros.v1.JournalId
-	11, // 2: paros.v1.PrepareCellRequest.ballot:type_name -> paros.v1.Ballot
-	11, // 3: paros.v1.PrepareCellReply.promise:type_name -> paros.v1.Ballot
-	2,  // 4: paros.v1.PrepareCellReply.vote:type_name -> paros.v1.CellPlan
-	11, // 5: paros.v1.PrepareCellReply.vote_ballot:type_name -> paros.v1.Ballot
-	11, // 6: paros.v1.FormCellRequest.ballot:type_name -> paros.v1.Ballot
-	2,  // 7: paros.v1.FormCellRequest.plan:type_name -> paros.v1.CellPlan
-	11, // 8: paros.v1.FormCellReply.promise:type_name -> paros.v1.Ballot
-	2,  // 9: paros.v1.CellInitReply.plan:type_name -> paros.v1.CellPlan
-	0,  // 10: paros.v1.Machine.Identify:input_type -> paros.v1.IdentifyRequest
-	4,  // 11: paros.v1.Machine.PrepareCell:input_type -> paros.v1.PrepareCellRequest
-	6,  // 12: paros.v1.Machine.FormCell:input_type -> paros.v1.FormCellRequest
-	8,  // 13: paros.v1.Machine.CellInit:input_type -> paros.v1.CellInitRequest
-	1,  // 14: paros.v1.Machine.Identify:output_type -> paros.v1.IdentifyReply
-	5,  // 15: paros.v1.Machine.PrepareCell:output_type -> paros.v1.PrepareCellReply
-	7,  // 16: paros.v1.Machine.FormCell:output_type -> paros.v1.FormCellReply
-	9,  // 17: paros.v1.Machine.CellInit:output_type -> paros.v1.CellInitReply
-	14, // [14:18] is the sub-list for method output_type
-	10, // [10:14] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	9,  // 0: paros.v1.AdmitRequest.member:type_name -> paros.v1.Member
+	8,  // 1: paros.v1.JoinCellRequest.plan:type_name -> paros.v1.CellPlan
+	9,  // 2: paros.v1.JoinCellRequest.admitted:type_name -> paros.v1.Member
+	16, // 3: paros.v1.JoinJournalRequest.journal:type_name -> paros.v1.JournalId
+	17, // 4: paros.v1.JoinJournalRequest.quorum_system:type_name -> paros.v1.QuorumSystem
+	9,  // 5: paros.v1.CellPlan.members:type_name -> paros.v1.Member
+	16, // 6: paros.v1.CellPlan.journals:type_name -> paros.v1.JournalId
+	18, // 7: paros.v1.PrepareCellRequest.ballot:type_name -> paros.v1.Ballot
+	18, // 8: paros.v1.PrepareCellReply.promise:type_name -> paros.v1.Ballot
+	8,  // 9: paros.v1.PrepareCellReply.vote:type_name -> paros.v1.CellPlan
+	18, // 10: paros.v1.PrepareCellReply.vote_ballot:type_name -> paros.v1.Ballot
+	18, // 11: paros.v1.FormCellRequest.ballot:type_name -> paros.v1.Ballot
+	8,  // 12: paros.v1.FormCellRequest.plan:type_name -> paros.v1.CellPlan
+	18, // 13: paros.v1.FormCellReply.promise:type_name -> paros.v1.Ballot
+	8,  // 14: paros.v1.CellInitReply.plan:type_name -> paros.v1.CellPlan
+	6,  // 15: paros.v1.Machine.Identify:input_type -> paros.v1.IdentifyRequest
+	10, // 16: paros.v1.Machine.PrepareCell:input_type -> paros.v1.PrepareCellRequest
+	12, // 17: paros.v1.Machine.FormCell:input_type -> paros.v1.FormCellRequest
+	14, // 18: paros.v1.Machine.CellInit:input_type -> paros.v1.CellInitRequest
+	0,  // 19: paros.v1.Machine.Admit:input_type -> paros.v1.AdmitRequest
+	2,  // 20: paros.v1.Machine.JoinCell:input_type -> paros.v1.JoinCellRequest
+	4,  // 21: paros.v1.Machine.JoinJournal:input_type -> paros.v1.JoinJournalRequest
+	7,  // 22: paros.v1.Machine.Identify:output_type -> paros.v1.IdentifyReply
+	11, // 23: paros.v1.Machine.PrepareCell:output_type -> paros.v1.PrepareCellReply
+	13, // 24: paros.v1.Machine.FormCell:output_type -> paros.v1.FormCellReply
+	15, // 25: paros.v1.Machine.CellInit:output_type -> paros.v1.CellInitReply
+	1,  // 26: paros.v1.Machine.Admit:output_type -> paros.v1.AdmitReply
+	3,  // 27: paros.v1.Machine.JoinCell:output_type -> paros.v1.JoinCellReply
+	5,  // 28: paros.v1.Machine.JoinJournal:output_type -> paros.v1.JoinJournalReply
+	22, // [22:29] is the sub-list for method output_type
+	15, // [15:22] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_paros_v1_machine_proto_init() }
@@ -706,7 +1129,7 @@ func file_paros_v1_machine_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_paros_v1_machine_proto_rawDesc), len(file_paros_v1_machine_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   10,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

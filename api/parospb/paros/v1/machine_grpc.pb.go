@@ -23,6 +23,9 @@ const (
 	Machine_PrepareCell_FullMethodName = "/paros.v1.Machine/PrepareCell"
 	Machine_FormCell_FullMethodName    = "/paros.v1.Machine/FormCell"
 	Machine_CellInit_FullMethodName    = "/paros.v1.Machine/CellInit"
+	Machine_Admit_FullMethodName       = "/paros.v1.Machine/Admit"
+	Machine_JoinCell_FullMethodName    = "/paros.v1.Machine/JoinCell"
+	Machine_JoinJournal_FullMethodName = "/paros.v1.Machine/JoinJournal"
 )
 
 // MachineClient is the client API for Machine service.
@@ -37,6 +40,15 @@ type MachineClient interface {
 	PrepareCell(ctx context.Context, in *PrepareCellRequest, opts ...grpc.CallOption) (*PrepareCellReply, error)
 	FormCell(ctx context.Context, in *FormCellRequest, opts ...grpc.CallOption) (*FormCellReply, error)
 	CellInit(ctx context.Context, in *CellInitRequest, opts ...grpc.CallOption) (*CellInitReply, error)
+	// Admit tells a machine of the cell about a machine admitted after
+	// formation (its id and address: a peer it may dial and accept).
+	Admit(ctx context.Context, in *AdmitRequest, opts ...grpc.CallOption) (*AdmitReply, error)
+	// JoinCell makes an idle machine a machine of an existing cell (not a
+	// founder: it serves no journal until one is joined).
+	JoinCell(ctx context.Context, in *JoinCellRequest, opts ...grpc.CallOption) (*JoinCellReply, error)
+	// JoinJournal formats a journal's store on this machine as a joiner of
+	// the named configuration; a reconfiguration then makes it a member.
+	JoinJournal(ctx context.Context, in *JoinJournalRequest, opts ...grpc.CallOption) (*JoinJournalReply, error)
 }
 
 type machineClient struct {
@@ -87,6 +99,36 @@ func (c *machineClient) CellInit(ctx context.Context, in *CellInitRequest, opts 
 	return out, nil
 }
 
+func (c *machineClient) Admit(ctx context.Context, in *AdmitRequest, opts ...grpc.CallOption) (*AdmitReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AdmitReply)
+	err := c.cc.Invoke(ctx, Machine_Admit_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *machineClient) JoinCell(ctx context.Context, in *JoinCellRequest, opts ...grpc.CallOption) (*JoinCellReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(JoinCellReply)
+	err := c.cc.Invoke(ctx, Machine_JoinCell_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *machineClient) JoinJournal(ctx context.Context, in *JoinJournalRequest, opts ...grpc.CallOption) (*JoinJournalReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(JoinJournalReply)
+	err := c.cc.Invoke(ctx, Machine_JoinJournal_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // MachineServer is the server API for Machine service.
 // All implementations must embed UnimplementedMachineServer
 // for forward compatibility.
@@ -99,6 +141,15 @@ type MachineServer interface {
 	PrepareCell(context.Context, *PrepareCellRequest) (*PrepareCellReply, error)
 	FormCell(context.Context, *FormCellRequest) (*FormCellReply, error)
 	CellInit(context.Context, *CellInitRequest) (*CellInitReply, error)
+	// Admit tells a machine of the cell about a machine admitted after
+	// formation (its id and address: a peer it may dial and accept).
+	Admit(context.Context, *AdmitRequest) (*AdmitReply, error)
+	// JoinCell makes an idle machine a machine of an existing cell (not a
+	// founder: it serves no journal until one is joined).
+	JoinCell(context.Context, *JoinCellRequest) (*JoinCellReply, error)
+	// JoinJournal formats a journal's store on this machine as a joiner of
+	// the named configuration; a reconfiguration then makes it a member.
+	JoinJournal(context.Context, *JoinJournalRequest) (*JoinJournalReply, error)
 	mustEmbedUnimplementedMachineServer()
 }
 
@@ -120,6 +171,15 @@ func (UnimplementedMachineServer) FormCell(context.Context, *FormCellRequest) (*
 }
 func (UnimplementedMachineServer) CellInit(context.Context, *CellInitRequest) (*CellInitReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method CellInit not implemented")
+}
+func (UnimplementedMachineServer) Admit(context.Context, *AdmitRequest) (*AdmitReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method Admit not implemented")
+}
+func (UnimplementedMachineServer) JoinCell(context.Context, *JoinCellRequest) (*JoinCellReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method JoinCell not implemented")
+}
+func (UnimplementedMachineServer) JoinJournal(context.Context, *JoinJournalRequest) (*JoinJournalReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method JoinJournal not implemented")
 }
 func (UnimplementedMachineServer) mustEmbedUnimplementedMachineServer() {}
 func (UnimplementedMachineServer) testEmbeddedByValue()                 {}
@@ -214,6 +274,60 @@ func _Machine_CellInit_Handler(srv interface{}, ctx context.Context, dec func(in
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Machine_Admit_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AdmitRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MachineServer).Admit(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Machine_Admit_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MachineServer).Admit(ctx, req.(*AdmitRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Machine_JoinCell_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(JoinCellRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MachineServer).JoinCell(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Machine_JoinCell_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MachineServer).JoinCell(ctx, req.(*JoinCellRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Machine_JoinJournal_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(JoinJournalRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MachineServer).JoinJournal(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Machine_JoinJournal_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MachineServer).JoinJournal(ctx, req.(*JoinJournalRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Machine_ServiceDesc is the grpc.ServiceDesc for Machine service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -236,6 +350,18 @@ var Machine_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CellInit",
 			Handler:    _Machine_CellInit_Handler,
+		},
+		{
+			MethodName: "Admit",
+			Handler:    _Machine_Admit_Handler,
+		},
+		{
+			MethodName: "JoinCell",
+			Handler:    _Machine_JoinCell_Handler,
+		},
+		{
+			MethodName: "JoinJournal",
+			Handler:    _Machine_JoinJournal_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
