@@ -23,9 +23,8 @@ type Options struct {
 	Plain bool
 	Trace bool
 	// LincheckTimeout bounds porcupine per journal (default 30 s). Almost
-	// every history checks in well under 0.2 s; a rare one with many
-	// ambiguous claims (each may take effect at any later moment) takes
-	// seconds (seed 38: 4 s on an idle 2-core machine), and a timeout is a
+	// every history checks in well under 0.2 s once the ambiguous calls
+	// later evidence settles are closed (sim/lincheck); a timeout is a
 	// failure to investigate, so the bound leaves room for a loaded machine.
 	LincheckTimeout time.Duration
 }

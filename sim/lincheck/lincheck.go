@@ -6,15 +6,22 @@
 // A call whose reply carries no verdict (a timeout, a lost slot, a
 // quarantine) is ambiguous: it may or may not have taken effect, at any
 // moment after it was made. Such operations return at +∞ and the model
-// steps them both ways (porcupine's nondeterministic model) — except a
-// fenced write whose identical resend later got a verdict that it is in
-// the log (Accepted or Duplicate): that attempt returns when the resend
-// did (settledReturns). Without it, a pipelining writer's many ambiguous
-// attempts stay concurrent with the rest of the history and the search
-// explodes.
+// steps them both ways (porcupine's nondeterministic model) — unless a
+// definite answer elsewhere proves that from some moment on the operation
+// can only be a no-op (a fenced write's position taken, a truncation's
+// floor passed, a claim's old leader gone for good); then it returns at
+// that moment (settledReturns). And an ambiguous retry identical to an
+// earlier ambiguous call, when the command can land only once, is left
+// out (twins). Without them, a pipelining writer's or a retrying
+// claimant's many ambiguous attempts stay concurrent with the rest of the
+// history and the search explodes. Both are exact: a history is
+// linearizable with them exactly when it is without them (the proofs are
+// at the functions; bounds_quick_test.go checks them against the plain
+// check).
 package lincheck
 
 import (
+	"cmp"
 	"fmt"
 	"hash/fnv"
 	"math"
@@ -267,7 +274,11 @@ type Result = porcupine.CheckResult
 func Check(mode journal.WriterMode, ops []Op, timeout time.Duration) Result {
 	hist := make([]porcupine.Operation, 0, len(ops))
 	settled := settledReturns(ops)
+	twin := twins(ops, settled)
 	for i, op := range ops {
+		if twin[i] {
+			continue
+		}
 		ret := op.Return
 		if op.Out.Ambiguous {
 			ret = settled[i]
@@ -280,26 +291,49 @@ func Check(mode journal.WriterMode, ops []Op, timeout time.Duration) Result {
 // settledReturns gives each ambiguous operation the time it returns at:
 // +∞, unless a definite answer elsewhere in the history proves that from
 // some moment on the operation can no longer change the state. Then it
-// returns at that moment (or at its call, if the proof came earlier). An
-// ambiguous operation may take any output, so "takes effect after that
-// moment" and "takes no effect" are the same to the model: the
-// linearizations the bound removes are all ones where it is a no-op. The
-// proofs, each sound because positions are never reused and the floor
-// only rises:
+// returns at that moment (or at its call, if the proof came earlier).
 //
-//   - a fenced write at position p: an answer whose view shows next_seq > p.
-//     Position p is taken (by this write, which then landed before, or by
-//     another): applied later, the write finds p taken and is a Duplicate
-//     or refused, or finds it truncated.
-//   - a truncation up to u: an answer whose view shows first_seq >= u (a
-//     later application moves nothing).
+// Why a bound loses nothing: let A be ambiguous, D a definite operation
+// after whose linearization A can only be a no-op, and R = max(A.Call,
+// D.Return). Take any linearization of the history with A unbounded. If A
+// takes effect there, it comes before D, and D comes before every
+// operation called after R, so A does too. If A is a no-op there, move it
+// to just after the last operation that returned before A's call: an
+// ambiguous operation may be a no-op in any state (the model steps it
+// both ways), and every operation called after R still follows it. Either
+// way a linearization honours A returning at R, so the bounded history is
+// linearizable exactly when the unbounded one is.
 //
-// Without these bounds, a pipelining writer's ambiguous attempts stay
-// concurrent with the rest of the history and porcupine's search explodes.
+// The proofs, each resting on a view the model checks (checkedView) and
+// on facts of the specification:
+//
+//   - a fenced write at position p: a view with next_seq > p. Positions
+//     are never reused: applied later, the write finds p taken and is a
+//     Duplicate or refused, or finds it truncated.
+//   - a truncation up to u: a view with first_seq >= u. The floor only
+//     rises, so a later application moves nothing.
+//   - a claim SetLeader(old o, new n): a view with leader != o from an
+//     operation D called after every operation that could make o the
+//     leader again — every SetLeader naming o as its new leader — has
+//     returned (with its own bound, if ambiguous; hence the fixpoint).
+//     The leader changes only by a SetLeader taking effect, and only to
+//     its new uuid; each of those precedes D in any linearization, so from
+//     D on the leader is never o, and the claim is refused whenever it is
+//     applied. Client uuids are sometimes reused (a writer reinstates an
+//     old one), so "a view showed another leader" alone would not do: o
+//     may lead again, and then the claim can still land.
+//
+// Without these bounds, the ambiguous attempts of a pipelining writer or
+// of a writer retrying its claim stay concurrent with the rest of the
+// history, and porcupine's search explodes (seed 369: 24 ambiguous claims
+// left open, still Unknown after 60 s; bounded, it checks in well under a
+// second).
 func settledReturns(ops []Op) []int64 {
 	out := make([]int64, len(ops))
-	for i, op := range ops {
+	for i := range out {
 		out[i] = math.MaxInt64
+	}
+	for i, op := range ops {
 		if !op.Out.Ambiguous {
 			continue
 		}
@@ -314,21 +348,172 @@ func settledReturns(ops []Op) []int64 {
 			continue
 		}
 		for _, o := range ops {
-			if !o.Out.Ambiguous && settles(viewOf(o)) {
+			if v, ok := checkedView(o); ok && settles(v) {
 				out[i] = min(out[i], max(op.Call, o.Return))
 			}
 		}
 	}
+	settleClaims(ops, out)
 	return out
 }
 
-// viewOf is the journal view a definite answer carries (zero if none).
-func viewOf(o Op) journal.View {
-	if o.In.Kind == OpRead {
-		if o.Out.Served {
-			return o.Out.View
+// settleClaims bounds the ambiguous SetLeader calls in out (see
+// settledReturns) and iterates to a fixpoint: bounding one claim may let
+// it stop counting as a way back for its old uuid, which bounds others.
+// Bounds only fall, and each to a call or return of the history, so every
+// round but the last lowers one: the rounds are bounded by roundsMax.
+func settleClaims(ops []Op, out []int64) {
+	ret := func(i int) int64 {
+		if ops[i].Out.Ambiguous {
+			return out[i]
 		}
-		return journal.View{}
+		return ops[i].Return
 	}
-	return o.Out.Outcome.View
+	var claims []int
+	for i, op := range ops {
+		if op.Out.Ambiguous && op.In.Kind == OpSetLeader && op.In.Cmd.Kind == journal.KindSetLeader {
+			claims = append(claims, i)
+		}
+	}
+	roundsMax := len(claims)*(len(ops)+1) + 1
+	for round := 0; ; round++ {
+		if round > roundsMax {
+			panic(fmt.Sprintf("lincheck: settleClaims: no fixpoint after %d rounds", round))
+		}
+		lastSet := waysBack(ops, ret)
+		lowered := false
+		for _, i := range claims {
+			a := ops[i]
+			old := a.In.Cmd.Old
+			after, comesBack := lastSet[old]
+			for _, d := range ops {
+				v, ok := checkedView(d)
+				if !ok || v.Leader == old || comesBack && d.Call <= after {
+					continue
+				}
+				if r := max(a.Call, d.Return); r < out[i] {
+					out[i], lowered = r, true
+				}
+			}
+		}
+		if !lowered {
+			return
+		}
+	}
+}
+
+// twins marks the ambiguous operations a check may leave out: a twin is
+// an ambiguous call identical to a kept ambiguous call K whose window
+// (call to bounded return) holds the twin's, when the command can take
+// effect at most once from K's call on:
+//
+//   - a fenced write: always. It lands only at next_seq = its position,
+//     and positions are never reused.
+//   - a claim SetLeader(old o, new n): when every operation that could
+//     make o the leader — every SetLeader naming o as its new leader —
+//     returned before K was called. Once the claim lands, the leader is n
+//     (≠ o) and could be o again only by one of those, which all precede
+//     K and the twin.
+//
+// Why leaving a twin T out loses nothing: a linearization without T gets
+// T back as a no-op placed just after the last operation that returned
+// before T's call (as in settledReturns). A linearization with T is one
+// without it: if T is a no-op, drop it; if T takes effect, K cannot also
+// (at most once), so K is a no-op there: drop K and give T's place and
+// effect to K, which T's window allows since K's holds it. Each twin is
+// judged against a kept call, so leaving out several, one by one, keeps
+// every step's condition (fewer operations can only make it easier).
+//
+// A writer retrying a claim (seed 369: twenty identical claims in 250 ms,
+// each answered ambiguous) would otherwise make porcupine try every subset
+// of the copies before it can call a history Illegal.
+func twins(ops []Op, settled []int64) []bool {
+	ret := func(i int) int64 {
+		if ops[i].Out.Ambiguous {
+			return settled[i]
+		}
+		return ops[i].Return
+	}
+	lastSet := waysBack(ops, ret)
+	onceFrom := func(k int) bool {
+		c := ops[k].In.Cmd
+		if c.Kind == journal.KindWrite {
+			return true
+		}
+		after, comesBack := lastSet[c.Old]
+		return !comesBack || after < ops[k].Call
+	}
+	type key struct {
+		kind     journal.Kind
+		print    uint64 // a write's entry print
+		old, new journal.LeaderUUID
+	}
+	var order []int
+	keys := map[int]key{}
+	for i, op := range ops {
+		c := op.In.Cmd
+		switch {
+		case !op.Out.Ambiguous:
+			continue
+		case op.In.Kind == OpWrite && c.Kind == journal.KindWrite && c.Entry.Leader.IsSet():
+			keys[i] = key{kind: c.Kind, print: entryPrint(c.Entry)}
+		case op.In.Kind == OpSetLeader && c.Kind == journal.KindSetLeader:
+			keys[i] = key{kind: c.Kind, old: c.Old, new: c.New}
+		default:
+			continue
+		}
+		order = append(order, i)
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(ops[a].Call, ops[b].Call) })
+	drop := make([]bool, len(ops))
+	kept := map[key][]int{}
+	for _, i := range order {
+		k := keys[i]
+		for _, j := range kept[k] {
+			same := ops[i].In.Cmd.Kind != journal.KindWrite || ops[i].In.Cmd.Entry.Equal(ops[j].In.Cmd.Entry)
+			if same && ops[j].Call <= ops[i].Call && ret(i) <= ret(j) && onceFrom(j) {
+				drop[i] = true
+				break
+			}
+		}
+		if !drop[i] {
+			kept[k] = append(kept[k], i)
+		}
+	}
+	return drop
+}
+
+// waysBack maps each uuid u to the latest return (ret) of an operation
+// that may make u the leader: any non-read whose command is a SetLeader
+// naming u as its new leader, whatever its Kind says (the model applies
+// the command), unless it is NoEffect (the model steps it as a no-op).
+func waysBack(ops []Op, ret func(i int) int64) map[journal.LeaderUUID]int64 {
+	last := map[journal.LeaderUUID]int64{}
+	for i, op := range ops {
+		if op.In.Kind != OpRead && !op.Out.NoEffect && op.In.Cmd.Kind == journal.KindSetLeader {
+			u := op.In.Cmd.New
+			if r, ok := last[u]; !ok || ret(i) > r {
+				last[u] = ret(i)
+			}
+		}
+	}
+	return last
+}
+
+// checkedView is the journal view of a definite answer, if the model
+// checks it against the state: a served read's view, or the view of a
+// write's, truncation's or claim's outcome. An ambiguous or NoEffect
+// answer, an unserved read and an Unheld outcome (sameOutcome checks only
+// its kind) carry none.
+func checkedView(o Op) (journal.View, bool) {
+	if o.Out.Ambiguous {
+		return journal.View{}, false
+	}
+	if o.In.Kind == OpRead {
+		return o.Out.View, o.Out.Served
+	}
+	if o.Out.NoEffect || o.Out.Outcome.Kind == journal.Unheld {
+		return journal.View{}, false
+	}
+	return o.Out.Outcome.View, true
 }

@@ -3,11 +3,17 @@ package lincheck
 // These tests check the checker: a history that is linearizable passes, a
 // history that is not (a read that sees a write before it could have
 // happened, a duplicate verdict without an identical write, a lost
-// acknowledged write) is found Illegal, and an ambiguous write may or may
-// not have taken effect.
+// acknowledged write, a stale read, a claim landing after its old leader
+// is gone) is found Illegal, an ambiguous write may or may not have taken
+// effect, and each rule that bounds an ambiguous operation fires on its
+// evidence and not without it (a reinstated uuid keeps a claim open, an
+// unchecked view is no evidence), as does the rule that leaves identical
+// ambiguous retries out (twins). bounds_quick_test.go checks both against
+// the plain check.
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -146,5 +152,192 @@ func TestAmbiguityIsSettledByEvidenceThatItCanChangeNothing(t *testing.T) {
 	landed := []Op{setLeader(0, 1), amb, read(1, 7, 8, 1, []string{"a"}, 2)}
 	if r := check(t, landed); r != "Ok" {
 		t.Fatalf("the ambiguous write landed and a read saw it: got %s", r)
+	}
+}
+
+// A read after two acknowledged writes that shows only the first one is
+// stale: no order puts it after the second write.
+func TestAStaleReadIsIllegal(t *testing.T) {
+	second := Output{Outcome: journal.Outcome{Kind: journal.Accepted, Seq: 2, Count: 1,
+		View: journal.View{Leader: u, NextSeq: 3, FirstSeq: 1}}}
+	ops := []Op{setLeader(0, 1), write(2, 3, 1, "a", accepted(1)), write(4, 5, 2, "b", second),
+		read(1, 6, 7, 1, []string{"a"}, 2)}
+
+	if r := check(t, ops); r != "Illegal" {
+		t.Fatalf("a read after two acked writes that shows one: got %s", r)
+	}
+}
+
+var (
+	v = journal.LeaderUUID{Hi: 2, Lo: 2}
+	w = journal.LeaderUUID{Hi: 3, Lo: 3}
+)
+
+func claim(client int, call, ret int64, newLeader, old journal.LeaderUUID, out Output) Op {
+	return Op{Client: client, Call: call, Return: ret, In: Input{Kind: OpSetLeader, Cmd: journal.SetLeader(newLeader, old)}, Out: out}
+}
+
+func leaderSet(l journal.LeaderUUID) Output {
+	return Output{Outcome: journal.Outcome{Kind: journal.LeaderSet, View: journal.View{Leader: l, NextSeq: 1, FirstSeq: 1}}}
+}
+
+func readLeader(client int, call, ret int64, l journal.LeaderUUID) Op {
+	return Op{Client: client, Call: call, Return: ret, In: Input{Kind: OpRead, From: 1},
+		Out: Output{Served: true, View: journal.View{Leader: l, NextSeq: 1, FirstSeq: 1}}}
+}
+
+// An ambiguous claim u→v is bounded by the first view of another leader
+// from a call made after every claim naming u as its new leader returned:
+// from there u never leads again and the claim can only be refused. The
+// bound reaches a fixpoint: an ambiguous claim that could reinstate u
+// holds the bound back until it is bounded itself. A read of leader v
+// after u is gone for good is Illegal.
+func TestAnAmbiguousClaimSettlesOnceItsOldLeaderIsGoneForGood(t *testing.T) {
+	amb := Output{Ambiguous: true}
+	ops := []Op{
+		claim(0, 0, 1, u, journal.LeaderUUID{}, leaderSet(u)), // 0: u leads
+		claim(0, 2, 3, v, u, amb),                             // 1: u→v, ambiguous
+		claim(0, 4, 5, w, u, leaderSet(w)),                    // 2: w leads
+		claim(0, 6, 7, u, journal.LeaderUUID{}, amb),          // 3: 0→u, ambiguous: a way back for u until bounded
+		readLeader(1, 8, 9, w),                                // 4: called after 3's bound: bounds 1
+	}
+
+	got := settledReturns(ops)
+
+	if got[3] != 6 {
+		t.Errorf("a claim from the zero uuid, called after a leader was set: returns at %d, want its call 6", got[3])
+	}
+	if got[1] != 9 {
+		t.Errorf("a claim whose old uuid is gone for good: returns at %d, want 9", got[1])
+	}
+	if r := check(t, ops); r != "Ok" {
+		t.Fatalf("the bounded history: got %s", r)
+	}
+	late := append(slices.Clone(ops), readLeader(1, 10, 11, v))
+	if r := check(t, late); r != "Illegal" {
+		t.Fatalf("the claim u→v seen landing after u was gone for good: got %s", r)
+	}
+}
+
+// Client uuids are reused: a claim that reinstates u keeps every ambiguous
+// claim from u open past it, since u leads again and the old claim may
+// still land. A view of another leader before the reinstatement returned
+// bounds nothing, and the history where the old claim lands late passes.
+func TestAReinstatedUUIDKeepsAClaimOpen(t *testing.T) {
+	amb := Output{Ambiguous: true}
+	ops := []Op{
+		claim(0, 0, 1, u, journal.LeaderUUID{}, leaderSet(u)), // 0: u leads
+		claim(0, 2, 3, v, u, amb),                             // 1: u→v, ambiguous
+		claim(0, 4, 5, w, u, leaderSet(w)),                    // 2: w leads (not enough: u comes back)
+		claim(0, 6, 7, u, w, leaderSet(u)),                    // 3: u reinstated
+		readLeader(1, 10, 11, v),                              // 4: the old claim landed after 3
+	}
+
+	got := settledReturns(ops)
+
+	if got[1] != 11 {
+		t.Errorf("a claim whose old uuid was reinstated: returns at %d, want 11 (the first view after the reinstatement)", got[1])
+	}
+	if r := check(t, ops); r != "Ok" {
+		t.Fatalf("the old claim landing after its uuid was reinstated: got %s", r)
+	}
+}
+
+// A fenced write names its position: one past next_seq is refused, and an
+// acknowledgement of it there is Illegal (the model must not place it at
+// next_seq instead).
+func TestAWriteAtAWrongPositionIsRefused(t *testing.T) {
+	refused := Output{Outcome: journal.Outcome{Kind: journal.Refused, View: journal.View{Leader: u, NextSeq: 1, FirstSeq: 1}}}
+	acked := Output{Outcome: journal.Outcome{Kind: journal.Accepted, Seq: 2, Count: 1,
+		View: journal.View{Leader: u, NextSeq: 3, FirstSeq: 1}}}
+
+	ok := []Op{setLeader(0, 1), write(2, 3, 2, "a", refused)}
+	bad := []Op{setLeader(0, 1), write(2, 3, 2, "a", acked)}
+
+	if r := check(t, ok); r != "Ok" {
+		t.Fatalf("a write past next_seq refused: got %s", r)
+	}
+	if r := check(t, bad); r != "Illegal" {
+		t.Fatalf("a write past next_seq acknowledged there: got %s", r)
+	}
+}
+
+// A retried claim answered ambiguous again and again is one claim: the
+// copies after the first, whose windows the first's holds, are left out
+// of the check (twins), since once the claim lands its old uuid never
+// leads again. Identical ambiguous fenced writes are twins too (a position
+// is taken once).
+func TestIdenticalAmbiguousRetriesAreTwins(t *testing.T) {
+	amb := Output{Ambiguous: true}
+	ops := []Op{claim(0, 0, 1, u, journal.LeaderUUID{}, leaderSet(u))}
+	for i := range 5 {
+		ops = append(ops, claim(0, int64(2+i), int64(3+i), v, u, amb)) // 1..5
+	}
+	ops = append(ops,
+		claim(0, 10, 11, v, u, leaderSet(v)), // 6: the retry that got its verdict
+		readLeader(1, 12, 13, v),             // 7
+		write(14, 15, 1, "a", amb),           // 8
+		write(16, 17, 1, "a", amb),           // 9: its resend
+		write(16, 17, 1, "b", amb),           // 10: other bytes: no twin
+	)
+
+	got := twins(ops, settledReturns(ops))
+
+	want := []bool{false, false, true, true, true, true, false, false, false, true, false}
+	if !slices.Equal(got, want) {
+		t.Fatalf("twins %v, want %v", got, want)
+	}
+	if r := check(t, ops); r != "Ok" {
+		t.Fatalf("the history with its twins left out: got %s", r)
+	}
+}
+
+// Twins need the claim to land at most once: a claim u→v resent after u
+// was reinstated may land twice (u→v, v→u, u→v again), so the resend is
+// kept, and the history that needs both landings passes.
+func TestAClaimResentAcrossAReinstatementIsNoTwin(t *testing.T) {
+	amb := Output{Ambiguous: true}
+	ops := []Op{
+		claim(0, 0, 1, u, journal.LeaderUUID{}, leaderSet(u)), // 0: u leads
+		claim(0, 2, 3, v, u, amb),                             // 1: u→v lands
+		claim(2, 5, 6, u, v, leaderSet(u)),                    // 2: v→u: u reinstated
+		claim(0, 7, 8, v, u, amb),                             // 3: the resend lands again
+		readLeader(1, 10, 11, v),                              // 4
+	}
+
+	got := twins(ops, settledReturns(ops))
+
+	if slices.Contains(got, true) {
+		t.Fatalf("twins %v: the resend may land a second time", got)
+	}
+	if r := check(t, ops); r != "Ok" {
+		t.Fatalf("a claim landing twice around a reinstatement: got %s", r)
+	}
+}
+
+// Only a view the model checks is evidence: an Unheld outcome is matched
+// by its kind alone, so its view (here the zero view, "no leader") bounds
+// no ambiguous claim, and the claim may still land after it (here it must:
+// a read after the Unheld answer still sees u).
+func TestAnUncheckedViewBoundsNothing(t *testing.T) {
+	amb := Output{Ambiguous: true}
+	unheld := Output{Outcome: journal.Outcome{Kind: journal.Unheld}}
+	stranger := Op{Client: 2, Call: 4, Return: 5, In: Input{Kind: OpWrite,
+		Cmd: journal.Write(journal.Entry{Leader: w, Seq: 1, Records: [][]byte{[]byte("a")}})}, Out: unheld}
+	ops := []Op{
+		claim(0, 0, 1, u, journal.LeaderUUID{}, leaderSet(u)), // 0: u leads
+		claim(0, 2, 3, v, u, amb),                             // 1: u→v, ambiguous
+		stranger,                                              // 2: refused, answered Unheld: a view nobody checks
+		readLeader(1, 6, 7, u),                                // 3: the claim has not landed yet
+		readLeader(1, 10, 11, v),                              // 4: now it has
+	}
+
+	got := settledReturns(ops)
+
+	if got[1] != 11 {
+		t.Errorf("a claim after an unchecked view: returns at %d, want 11", got[1])
+	}
+	if r := check(t, ops); r != "Ok" {
+		t.Fatalf("the claim landing after an Unheld answer: got %s", r)
 	}
 }
