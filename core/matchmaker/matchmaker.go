@@ -98,7 +98,19 @@ func New(id paxos.NodeID, boot map[journal.ID]Registry) (*Matchmaker, error) {
 // check refuses a registry that breaks the invariants (a damaged or edited
 // store).
 func check(r Registry) error {
+	if !r.Watermark.InRange() || !r.Effective.Ballot.InRange() {
+		return fmt.Errorf("watermark %s or effective %s out of range", r.Watermark, r.Effective.Ballot)
+	}
+	if !r.Effective.IsZero() && (r.Effective.Acceptors.IsZero() || !r.Effective.Reconfiguration) {
+		return fmt.Errorf("effective configuration at %s malformed", r.Effective.Ballot)
+	}
 	for i, reg := range r.Regs {
+		if reg.Ballot.IsZero() {
+			return fmt.Errorf("registration %d at the zero ballot", i)
+		}
+		if reg.Ballot == r.Effective.Ballot && (!reg.Reconfiguration || !paxos.SameSystem(reg.Acceptors, r.Effective.Acceptors)) {
+			return fmt.Errorf("registration %s disagrees with the effective configuration", reg.Ballot)
+		}
 		if !reg.Ballot.InRange() || reg.Acceptors.IsZero() {
 			return fmt.Errorf("registration %d malformed", i)
 		}
@@ -177,7 +189,7 @@ func (m *Matchmaker) registry(j journal.ID) *Registry {
 
 // Step handles one request addressed to this matchmaker.
 func (m *Matchmaker) Step(j journal.ID, msg paxos.Message) {
-	if msg.To != m.id || !msg.Type.IsMatchmakerRequest() || msg.From == 0 || msg.Validate() != nil {
+	if msg.To != m.id || !msg.Type.IsMatchmakerRequest() || msg.From == 0 || !j.IsSet() || msg.Validate() != nil {
 		return
 	}
 	reply := paxos.Message{Type: msg.Type, From: m.id, To: msg.From, Ballot: msg.Ballot}

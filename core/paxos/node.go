@@ -502,6 +502,9 @@ func (n *Node) assertInvariants() {
 		if a.promised.Less(l.ballot) {
 			panic(fmt.Sprintf("paxos: node %d leads at %s above its promise %s", n.cfg.ID, l.ballot, a.promised))
 		}
+		if !l.config.IsZero() && !SameSystem(l.config, n.sys) {
+			panic(fmt.Sprintf("paxos: node %d leads %s under %s, not its ballot's configuration %s", n.cfg.ID, l.ballot, n.sys, l.config))
+		}
 		if l.unsent > l.nextSlot || l.inflight < 0 {
 			panic(fmt.Sprintf("paxos: node %d window unsent %d next %d inflight %d", n.cfg.ID, l.unsent, l.nextSlot, l.inflight))
 		}

@@ -194,6 +194,13 @@ func (n *Node) maybeWinElection() {
 		// The ballot's configuration is in force from here: a leader's
 		// Phase 2 goes to C_b only.
 		n.adopt(c.own)
+		if !SameSystem(n.sys, c.own.Acceptors) {
+			// The belief is newer than the ballot just won (cannot happen:
+			// campaigns open above the belief); never lead a ballot under
+			// another configuration than the one it is bound to.
+			n.stepDown()
+			return
+		}
 		if !c.own.Acceptors.Contains(n.cfg.ID) {
 			// A reconfiguration that removed its own proposer: the new
 			// configuration is registered and every old configuration
@@ -216,7 +223,7 @@ func (n *Node) becomeLeader(el *election, own Configuration) {
 	n.counters.Elections++
 	l := &leading{ballot: el.ballot, rs: newRounds(el.ballot, el.from), recoverEnd: el.maxSlot}
 	if !own.IsZero() {
-		l.history = el.configs
+		l.history, l.config = el.configs, own.Acceptors
 		if own.Since == el.ballot {
 			n.counters.ReconfiguredElections++
 		}

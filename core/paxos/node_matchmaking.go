@@ -70,6 +70,7 @@ func (n *Node) campaignMatched(sys quorum.System, reconf bool) {
 	if sys.Contains(n.cfg.ID) && n.lastMember.Less(b) {
 		n.lastMember = b
 	}
+	n.probe = nil // a reconfiguration needs no probe: it names its configuration
 	n.phase = &matchmaking{ballot: b, own: own, reconf: reconf, replies: map[NodeID]Message{}}
 	// The candidate promises its ballot before it registers it: the Match
 	// waits for that promise to be durable, so a candidate that crashes
@@ -222,6 +223,17 @@ func (n *Node) learnBallotConfig(c Configuration) {
 // single-configuration: the client is answered unserved and asks again).
 func (n *Node) adopt(c Configuration) {
 	n.learned = true
+	// A configuration learned any way ends a probe: a late probe answer
+	// must not replace it (the fuzzer found a leader adopting another
+	// configuration than its ballot's from a boot-time probe's stragglers).
+	n.probe = nil
+	// The next campaign opens above the believed configuration's ballot,
+	// so a ballot this node registers is never below the configuration it
+	// believes (else winning it could not make C_b the belief; found by the
+	// fuzzer).
+	if n.highestSeen.Less(c.Ballot) {
+		n.highestSeen = c.Ballot
+	}
 	n.learnBallotConfig(c)
 	if !n.belief.IsZero() && c.Ballot.Less(n.belief.Ballot) {
 		return

@@ -49,6 +49,9 @@ type leading struct {
 	// gc is the garbage collection of the configurations it supersedes.
 	history []quorum.System
 	gc      collection
+	// config is C_b: the configuration the ballot is bound to (with
+	// matchmakers), which every Phase-2 tally of the leadership asks.
+	config quorum.System
 }
 
 func (following) phaseName() string    { return "follower" }
