@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/matchmaker"
 	"github.com/parosdb/paros/core/paxos"
 	"github.com/parosdb/paros/core/quorum"
 	"github.com/parosdb/paros/host"
@@ -89,7 +90,15 @@ func (a *audit) sent(from paxos.NodeID, batch []host.Envelope) {
 			if sys, ok := a.configOf(j, m.Ballot); !ok || !sys.Contains(m.From) {
 				a.violation("reconfiguration: no vote by a node outside its configuration", "%s n%d voted at %s (configuration %v)", short(j), m.From, m.Ballot, sys)
 			}
+		case paxos.MsgMatchReply:
+			if m.Refusal == paxos.MatchOK && !m.Ballot.IsZero() {
+				a.durableAnswer(from, j, func(r matchmaker.Registry) bool {
+					return slices.ContainsFunc(r.Regs, func(reg paxos.Registration) bool { return reg.Ballot == m.Ballot }) ||
+						m.Ballot.Less(r.Watermark)
+				}, "registration "+m.Ballot.String())
+			}
 		case paxos.MsgGarbageCollectAck:
+			a.durableAnswer(from, j, func(r matchmaker.Registry) bool { return !r.Watermark.Less(m.GC) }, "watermark "+m.GC.String())
 			k := njournal{m.From, j}
 			if m.GC.Less(a.cfg.acked[k]) {
 				a.violation("gc: a matchmaker's watermark never decreases", "%s matchmaker %d acked %s after %s", short(j), m.From, m.GC, a.cfg.acked[k])
@@ -102,6 +111,24 @@ func (a *audit) sent(from paxos.NodeID, batch []host.Envelope) {
 				a.gate("gc: a leader raises the watermark at a matchmaker")
 			}
 		}
+	}
+}
+
+// durableAnswer checks that what a matchmaker's answer reveals (a
+// registration, a watermark) is already on its disk: a matchmaker that
+// crashed before its sync would otherwise take back a promise to every
+// later candidate.
+func (a *audit) durableAnswer(mm paxos.NodeID, j journal.ID, holds func(matchmaker.Registry) bool, what string) {
+	p := a.w.proc(mm)
+	if p.registry == nil {
+		return
+	}
+	bs, err := p.registry.Boot()
+	if err != nil {
+		return
+	}
+	if !holds(bs.Registries[j]) {
+		a.violation("a matchmaker's answer is durable before it leaves", "%s matchmaker %d revealed %s not on its disk", short(j), mm, what)
 	}
 }
 

@@ -92,7 +92,7 @@ func (w *World) fault() {
 		p := w.pickUp()
 		if p != nil {
 			j := s.Journals[g.intn(len(s.Journals))].ID
-			if p.registry != nil {
+			if p.registry != nil && (p.stores[j] == nil || g.pct(50)) {
 				j = registryJournal
 			}
 			p.failNext[j] = true

@@ -85,9 +85,18 @@ func drawShape(g rng, o Options) Shape {
 			s.Spares = append(s.Spares, next)
 			next++
 		}
-		for range 3 + g.intn(3) {
-			s.Matchmakers = append(s.Matchmakers, next)
-			next++
+		k := 3 + g.intn(3)
+		if g.pct(50) && len(s.Nodes) >= 3 {
+			// Colocated, as a cell deploys them: the first founding
+			// machines run a matchmaker beside their journals, and a
+			// candidate's Match to its own machine goes through the
+			// host's loopback.
+			s.Matchmakers = slices.Clone(s.Nodes[:min(k, len(s.Nodes))])
+		} else {
+			for range k {
+				s.Matchmakers = append(s.Matchmakers, next)
+				next++
+			}
 		}
 	}
 	nj := 1 + g.intn(3)
@@ -161,8 +170,17 @@ func drawShape(g rng, o Options) Shape {
 // and the spares.
 func (s Shape) Servers() []paxos.NodeID { return append(slices.Clone(s.Nodes), s.Spares...) }
 
-// Procs is every process of the world, in id order.
-func (s Shape) Procs() []paxos.NodeID { return append(s.Servers(), s.Matchmakers...) }
+// Procs is every process of the world, in id order (a colocated
+// matchmaker is its machine's process).
+func (s Shape) Procs() []paxos.NodeID {
+	out := s.Servers()
+	for _, id := range s.Matchmakers {
+		if !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
 
 func nodeIDs(n int) []paxos.NodeID {
 	out := make([]paxos.NodeID, n)
@@ -187,6 +205,9 @@ func (s Shape) String() string {
 	mm := ""
 	if len(s.Matchmakers) > 0 {
 		mm = fmt.Sprintf(" mm=%d spares=%d", len(s.Matchmakers), len(s.Spares))
+		if slices.Contains(s.Nodes, s.Matchmakers[0]) {
+			mm += " colocated"
+		}
 	}
 	return fmt.Sprintf("n=%d %s%s journals=%s election=%d drop=%d%% dup=%d%%", len(s.Nodes), q, mm, modes, s.Tun.ElectionTicks, s.DropPct, s.DupPct)
 }

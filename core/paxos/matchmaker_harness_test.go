@@ -7,6 +7,9 @@ package paxos_test
 // the node of that id. A matchmaker's Ready is persisted (its registry store
 // applies and syncs the writes) before its messages enter the pool, as a
 // host must; nodes keep the persist-before-send rule of harness_test.go.
+// With holdMM set a matchmaker's writes are appended unsynced and its
+// messages held until syncMM (or syncAll) syncs its store; each reply then
+// released is checked against the store's durable registry.
 //
 // On top of the plain harness it can add a node later (a joiner, formatted
 // for the configuration it joins), crash and reboot nodes and matchmakers
@@ -40,6 +43,8 @@ type tmatchmaker struct {
 	mm    *matchmaker.Matchmaker
 	store *memstore.RegistryStore
 	up    bool
+	// held: messages of Readies whose writes are not synced yet (holdMM).
+	held []paxos.Message
 }
 
 type mnet struct {
@@ -50,6 +55,8 @@ type mnet struct {
 	cfgs map[paxos.NodeID]paxos.Config
 	// drop, when set, loses every message it matches (checked on delivery).
 	drop func(paxos.Message) bool
+	// holdMM holds a matchmaker's messages until its writes are synced.
+	holdMM bool
 	// ballotCfg records the acceptor set each leader ran its ballot with
 	// (for the durable-quorum oracle).
 	ballotCfg map[paxos.Ballot]quorum.System
@@ -129,7 +136,7 @@ func (mn *mnet) bootMM(x *tmatchmaker) {
 
 func (mn *mnet) crashMM(x *tmatchmaker) {
 	x.store.Crash()
-	x.mm, x.up = nil, false
+	x.mm, x.up, x.held = nil, false, nil
 	mn.logf("crash matchmaker %d", x.id)
 }
 
@@ -147,20 +154,70 @@ func (mn *mnet) drainNode(tn *tnode) {
 }
 
 // drainMM persists a matchmaker's Ready (synced), then pools its answers.
+// With holdMM the writes are only appended and the answers held: syncMM
+// releases them.
 func (mn *mnet) drainMM(x *tmatchmaker) {
 	for x.up && x.mm.HasReady() {
 		rd := x.mm.Ready()
-		if err := x.store.Apply(rd.Writes); err != nil {
+		var err error
+		if mn.holdMM {
+			err = x.store.Append(rd.Writes)
+		} else {
+			err = x.store.Apply(rd.Writes)
+		}
+		if err != nil {
 			mn.t.Fatalf("matchmaker %d apply: %v", x.id, err)
 		}
 		for _, env := range rd.Messages {
 			if env.Journal != mmJournal {
 				mn.t.Fatalf("matchmaker %d answered for journal %s", x.id, env.Journal)
 			}
-			mn.pool = append(mn.pool, env.Msg)
+			if mn.holdMM {
+				x.held = append(x.held, env.Msg)
+			} else {
+				mn.pool = append(mn.pool, env.Msg)
+			}
 		}
 		x.mm.Advance()
 	}
+}
+
+// syncMM syncs a matchmaker's registry store and releases the answers it
+// held, each checked against what the store now holds durably: a
+// registration answered OK is durable (or collected by a durable watermark
+// above it), and a collection acknowledged is durable.
+func (mn *mnet) syncMM(x *tmatchmaker) {
+	if !x.up {
+		return
+	}
+	x.store.Sync()
+	if len(x.held) == 0 {
+		return
+	}
+	bs, err := x.store.Boot()
+	if err != nil {
+		mn.t.Fatalf("boot scan of matchmaker %d: %v", x.id, err)
+	}
+	reg := bs.Registries[mmJournal]
+	for _, m := range x.held {
+		switch {
+		case m.Type == paxos.MsgMatchReply && m.Refusal == paxos.MatchOK && !m.Ballot.IsZero():
+			if m.Ballot.Less(reg.Watermark) {
+				break
+			}
+			if !slices.ContainsFunc(reg.Regs, func(r paxos.Registration) bool { return r.Ballot == m.Ballot }) {
+				mn.oracles.fail("a matchmaker answers a registration only once it is durable: matchmaker %d replied to %s, its store holds %d registrations, none at %s",
+					x.id, m.Ballot, len(reg.Regs), m.Ballot)
+			}
+		case m.Type == paxos.MsgGarbageCollectAck:
+			if reg.Watermark.Less(m.GC) {
+				mn.oracles.fail("a matchmaker acknowledges a collection only once it is durable: matchmaker %d acked %s, its store holds watermark %s",
+					x.id, m.GC, reg.Watermark)
+			}
+		}
+	}
+	mn.pool = append(mn.pool, x.held...)
+	x.held = nil
 }
 
 func (mn *mnet) mm(id paxos.NodeID) *tmatchmaker {
@@ -228,6 +285,9 @@ func (mn *mnet) tick(tn *tnode) {
 func (mn *mnet) syncAll() {
 	for _, tn := range mn.nodes {
 		mn.sync(tn)
+	}
+	for _, x := range mn.mms {
+		mn.syncMM(x)
 	}
 }
 
