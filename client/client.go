@@ -72,6 +72,14 @@ type Client struct {
 
 	// learnMu serialises learning node ids: one Inspect sweep at a time.
 	learnMu sync.Mutex
+
+	// dopts are the dial options of every connection (transport security,
+	// token, backoff), kept to reach a machine by an address the Client was
+	// not given (the operator calls: Reconfigure, Retire).
+	dopts []grpc.DialOption
+	// extra are those connections by address, kept until Close; guarded by
+	// mu. Invariant: len(extra) <= extraConnsMax.
+	extra map[string]*grpc.ClientConn
 }
 
 // server is one address and what is known about the machine behind it.
@@ -185,23 +193,23 @@ func open(addrs []string, opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{leaders: map[journal.ID]int{}, readFrom: map[journal.ID]int{}}
+	dopts := append([]grpc.DialOption{
+		grpc.WithTransportCredentials(o.creds),
+		// Reconnect quickly after a server comes back: gRPC's default
+		// backoff grows to two minutes.
+		grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 2 * time.Second},
+			MinConnectTimeout: 2 * time.Second,
+		}),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(8<<20), grpc.MaxCallSendMsgSize(8<<20)),
+	}, append(auth, o.dial...)...)
+	c := &Client{leaders: map[journal.ID]int{}, readFrom: map[journal.ID]int{}, dopts: dopts, extra: map[string]*grpc.ClientConn{}}
 	seen := map[string]bool{}
 	for _, a := range addrs {
 		if a == "" || seen[a] {
 			continue
 		}
 		seen[a] = true
-		dopts := append([]grpc.DialOption{
-			grpc.WithTransportCredentials(o.creds),
-			// Reconnect quickly after a server comes back: gRPC's default
-			// backoff grows to two minutes.
-			grpc.WithConnectParams(grpc.ConnectParams{
-				Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 2 * time.Second},
-				MinConnectTimeout: 2 * time.Second,
-			}),
-			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(8<<20), grpc.MaxCallSendMsgSize(8<<20)),
-		}, append(auth, o.dial...)...)
 		cc, err := grpc.NewClient(a, dopts...)
 		if err != nil {
 			c.Close()
@@ -231,6 +239,15 @@ func (c *Client) Close() error {
 	var first error
 	for _, s := range c.servers {
 		if err := s.cc.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	c.mu.Lock()
+	extra := c.extra
+	c.extra = map[string]*grpc.ClientConn{}
+	c.mu.Unlock()
+	for _, cc := range extra {
+		if err := cc.Close(); err != nil && first == nil {
 			first = err
 		}
 	}

@@ -62,9 +62,27 @@
 //	ErrDenied          Dial, Claim, Truncate, raw      a server refused the credentials (no token, a bad or
 //	                   Journal calls, Reader.Next      expired one, or one without the scope); nothing was
 //	                                                   proposed: fix the credentials
+//	ErrNoMatchmakers   Reconfigure                     the cell is plain: its journals keep their members
+//	ErrInvalidConfig-  Reconfigure                     no node may run the configuration; nothing was
+//	uration                                            reconfigured
+//	ErrUnknownMachine  Reconfigure, Retire             a node id outside the cell, or an address of another
+//	                                                   cell's machine; nothing was reconfigured
+//	*RetireRefused-    Retire                          the machine judged the retire unsafe; Reason says why
+//	Error                                              (leader, member, stale, not_collected, plain, ...)
 //
 // Calls take a context.Context; a call whose context ends while a request
 // may have been received reports ErrAmbiguous, never "not done".
+//
+// # Operating the cell
+//
+// On a cell formed with matchmakers (the default of `parosctl init`),
+// Client.Reconfigure moves a journal to another set of machines or quorum
+// system while it serves, admitting new machines (named by address) to the
+// cell first; Client.Inspect then shows, on the leader, when the old
+// configurations are collected and which machines may retire, and
+// Client.Retire lets each delete its copy. Both need a token with admin
+// over every journal, and reach every machine of the cell, not only the
+// addresses given to Dial.
 //
 // # Security
 //

@@ -6,7 +6,9 @@ import (
 	"strings"
 	"sync"
 
+	pb "github.com/parosdb/paros/api/parospb/paros/v1"
 	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/quorum"
 	"github.com/parosdb/paros/wire"
 )
 
@@ -36,14 +38,67 @@ type MemberStatus struct {
 	ChosenIndex, Applied, FirstSlot uint64
 	// View is the journal's public state as this server folded it.
 	View journal.View
-	// Members are the journal's acceptors; Quorum names their quorum
-	// system ("majority", "flexible q1/q2", "grid RxC").
-	Members []uint64
-	Quorum  string
+	// Members are the journal's acceptors in the configuration this server
+	// follows (with matchmakers it moves by Reconfigure; a joiner that has
+	// not learned one reports the one it joined for); Quorum names their
+	// quorum system ("majority", "flexible q1/q2", "grid RxC"), QuorumSpec
+	// is the same as data.
+	Members    []uint64
+	Quorum     string
+	QuorumSpec quorum.Spec
 	// Quarantined: the journal is down on this server after a fault, and
 	// will reboot from its store.
 	Quarantined bool
+
+	// Matchmaker Paxos facts (zero on a plain cell, which has no
+	// matchmakers). ConfigBallot is the ballot of the configuration the
+	// server follows and ConfigSince the ballot of the reconfiguration
+	// that introduced its members (zero: the founding configuration).
+	// Matchmakers are the cell's matchmakers.
+	ConfigBallot, ConfigSince Ballot
+	Matchmakers               []uint64
+	// On the leader only, once a matchmaker quorum holds its garbage
+	// collection durably (GCEffective): GCWatermark, the watermark a
+	// Retire carries, and Retirable, the acceptors of older
+	// configurations outside the current one, each of which may now be
+	// retired (Client.Retire).
+	GCEffective bool
+	GCWatermark Ballot
+	Retirable   []uint64
+
+	// Machines are every machine of the cell with the address it is
+	// reached at (founders and machines admitted since), on every answer,
+	// a journal named or not.
+	Machines []CellMachine
 }
+
+// CellMachine is one machine of a cell.
+type CellMachine struct {
+	NodeID uint64
+	Addr   string
+}
+
+// Ballot is a consensus ballot: a round, and the node that owns it.
+// Ballots are ordered by round, then node.
+type Ballot struct {
+	Round, Node uint64
+}
+
+// IsZero reports whether b is the zero ballot (none).
+func (b Ballot) IsZero() bool { return b == Ballot{} }
+
+// Less reports whether b orders before o.
+func (b Ballot) Less(o Ballot) bool {
+	return b.Round < o.Round || b.Round == o.Round && b.Node < o.Node
+}
+
+// String prints b as ROUND.NODE, both in decimal (as parosctl prints and
+// reads ballots).
+func (b Ballot) String() string {
+	return strconv.FormatUint(b.Round, 10) + "." + strconv.FormatUint(b.Node, 10)
+}
+
+func ballotOf(b *pb.Ballot) Ballot { return Ballot{Round: b.GetRound(), Node: b.GetNode()} }
 
 // Inspect asks every server, in parallel, for its facts about journal id
 // (only its machine's facts when id is the zero ID), in Servers order. It
@@ -53,38 +108,52 @@ func (c *Client) Inspect(ctx context.Context, id journal.ID) []MemberStatus {
 	out := make([]MemberStatus, len(c.servers))
 	var wg sync.WaitGroup
 	for i, s := range c.servers {
-		out[i].Addr = s.addr
 		wg.Go(func() {
 			actx, cancel := attemptCtx(ctx, 0)
 			defer cancel()
 			r, err := c.inspectAt(actx, i, id)
-			st := &out[i]
-			if err != nil {
-				st.Err = err
-				return
-			}
-			st.NodeID, st.CellID = r.GetNodeId(), r.GetCellId()
-			for _, j := range r.GetJournals() {
-				st.Journals = append(st.Journals, wire.JournalIDFromPB(j))
-			}
-			if ref := r.GetRefusal(); ref != "" {
-				st.Err = refusalError(ref, id)
-				return
-			}
-			if id == (journal.ID{}) {
-				return
-			}
-			st.Role, st.LeaderHint = r.GetRole(), r.GetLeaderHint()
-			st.PromisedRound, st.PromisedNode = r.GetPromised().GetRound(), r.GetPromised().GetNode()
-			st.ChosenIndex, st.Applied, st.FirstSlot = r.GetChosenIndex(), r.GetApplied(), r.GetFirstSlot()
-			st.View = wire.ViewFromPB(r.GetState())
-			st.Members = r.GetMembers()
-			st.Quorum = quorumName(r.GetQuorumSystem().String(), r.GetPhase1Quorum(), r.GetPhase2Quorum(), r.GetRows(), r.GetCols())
-			st.Quarantined = r.GetQuarantined()
+			out[i] = statusOf(s.addr, id, r, err)
 		})
 	}
 	wg.Wait()
 	return out
+}
+
+// statusOf is the MemberStatus of the server at addr from its answer r
+// (or err) to an Inspect of id.
+func statusOf(addr string, id journal.ID, r *pb.InspectReply, err error) MemberStatus {
+	st := MemberStatus{Addr: addr}
+	if err != nil {
+		st.Err = err
+		return st
+	}
+	st.NodeID, st.CellID = r.GetNodeId(), r.GetCellId()
+	for _, j := range r.GetJournals() {
+		st.Journals = append(st.Journals, wire.JournalIDFromPB(j))
+	}
+	for _, m := range r.GetMachines() {
+		st.Machines = append(st.Machines, CellMachine{NodeID: m.GetNodeId(), Addr: m.GetAddr()})
+	}
+	if ref := r.GetRefusal(); ref != "" {
+		st.Err = refusalError(ref, id)
+		return st
+	}
+	if id == (journal.ID{}) {
+		return st
+	}
+	st.Role, st.LeaderHint = r.GetRole(), r.GetLeaderHint()
+	st.PromisedRound, st.PromisedNode = r.GetPromised().GetRound(), r.GetPromised().GetNode()
+	st.ChosenIndex, st.Applied, st.FirstSlot = r.GetChosenIndex(), r.GetApplied(), r.GetFirstSlot()
+	st.View = wire.ViewFromPB(r.GetState())
+	st.Members = r.GetMembers()
+	st.Quorum = quorumName(r.GetQuorumSystem().String(), r.GetPhase1Quorum(), r.GetPhase2Quorum(), r.GetRows(), r.GetCols())
+	st.QuorumSpec = quorum.Spec{Kind: quorum.Kind(r.GetQuorumSystem()), Q1: int(r.GetPhase1Quorum()), Q2: int(r.GetPhase2Quorum()),
+		Rows: int(r.GetRows()), Cols: int(r.GetCols())}
+	st.Quarantined = r.GetQuarantined()
+	st.ConfigBallot, st.ConfigSince = ballotOf(r.GetConfigBallot()), ballotOf(r.GetConfigSince())
+	st.Matchmakers = r.GetMatchmakers()
+	st.GCEffective, st.GCWatermark, st.Retirable = r.GetGcEffective(), ballotOf(r.GetGcWatermark()), r.GetRetirable()
+	return st
 }
 
 func refusalError(ref string, id journal.ID) error {

@@ -160,6 +160,13 @@ func (h *Host) OnDeliver(from paxos.NodeID, batch []Envelope) {
 		return
 	}
 	h.counters.Delivers++
+	h.route(from, batch)
+	h.flush()
+}
+
+// route hands each envelope of a batch from node from to its recipient:
+// the matchmaker role, or the journal's node.
+func (h *Host) route(from paxos.NodeID, batch []Envelope) {
 	for _, e := range batch {
 		if e.Msg.From == from && e.Msg.To == h.id && e.Msg.Type.IsMatchmakerRequest() {
 			h.stepMatchmaker(e)
@@ -173,7 +180,6 @@ func (h *Host) OnDeliver(from paxos.NodeID, batch []Envelope) {
 		j.node.Step(e.Msg)
 		h.drain(j)
 	}
-	h.flush()
 }
 
 // OnTick advances logical time: every live node ticks, parked calls and
@@ -259,6 +265,7 @@ func (h *Host) enqueue(j *journalRT, m paxos.Message) { h.enqueueTo(j.spec.ID, m
 
 // flush sends up to FlushDeliversMax Delivers to each peer, in peer order.
 func (h *Host) flush() {
+	h.deliverLoopback()
 	for _, p := range h.peers {
 		mb := h.mailboxes[p]
 		if mb == nil {

@@ -102,9 +102,25 @@ func (h *Host) onRegistryPersisted(t Token, err error) {
 }
 
 // enqueueTo queues a message of journal jid on its peer's mailbox, adding
-// the peer to the flush order when it is new (a joiner, a matchmaker).
+// the peer to the flush order when it is new (a joiner, a matchmaker). A
+// matchmaking message this process addresses to itself (a founding machine
+// runs a node and a matchmaker: the candidate's Match to its own
+// matchmaker, and the reply) goes on the loopback mailbox, h.mailboxes[h.id],
+// which flush hands over (deliverLoopback); any other message to itself is
+// dropped.
 func (h *Host) enqueueTo(jid journal.ID, m paxos.Message) {
 	if m.To == h.id {
+		if !h.loops(m) {
+			return
+		}
+		mb := h.mailboxes[h.id]
+		if mb == nil {
+			mb = &mailbox{}
+			h.mailboxes[h.id] = mb // not in h.peers: flush never sends it
+		}
+		if mb.push(jid, m, h.tun.LaneMessagesMax) {
+			h.counters.Evictions++
+		}
 		return
 	}
 	mb := h.mailboxes[m.To]
@@ -117,5 +133,29 @@ func (h *Host) enqueueTo(jid journal.ID, m paxos.Message) {
 	}
 	if mb.push(jid, m, h.tun.LaneMessagesMax) {
 		h.counters.Evictions++
+	}
+}
+
+// loops reports whether m, addressed to this process, is handed back to it:
+// matchmaking between the node and the matchmaker this process runs.
+func (h *Host) loops(m paxos.Message) bool {
+	return h.mm != nil && (m.Type.IsMatchmakerRequest() || m.Type == paxos.MsgMatchReply || m.Type == paxos.MsgGarbageCollectAck)
+}
+
+// loopbackRoundsMax bounds the rounds of one deliverLoopback: a request and
+// its reply take two; what is left waits for the next event's flush.
+const loopbackRoundsMax = 4
+
+// deliverLoopback hands the loopback mailbox's messages to this process as
+// a Deliver from itself would: at the end of an event (flush), never inside
+// a drain, and only once they were released (a node's Match after its
+// promise is durable, a matchmaker's reply after its registry write).
+func (h *Host) deliverLoopback() {
+	for range loopbackRoundsMax {
+		mb := h.mailboxes[h.id]
+		if h.stopped || mb == nil || mb.count == 0 {
+			return
+		}
+		h.route(h.id, mb.take(h.tun.LaneMessagesMax))
 	}
 }

@@ -25,9 +25,16 @@ type Service struct {
 	M *Machine
 }
 
-func (s *Service) Identify(context.Context, *pb.IdentifyRequest) (*pb.IdentifyReply, error) {
+// Identify answers the machine's identity and, when asked (the gate lets
+// only a peer or an admin over every journal ask), its cell plan: what an
+// operator's tool hands to JoinCell on a machine it adds.
+func (s *Service) Identify(_ context.Context, req *pb.IdentifyRequest) (*pb.IdentifyReply, error) {
 	r := s.M.Record()
-	return &pb.IdentifyReply{NodeId: r.NodeID, Addr: s.M.cfg.Advertise, CellId: r.CellID, Incarnation: r.Incarnation}, nil
+	out := &pb.IdentifyReply{NodeId: r.NodeID, Addr: s.M.cfg.Advertise, CellId: r.CellID, Incarnation: r.Incarnation}
+	if req.GetPlan() {
+		out.Plan = planOf(r)
+	}
+	return out, nil
 }
 
 func recBallot(round, node uint64) paxos.Ballot {
@@ -178,7 +185,9 @@ func recordWithPlan(r machinerecord.Record, p *pb.CellPlan) (machinerecord.Recor
 	}
 	r.Matchmakers = slices.Clone(p.GetMatchmakers())
 	check := r
-	check.VoteRound = 1
+	if check.Founder() {
+		check.VoteRound = 1 // a founder's record comes with its vote; an admitted machine's without
+	}
 	return r, check.Validate()
 }
 

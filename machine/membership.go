@@ -195,5 +195,3 @@ func (m *Machine) retired(id journal.ID) {
 		m.log.Error("recording a retirement failed: the next start refuses the journal as amnesia", "journal", id, "err", err)
 	}
 }
-
-

@@ -34,8 +34,6 @@ const (
 	// needPeer: a peer machine's certificate of this cell. The Peer stream
 	// then checks every sender it is handed against it (Peer.Stream).
 	needPeer
-	// needAnyone: any authenticated principal, token or peer.
-	needAnyone
 	// needInspect: node_only: any authenticated principal; a journal (or
 	// none): a token with any scope covering it. A token without admin
 	// over everything sees only the journals it covers listed; a peer
@@ -46,6 +44,10 @@ const (
 	needPeerOrAdmin
 	// needAdmin: a token granting OpAdmin over every journal.
 	needAdmin
+	// needIdentify: any authenticated principal; asking for the cell plan
+	// too (which lists every journal), a peer machine's certificate or a
+	// token granting OpAdmin over every journal (Machine.Identify).
+	needIdentify
 )
 
 // rule is what one RPC needs.
@@ -72,7 +74,8 @@ type rule struct {
 //	Admin/Reconfigure              token: admin over every journal
 //	Admin/ReconfigureMatchmakers   token: admin over every journal
 //	Admin/Retire                   token: admin over every journal
-//	Machine/Identify               anyone authenticated
+//	Machine/Identify               anyone authenticated; with plan: peer
+//	                               certificate, or admin over everything
 //	Machine/PrepareCell            peer certificate, or admin over everything
 //	Machine/FormCell               peer certificate, or admin over everything
 //	Machine/CellInit               token: admin over every journal
@@ -95,7 +98,7 @@ var rules = []rule{
 	{pb.Admin_Reconfigure_FullMethodName, needAdmin, 0},
 	{pb.Admin_ReconfigureMatchmakers_FullMethodName, needAdmin, 0},
 	{pb.Admin_Retire_FullMethodName, needAdmin, 0},
-	{pb.Machine_Identify_FullMethodName, needAnyone, 0},
+	{pb.Machine_Identify_FullMethodName, needIdentify, 0},
 	{pb.Machine_PrepareCell_FullMethodName, needPeerOrAdmin, 0},
 	{pb.Machine_FormCell_FullMethodName, needPeerOrAdmin, 0},
 	{pb.Machine_CellInit_FullMethodName, needAdmin, 0},
@@ -180,8 +183,6 @@ func principalFrom(ctx context.Context) (principal, bool) {
 // as it arrives).
 func (r rule) allows(p principal, req any) bool {
 	switch r.need {
-	case needAnyone:
-		return true
 	case needPeer:
 		return p.node != 0
 	case needAdmin:
@@ -197,6 +198,9 @@ func (r rule) allows(p principal, req any) bool {
 		}
 		j, ok := req.(interface{ GetJournal() *pb.JournalId })
 		return ok && p.claims.Allows(r.op, wire.JournalIDFromPB(j.GetJournal()))
+	case needIdentify:
+		in, ok := req.(*pb.IdentifyRequest)
+		return ok && (!in.GetPlan() || p.node != 0 || p.adminAll())
 	case needInspect:
 		in, ok := req.(*pb.InspectRequest)
 		if !ok {

@@ -623,16 +623,21 @@ func TestMachineCallsFollowTheirRules(t *testing.T) {
 	}
 	callers := map[string]caller{"reader": {client, reader}, "tenant admin": {client, tenantAdmin}, "root": {client, root}, "peer": {asPeer, bg}}
 	calls := map[string]func(caller) error{
-		"identify":     func(c caller) error { _, err := c.c.Identify(c.ctx, &pb.IdentifyRequest{}); return err },
+		"identify": func(c caller) error { _, err := c.c.Identify(c.ctx, &pb.IdentifyRequest{}); return err },
+		"identify-plan": func(c caller) error {
+			_, err := c.c.Identify(c.ctx, &pb.IdentifyRequest{Plan: true}) // lists every journal
+			return err
+		},
 		"prepare-cell": func(c caller) error { _, err := c.c.PrepareCell(c.ctx, &pb.PrepareCellRequest{}); return err },
 		"form-cell":    func(c caller) error { _, err := c.c.FormCell(c.ctx, &pb.FormCellRequest{}); return err },
 		"cell-init":    func(c caller) error { _, err := c.c.CellInit(c.ctx, &pb.CellInitRequest{}); return err },
 	}
 	allowed := map[string][]string{
-		"identify":     {"reader", "tenant admin", "root", "peer"},
-		"prepare-cell": {"root", "peer"},
-		"form-cell":    {"root", "peer"},
-		"cell-init":    {"root"},
+		"identify":      {"reader", "tenant admin", "root", "peer"},
+		"identify-plan": {"root", "peer"},
+		"prepare-cell":  {"root", "peer"},
+		"form-cell":     {"root", "peer"},
+		"cell-init":     {"root"},
 	}
 
 	for call, do := range calls {

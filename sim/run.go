@@ -54,7 +54,7 @@ type Counts struct {
 	// Matchmaker Paxos.
 	Reconfigures, ReplacedDead, Probes, StaleConfigurations, MatchRefusals uint64
 	ReconfiguredElections, ResignedRemoved, RemovedPromises, JoinerVotes   uint64
-	Collections, ReadsAbandoned, Joined, Retired                           uint64
+	Collections, ReadsAbandoned, Joined, Retired, OwnMatchmaker            uint64
 }
 
 // Result is the outcome of one seed.
@@ -212,6 +212,7 @@ func (w *World) collect(p *proc) {
 			w.counts.JoinerVotes += c.JoinerVotes
 			w.counts.Collections += c.Collections
 			w.counts.ReadsAbandoned += c.ReadsAbandoned
+			w.counts.OwnMatchmaker += c.OwnMatchmaker
 		}
 	}
 	w.counts.Quarantines += p.h.Counters().Quarantines
@@ -268,6 +269,7 @@ func (w *World) gateCounts(r *Result) {
 	set("gc: a leader's watermark becomes effective at a matchmaker quorum", c.Collections)
 	set("reconfiguration: a quorum read is abandoned on a newer configuration", c.ReadsAbandoned)
 	set("reconfiguration: a wiped node is reconfigured away", c.ReplacedDead)
+	set("matchmaking: a candidate hears the matchmaker of its own machine", c.OwnMatchmaker)
 }
 
 // lincheck checks every journal's client history with porcupine.
@@ -343,6 +345,7 @@ func GateNames() []string {
 		"gc: a retire or reconfiguration without its evidence is refused",
 		"gc: a retired node's journal store is deleted",
 		"a wiped matchmaker's boot is refused as amnesia",
+		"matchmaking: a candidate hears the matchmaker of its own machine",
 		"a matchmaker restarted under an edited configuration is refused",
 	}
 	slices.Sort(g)

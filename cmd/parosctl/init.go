@@ -22,9 +22,20 @@ import (
 func initCmd(g *globals) *cobra.Command {
 	var members string
 	var journals uint32
+	var plain bool
 	cmd := &cobra.Command{
-		Use:   "init --members a,b,c",
+		Use:   "init --members a,b,c [--journals N] [--plain]",
 		Short: "form a cell over the founding members (resumes an interrupted formation)",
+		Long: `init forms a cell over the founding members (their addresses): each gets the
+cell plan, with --journals journals, each replicated on every founding member
+with majority quorums. It prints the cell id and the journals' ids.
+
+By default every founding member also runs a matchmaker, so the journals can
+later move to other machines and quorum systems ('parosctl reconfigure').
+--plain forms a cell without matchmakers: its journals keep their founding
+members for good, and reconfigure refuses.
+
+Running init again with the same members resumes an interrupted formation.`,
 		RunE: func(_ *cobra.Command, _ []string) error {
 			if _, _, err := g.security(); err != nil {
 				return err
@@ -40,7 +51,7 @@ func initCmd(g *globals) *cobra.Command {
 			}
 			var last error
 			for _, a := range ms {
-				r, err := g.cellInit(a, &pb.CellInitRequest{Members: ms, Journals: journals})
+				r, err := g.cellInit(a, &pb.CellInitRequest{Members: ms, Journals: journals, Plain: plain})
 				if denied(err) {
 					return fail(exitRefused, "cell init refused: %v (init needs a token with admin over every journal: --all --ops admin)", err)
 				}
@@ -63,6 +74,7 @@ func initCmd(g *globals) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&members, "members", "", "founding members' addresses")
 	cmd.Flags().Uint32Var(&journals, "journals", 1, "initial journals")
+	cmd.Flags().BoolVar(&plain, "plain", false, "no matchmakers: the journals' membership is fixed for good")
 	return cmd
 }
 

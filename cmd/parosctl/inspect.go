@@ -16,6 +16,18 @@ func inspectCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "inspect",
 		Short: "each server's facts, or a journal's consensus state on each server",
+		Long: `inspect prints one line per server: its node id, cell and journals. With
+--journal it adds that journal's consensus state on the server: its role, the
+leader it follows, its promise, chosen and applied slots, and the journal's
+positions; the configuration it follows (members as node ids, quorum); and on
+a cell with matchmakers, the configuration's ballot (config=R.N), the ballot
+of the reconfiguration that introduced its members (since=R.N, 0.0 for the
+founding one) and the matchmakers. Once the leader's garbage collection is
+effective, the leader's line also has gc_watermark=R.N and retirable=...:
+the machines 'parosctl retire' may retire, with that watermark.
+
+--json prints one object per server with the same facts, and the cell's
+machines with their addresses.`,
 		RunE: func(_ *cobra.Command, _ []string) error {
 			addrs, err := g.addrs()
 			if err != nil {
@@ -76,12 +88,26 @@ func inspectLine(st client.MemberStatus, id journal.ID, refusal string) string {
 		js[i] = j.String()
 	}
 	line := fmt.Sprintf("%s\tnode=%016x cell=%016x journals=%s", st.Addr, st.NodeID, st.CellID, strings.Join(js, ","))
-	if id != (journal.ID{}) {
-		line += fmt.Sprintf(" role=%s leader=%016x promised=%d.%d chosen=%d applied=%d floor=%d next_seq=%d first_seq=%d %s",
-			st.Role, st.LeaderHint, st.PromisedRound, st.PromisedNode, st.ChosenIndex,
-			st.Applied, st.FirstSlot, st.View.NextSeq, st.View.FirstSeq, refusal)
+	if id == (journal.ID{}) {
+		return line
 	}
-	return line
+	line += fmt.Sprintf(" role=%s leader=%016x promised=%d.%d chosen=%d applied=%d floor=%d next_seq=%d first_seq=%d",
+		st.Role, st.LeaderHint, st.PromisedRound, st.PromisedNode, st.ChosenIndex,
+		st.Applied, st.FirstSlot, st.View.NextSeq, st.View.FirstSeq)
+	if st.Role != "" {
+		line += fmt.Sprintf(" members=%s quorum=%s", nodeList(st.Members), quorumWord(st.QuorumSpec))
+	}
+	if len(st.Matchmakers) > 0 {
+		line += fmt.Sprintf(" config=%s since=%s matchmakers=%s", st.ConfigBallot, st.ConfigSince, nodeList(st.Matchmakers))
+	}
+	if st.GCEffective {
+		retirable := nodeList(st.Retirable)
+		if retirable == "" {
+			retirable = "none"
+		}
+		line += fmt.Sprintf(" gc_watermark=%s retirable=%s", st.GCWatermark, retirable)
+	}
+	return line + " " + refusal
 }
 
 // inspectJSON is one server's answer as --json prints it (the keys of the
@@ -102,7 +128,24 @@ type inspectJSON struct {
 	Members     []uint64      `json:"members,omitempty"`
 	Quorum      string        `json:"quorum,omitempty"`
 	Quarantined bool          `json:"quarantined,omitempty"`
+	// Matchmaker Paxos facts (absent on a plain cell); gc_watermark and
+	// retirable on the leader once gc_effective.
+	ConfigBallot *ballotJSON `json:"config_ballot,omitempty"`
+	ConfigSince  *ballotJSON `json:"config_since,omitempty"`
+	Matchmakers  []uint64    `json:"matchmakers,omitempty"`
+	GCEffective  bool        `json:"gc_effective,omitempty"`
+	GCWatermark  *ballotJSON `json:"gc_watermark,omitempty"`
+	Retirable    []uint64    `json:"retirable,omitempty"`
+	// Every machine of the cell, with its address.
+	Machines []machineJSON `json:"machines,omitempty"`
 }
+
+type machineJSON struct {
+	NodeID uint64 `json:"node_id"`
+	Addr   string `json:"addr"`
+}
+
+func ballotJSONOf(b client.Ballot) *ballotJSON { return &ballotJSON{Round: b.Round, Node: b.Node} }
 
 type journalJSON struct {
 	Tenant  uint64 `json:"tenant"`
@@ -119,6 +162,9 @@ func inspectJSONOf(st client.MemberStatus, refusal string) inspectJSON {
 	for _, j := range st.Journals {
 		out.Journals = append(out.Journals, journalJSON{Tenant: j.Tenant, Journal: j.Journal})
 	}
+	for _, m := range st.Machines {
+		out.Machines = append(out.Machines, machineJSON{NodeID: m.NodeID, Addr: m.Addr})
+	}
 	if st.Role == "" {
 		return out // node facts only, or a refusal
 	}
@@ -127,5 +173,11 @@ func inspectJSONOf(st client.MemberStatus, refusal string) inspectJSON {
 	out.ChosenIndex, out.Applied, out.FirstSlot = st.ChosenIndex, st.Applied, st.FirstSlot
 	out.State = viewJSON(st.View)
 	out.Members, out.Quorum, out.Quarantined = st.Members, st.Quorum, st.Quarantined
+	if len(st.Matchmakers) > 0 {
+		out.ConfigBallot, out.ConfigSince, out.Matchmakers = ballotJSONOf(st.ConfigBallot), ballotJSONOf(st.ConfigSince), st.Matchmakers
+	}
+	if st.GCEffective {
+		out.GCEffective, out.GCWatermark, out.Retirable = true, ballotJSONOf(st.GCWatermark), st.Retirable
+	}
 	return out
 }

@@ -1,12 +1,14 @@
 // Command parosctl is paros's operator and client CLI.
 //
-//	parosctl [--ca FILE --token TOKEN | --insecure] --servers a,b,c init --members a,b,c [--journals N]
+//	parosctl [--ca FILE --token TOKEN | --insecure] --servers a,b,c init --members a,b,c [--journals N] [--plain]
 //	parosctl --servers a,b,c write TENANT/JOURNAL rec1 rec2 [--leader U] [--seq N] [--multi]
 //	parosctl --servers a,b,c read TENANT/JOURNAL [--from N] [--limit N] [--wait-ms N]
 //	parosctl --servers a,b,c tail -f TENANT/JOURNAL [--from N]
 //	parosctl --servers a,b,c truncate TENANT/JOURNAL --up-to N [--leader U] [--multi]
 //	parosctl --servers a,b,c set-leader TENANT/JOURNAL [--new U] [--old U|none]
 //	parosctl --servers a,b,c inspect [--journal TENANT/JOURNAL]
+//	parosctl --servers a,b,c reconfigure TENANT/JOURNAL --members ID,ID,HOST:PORT [--quorum majority|flexible:Q1:Q2|grid:RxC] [--wait D]
+//	parosctl --servers a,b,c retire --journal TENANT/JOURNAL --node ID --gc-watermark R.N
 //
 // Every command dials over TLS trusting the cell's CA certificate (--ca, or
 // PAROSCTL_CA) and presents a token (--token, or PAROSCTL_TOKEN; init needs
@@ -22,8 +24,10 @@
 // The data-plane and inspect commands go through package client only: one
 // client.Dial per invocation, then the Journal handle's raw calls (which
 // follow redirects, ask other servers and back off), a Reader, or
-// Client.Inspect. parosctl itself never retries. init talks to the Machine
-// service (cell formation), which the client library does not cover.
+// Client.Inspect. parosctl itself never retries. reconfigure and retire go
+// through Client.Reconfigure and Client.Retire (which reach every machine of
+// the cell). init talks to the Machine service (cell formation), which the
+// client library does not cover.
 package main
 
 import (
@@ -99,7 +103,8 @@ func newRoot() *cobra.Command {
 			g.token = os.Getenv("PAROSCTL_TOKEN")
 		}
 	}
-	root.AddCommand(initCmd(g), writeCmd(g), readCmd(g), tailCmd(g), truncateCmd(g), setLeaderCmd(g), inspectCmd(g))
+	root.AddCommand(initCmd(g), writeCmd(g), readCmd(g), tailCmd(g), truncateCmd(g), setLeaderCmd(g), inspectCmd(g),
+		reconfigureCmd(g), retireCmd(g))
 	return root
 }
 

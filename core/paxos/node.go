@@ -2,6 +2,7 @@ package paxos
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/core/quorum"
@@ -134,6 +135,9 @@ type Counters struct {
 	Probes, MatchRefusals, StaleConfigurations, Reconfigurations uint64
 	ReconfiguredElections, ResignedRemoved, RemovedPromises      uint64
 	JoinerVotes, Collections, ReadsAbandoned                     uint64
+	// OwnMatchmaker counts answers of the matchmaker this node's own
+	// process runs (a founding machine's), which the host loops back.
+	OwnMatchmaker uint64
 }
 
 // NewNode boots a node from its store. Boot is restart: the node always
@@ -393,7 +397,7 @@ func (n *Node) Tick() {
 // cannot continue safely past that, so the node stops (panics) rather than
 // spread it.
 func (n *Node) Step(m Message) {
-	if m.To != n.cfg.ID || m.From == n.cfg.ID || n.contract.fault != nil {
+	if m.To != n.cfg.ID || m.From == n.cfg.ID && !n.fromOwnMatchmaker(m) || n.contract.fault != nil {
 		return
 	}
 	// A plain deployment hears only its members. With matchmakers the
@@ -446,12 +450,23 @@ func (n *Node) Step(m Message) {
 	case MsgPreReadAck:
 		n.handlePreReadAck(m, from)
 	case MsgMatchReply:
+		if m.From == n.cfg.ID {
+			n.counters.OwnMatchmaker++
+		}
 		n.handleMatchReply(m)
 	case MsgGarbageCollectAck:
 		n.handleGarbageCollectAck(m)
 	}
 	n.afterEvent()
 	n.assertInvariants()
+}
+
+// fromOwnMatchmaker reports whether m, sent by this node's own id, is the
+// answer of the matchmaker its process runs (a founding machine runs a node
+// and a matchmaker; the host hands their messages back): it counts toward
+// a matchmaker quorum like any other matchmaker's.
+func (n *Node) fromOwnMatchmaker(m Message) bool {
+	return (m.Type == MsgMatchReply || m.Type == MsgGarbageCollectAck) && slices.Contains(n.cfg.Matchmakers, n.cfg.ID)
 }
 
 // afterEvent runs the apply walk and settles reads after every input.

@@ -98,6 +98,7 @@ type Cell struct {
 	Token  string
 
 	opts Options
+	dir  string
 }
 
 // Node is one machine of a Cell with its gRPC server.
@@ -138,7 +139,7 @@ func Start(ctx context.Context, dir string, opts Options) (*Cell, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	c := &Cell{opts: opts}
+	c := &Cell{opts: opts, dir: dir}
 	if opts.Secure {
 		if err := c.makeCA(dir); err != nil {
 			return nil, err
@@ -179,6 +180,33 @@ func Start(ctx context.Context, dir string, opts Options) (*Cell, error) {
 		c.Journals = append(c.Journals, wire.JournalIDFromPB(j))
 	}
 	return c, nil
+}
+
+// AddIdle starts one more machine, idle: in no cell, with an empty data
+// dir, as `paros serve` on a new host. A reconfiguration adds it to the
+// cell (client.Client.Reconfigure, naming its Addr). It is the last of
+// Nodes, stopped by Close like the others.
+func (c *Cell) AddIdle() (*Node, error) {
+	i := len(c.Nodes)
+	if i >= NodesMax {
+		return nil, fmt.Errorf("testcell: %d nodes already, at most %d", i, NodesMax)
+	}
+	n := &Node{Dir: filepath.Join(c.dir, fmt.Sprintf("m%d", i+1)), Metrics: runtime.NewMetrics(nil)}
+	if c.opts.Secure {
+		if err := c.issueNode(c.dir, n, i); err != nil {
+			return nil, err
+		}
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	n.Addr = lis.Addr().String()
+	if err := c.serve(n, lis, i); err != nil {
+		return nil, err
+	}
+	c.Nodes = append(c.Nodes, n)
+	return n, nil
 }
 
 // serve opens node n's machine and serves it on lis.

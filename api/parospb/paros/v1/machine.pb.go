@@ -378,8 +378,12 @@ func (x *JoinJournalReply) GetRefusal() string {
 	return ""
 }
 
+// IdentifyRequest asks for the machine's identity; plan asks for its cell
+// plan too (a peer certificate or a token with admin over every journal:
+// the plan lists every journal of the cell).
 type IdentifyRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
+	Plan          bool                   `protobuf:"varint,1,opt,name=plan,proto3" json:"plan,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -414,12 +418,22 @@ func (*IdentifyRequest) Descriptor() ([]byte, []int) {
 	return file_paros_v1_machine_proto_rawDescGZIP(), []int{6}
 }
 
+func (x *IdentifyRequest) GetPlan() bool {
+	if x != nil {
+		return x.Plan
+	}
+	return false
+}
+
 type IdentifyReply struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	NodeId        uint64                 `protobuf:"varint,1,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
-	Addr          string                 `protobuf:"bytes,2,opt,name=addr,proto3" json:"addr,omitempty"`
-	CellId        uint64                 `protobuf:"varint,3,opt,name=cell_id,json=cellId,proto3" json:"cell_id,omitempty"`
-	Incarnation   uint64                 `protobuf:"varint,4,opt,name=incarnation,proto3" json:"incarnation,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	NodeId      uint64                 `protobuf:"varint,1,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
+	Addr        string                 `protobuf:"bytes,2,opt,name=addr,proto3" json:"addr,omitempty"`
+	CellId      uint64                 `protobuf:"varint,3,opt,name=cell_id,json=cellId,proto3" json:"cell_id,omitempty"`
+	Incarnation uint64                 `protobuf:"varint,4,opt,name=incarnation,proto3" json:"incarnation,omitempty"`
+	// The cell plan (founding members, journals, matchmakers) when asked for
+	// and the machine is in a cell: what JoinCell takes.
+	Plan          *CellPlan `protobuf:"bytes,5,opt,name=plan,proto3" json:"plan,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -480,6 +494,13 @@ func (x *IdentifyReply) GetIncarnation() uint64 {
 		return x.Incarnation
 	}
 	return 0
+}
+
+func (x *IdentifyReply) GetPlan() *CellPlan {
+	if x != nil {
+		return x.Plan
+	}
+	return nil
 }
 
 // CellPlan is the value the decree chooses.
@@ -997,13 +1018,15 @@ const file_paros_v1_machine_proto_rawDesc = "" +
 	"\x04cols\x18\a \x01(\rR\x04cols\"D\n" +
 	"\x10JoinJournalReply\x12\x16\n" +
 	"\x06joined\x18\x01 \x01(\bR\x06joined\x12\x18\n" +
-	"\arefusal\x18\x02 \x01(\tR\arefusal\"\x11\n" +
-	"\x0fIdentifyRequest\"w\n" +
+	"\arefusal\x18\x02 \x01(\tR\arefusal\"%\n" +
+	"\x0fIdentifyRequest\x12\x12\n" +
+	"\x04plan\x18\x01 \x01(\bR\x04plan\"\x9f\x01\n" +
 	"\rIdentifyReply\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\x04R\x06nodeId\x12\x12\n" +
 	"\x04addr\x18\x02 \x01(\tR\x04addr\x12\x17\n" +
 	"\acell_id\x18\x03 \x01(\x04R\x06cellId\x12 \n" +
-	"\vincarnation\x18\x04 \x01(\x04R\vincarnation\"\xa2\x01\n" +
+	"\vincarnation\x18\x04 \x01(\x04R\vincarnation\x12&\n" +
+	"\x04plan\x18\x05 \x01(\v2\x12.paros.v1.CellPlanR\x04plan\"\xa2\x01\n" +
 	"\bCellPlan\x12\x17\n" +
 	"\acell_id\x18\x01 \x01(\x04R\x06cellId\x12*\n" +
 	"\amembers\x18\x02 \x03(\v2\x10.paros.v1.MemberR\amembers\x12/\n" +
@@ -1086,35 +1109,36 @@ var file_paros_v1_machine_proto_depIdxs = []int32{
 	9,  // 2: paros.v1.JoinCellRequest.admitted:type_name -> paros.v1.Member
 	16, // 3: paros.v1.JoinJournalRequest.journal:type_name -> paros.v1.JournalId
 	17, // 4: paros.v1.JoinJournalRequest.quorum_system:type_name -> paros.v1.QuorumSystem
-	9,  // 5: paros.v1.CellPlan.members:type_name -> paros.v1.Member
-	16, // 6: paros.v1.CellPlan.journals:type_name -> paros.v1.JournalId
-	18, // 7: paros.v1.PrepareCellRequest.ballot:type_name -> paros.v1.Ballot
-	18, // 8: paros.v1.PrepareCellReply.promise:type_name -> paros.v1.Ballot
-	8,  // 9: paros.v1.PrepareCellReply.vote:type_name -> paros.v1.CellPlan
-	18, // 10: paros.v1.PrepareCellReply.vote_ballot:type_name -> paros.v1.Ballot
-	18, // 11: paros.v1.FormCellRequest.ballot:type_name -> paros.v1.Ballot
-	8,  // 12: paros.v1.FormCellRequest.plan:type_name -> paros.v1.CellPlan
-	18, // 13: paros.v1.FormCellReply.promise:type_name -> paros.v1.Ballot
-	8,  // 14: paros.v1.CellInitReply.plan:type_name -> paros.v1.CellPlan
-	6,  // 15: paros.v1.Machine.Identify:input_type -> paros.v1.IdentifyRequest
-	10, // 16: paros.v1.Machine.PrepareCell:input_type -> paros.v1.PrepareCellRequest
-	12, // 17: paros.v1.Machine.FormCell:input_type -> paros.v1.FormCellRequest
-	14, // 18: paros.v1.Machine.CellInit:input_type -> paros.v1.CellInitRequest
-	0,  // 19: paros.v1.Machine.Admit:input_type -> paros.v1.AdmitRequest
-	2,  // 20: paros.v1.Machine.JoinCell:input_type -> paros.v1.JoinCellRequest
-	4,  // 21: paros.v1.Machine.JoinJournal:input_type -> paros.v1.JoinJournalRequest
-	7,  // 22: paros.v1.Machine.Identify:output_type -> paros.v1.IdentifyReply
-	11, // 23: paros.v1.Machine.PrepareCell:output_type -> paros.v1.PrepareCellReply
-	13, // 24: paros.v1.Machine.FormCell:output_type -> paros.v1.FormCellReply
-	15, // 25: paros.v1.Machine.CellInit:output_type -> paros.v1.CellInitReply
-	1,  // 26: paros.v1.Machine.Admit:output_type -> paros.v1.AdmitReply
-	3,  // 27: paros.v1.Machine.JoinCell:output_type -> paros.v1.JoinCellReply
-	5,  // 28: paros.v1.Machine.JoinJournal:output_type -> paros.v1.JoinJournalReply
-	22, // [22:29] is the sub-list for method output_type
-	15, // [15:22] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	8,  // 5: paros.v1.IdentifyReply.plan:type_name -> paros.v1.CellPlan
+	9,  // 6: paros.v1.CellPlan.members:type_name -> paros.v1.Member
+	16, // 7: paros.v1.CellPlan.journals:type_name -> paros.v1.JournalId
+	18, // 8: paros.v1.PrepareCellRequest.ballot:type_name -> paros.v1.Ballot
+	18, // 9: paros.v1.PrepareCellReply.promise:type_name -> paros.v1.Ballot
+	8,  // 10: paros.v1.PrepareCellReply.vote:type_name -> paros.v1.CellPlan
+	18, // 11: paros.v1.PrepareCellReply.vote_ballot:type_name -> paros.v1.Ballot
+	18, // 12: paros.v1.FormCellRequest.ballot:type_name -> paros.v1.Ballot
+	8,  // 13: paros.v1.FormCellRequest.plan:type_name -> paros.v1.CellPlan
+	18, // 14: paros.v1.FormCellReply.promise:type_name -> paros.v1.Ballot
+	8,  // 15: paros.v1.CellInitReply.plan:type_name -> paros.v1.CellPlan
+	6,  // 16: paros.v1.Machine.Identify:input_type -> paros.v1.IdentifyRequest
+	10, // 17: paros.v1.Machine.PrepareCell:input_type -> paros.v1.PrepareCellRequest
+	12, // 18: paros.v1.Machine.FormCell:input_type -> paros.v1.FormCellRequest
+	14, // 19: paros.v1.Machine.CellInit:input_type -> paros.v1.CellInitRequest
+	0,  // 20: paros.v1.Machine.Admit:input_type -> paros.v1.AdmitRequest
+	2,  // 21: paros.v1.Machine.JoinCell:input_type -> paros.v1.JoinCellRequest
+	4,  // 22: paros.v1.Machine.JoinJournal:input_type -> paros.v1.JoinJournalRequest
+	7,  // 23: paros.v1.Machine.Identify:output_type -> paros.v1.IdentifyReply
+	11, // 24: paros.v1.Machine.PrepareCell:output_type -> paros.v1.PrepareCellReply
+	13, // 25: paros.v1.Machine.FormCell:output_type -> paros.v1.FormCellReply
+	15, // 26: paros.v1.Machine.CellInit:output_type -> paros.v1.CellInitReply
+	1,  // 27: paros.v1.Machine.Admit:output_type -> paros.v1.AdmitReply
+	3,  // 28: paros.v1.Machine.JoinCell:output_type -> paros.v1.JoinCellReply
+	5,  // 29: paros.v1.Machine.JoinJournal:output_type -> paros.v1.JoinJournalReply
+	23, // [23:30] is the sub-list for method output_type
+	16, // [16:23] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_paros_v1_machine_proto_init() }

@@ -1,0 +1,68 @@
+// This file checks how parosctl reads the membership commands' arguments:
+// --quorum in each of its three forms (and quorumWord prints what it reads
+// back), --gc-watermark as ROUND.NODE in decimal, and --node in hex; each
+// malformed value is refused with exit code 2 (bad arguments).
+package main
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/core/quorum"
+)
+
+func TestQuorumFlagReadsItsThreeFormsAndPrintsThemBack(t *testing.T) {
+	for in, want := range map[string]quorum.Spec{
+		"":               {Kind: quorum.KindMajority},
+		"majority":       {Kind: quorum.KindMajority},
+		"flexible:2:3":   {Kind: quorum.KindFlexible, Q1: 2, Q2: 3},
+		"grid:2x3":       {Kind: quorum.KindGrid, Rows: 2, Cols: 3},
+		" grid:1x1 ":     {Kind: quorum.KindGrid, Rows: 1, Cols: 1},
+		"flexible:10:10": {Kind: quorum.KindFlexible, Q1: 10, Q2: 10},
+	} {
+		// Act.
+		got, err := parseQuorum(in)
+
+		// Check.
+		if err != nil || got != want {
+			t.Errorf("parseQuorum(%q) = %+v, %v; want %+v", in, got, err, want)
+			continue
+		}
+		if back, err := parseQuorum(quorumWord(got)); err != nil || back != got {
+			t.Errorf("quorumWord(%+v) = %q reads back as %+v, %v", got, quorumWord(got), back, err)
+		}
+	}
+	for _, bad := range []string{"majority:3", "flexible", "flexible:2", "flexible:0:3", "flexible:a:b", "grid:2", "grid:2y2", "grid:0x2", "paxos"} {
+		if _, err := parseQuorum(bad); !isBadArgs(err) {
+			t.Errorf("parseQuorum(%q): %v, want exit 2", bad, err)
+		}
+	}
+}
+
+func TestBallotAndNodeFlags(t *testing.T) {
+	// Act and check: a ballot prints as it reads.
+	b, err := parseBallot("7.5199359448607873240")
+	if err != nil || b != (client.Ballot{Round: 7, Node: 5199359448607873240}) || b.String() != "7.5199359448607873240" {
+		t.Fatalf("parseBallot: %+v, %v", b, err)
+	}
+	n, err := parseNode("4827d5df01d7d8d8")
+	if err != nil || n != 0x4827d5df01d7d8d8 || nodeList([]uint64{n}) != "4827d5df01d7d8d8" {
+		t.Fatalf("parseNode: %x, %v", n, err)
+	}
+	for _, bad := range []string{"", "7", "0.5", "x.1", "1.y", "1.2.3"} {
+		if _, err := parseBallot(bad); !isBadArgs(err) {
+			t.Errorf("parseBallot(%q): %v, want exit 2", bad, err)
+		}
+	}
+	for _, bad := range []string{"", "0", "xyz", "10000000000000000a"} {
+		if _, err := parseNode(bad); !isBadArgs(err) {
+			t.Errorf("parseNode(%q): %v, want exit 2", bad, err)
+		}
+	}
+}
+
+func isBadArgs(err error) bool {
+	var ee exitError
+	return errors.As(err, &ee) && ee.code == exitBadArgs
+}

@@ -1,0 +1,238 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/quorum"
+)
+
+// The membership commands: reconfigure and retire, through the client
+// library's Client.Reconfigure and Client.Retire. Both need a cell formed
+// with matchmakers (the default of init) and a token with admin over every
+// journal.
+
+// reconfigureWait is how long reconfigure waits, in all, by default.
+const reconfigureWait = time.Minute
+
+func reconfigureCmd(g *globals) *cobra.Command {
+	var members, quorumFlag string
+	var wait time.Duration
+	cmd := &cobra.Command{
+		Use:   "reconfigure JOURNAL --members M1,M2,M3 [--quorum majority|flexible:Q1:Q2|grid:RxC]",
+		Short: "move a journal to another set of machines or quorum system (adding machines to the cell)",
+		Long: `reconfigure moves JOURNAL to the acceptor configuration --members with the
+quorum system --quorum, while it keeps serving: writes stall for a round trip
+to the matchmakers and one Phase 1, then go on.
+
+Each member is a node id in hex, as 'parosctl inspect' prints it (node=...),
+or the host:port of a machine to add: an idle 'paros serve' on an empty data
+dir (same CA as the cell), which is admitted to the cell first. A member left
+out stops voting; once the leader's 'inspect --journal' shows it retirable,
+'parosctl retire' lets it delete its copy.
+
+--quorum is majority (the default), flexible:Q1:Q2 (Phase-1 quorums of Q1
+members, Phase-2 quorums of Q2, Q1+Q2 > members), or grid:RxC (R*C members
+laid out row-major by node id; a full row is a Phase-1 quorum, a full column
+a Phase-2 quorum).
+
+It prints the configuration the leader runs and how long the change took.
+Every step is idempotent: after a failure or a timeout (exit 4: the change
+may still complete), run the same command again. A cell formed with
+'init --plain' has no matchmakers and refuses (exit 3).
+
+Exit codes: 0 the leader runs the configuration; 1 no machine reachable;
+2 bad arguments; 3 refused (no matchmakers, an invalid configuration, an
+unknown machine or journal, the credentials); 4 ambiguous (--wait ended
+after the change started).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			id, err := parseJournal(args[0])
+			if err != nil {
+				return err
+			}
+			to := client.Configuration{}
+			for _, m := range strings.Split(members, ",") {
+				if m = strings.TrimSpace(m); m != "" {
+					to.Members = append(to.Members, m)
+				}
+			}
+			if len(to.Members) == 0 {
+				return fail(exitBadArgs, "--members is required: node ids (hex) or host:port of new machines")
+			}
+			if to.Quorum, err = parseQuorum(quorumFlag); err != nil {
+				return err
+			}
+			c, err := g.dial()
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), wait)
+			defer cancel()
+			start := time.Now()
+			if err := c.Reconfigure(ctx, id, to); err != nil {
+				return membershipError(err)
+			}
+			elapsed := time.Since(start)
+			st, ok := newestConfig(ctx, c, id)
+			if !ok {
+				line := fmt.Sprintf("reconfigured %s members=%s quorum=%s elapsed=%s", id, strings.Join(to.Members, ","),
+					quorumFlag, elapsed.Round(time.Millisecond))
+				g.print(line, map[string]any{"journal": id.String(), "members": to.Members, "elapsed_ms": elapsed.Milliseconds()})
+				return nil
+			}
+			line := fmt.Sprintf("reconfigured %s members=%s quorum=%s config=%s since=%s elapsed=%s", id, nodeList(st.Members),
+				quorumWord(st.QuorumSpec), st.ConfigBallot, st.ConfigSince, elapsed.Round(time.Millisecond))
+			g.print(line, map[string]any{"journal": id.String(), "members": st.Members, "quorum": quorumWord(st.QuorumSpec),
+				"config_ballot": ballotJSONOf(st.ConfigBallot), "config_since": ballotJSONOf(st.ConfigSince),
+				"elapsed_ms": elapsed.Milliseconds()})
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&members, "members", "", "the new members: node ids (hex) or host:port of machines to add")
+	cmd.Flags().StringVar(&quorumFlag, "quorum", "majority", "majority, flexible:Q1:Q2 or grid:RxC")
+	cmd.Flags().DurationVar(&wait, "wait", reconfigureWait, "how long to wait for the leader to run the configuration")
+	return cmd
+}
+
+// newestConfig is the answer, among the servers dialled, that follows the
+// newest configuration (the leader's when it is among them).
+func newestConfig(ctx context.Context, c *client.Client, id journal.ID) (client.MemberStatus, bool) {
+	var best client.MemberStatus
+	found := false
+	for _, st := range c.Inspect(ctx, id) {
+		if st.Err != nil || st.Role == "" {
+			continue
+		}
+		if !found || best.ConfigSince.Less(st.ConfigSince) || st.Role == "leader" && best.ConfigSince == st.ConfigSince {
+			best, found = st, true
+		}
+	}
+	return best, found
+}
+
+func retireCmd(g *globals) *cobra.Command {
+	var jref, node, watermark string
+	cmd := &cobra.Command{
+		Use:   "retire --journal JOURNAL --node NODE --gc-watermark R.N",
+		Short: "let a machine a reconfiguration removed delete its copy of a journal",
+		Long: `retire asks machine --node (its node id in hex) to retire from --journal: to
+delete its copy, which a reconfiguration left out of the configuration. Pass
+the leader's --gc-watermark: 'parosctl inspect --journal J' prints it on the
+leader's line (gc_watermark=R.N) once garbage collection is effective, with
+the machines it made retirable (retirable=...).
+
+The machine judges the request itself and refuses unless it is safe (exit 3,
+naming why): leader or member (reconfigure it out first), stale (it has not
+heard the configuration that removed it yet, or the watermark is not the
+leader's current one: inspect again and retry), not_collected (wait for the
+leader's garbage collection), plain (no matchmakers), unknown_journal (it
+does not serve the journal: retired already). A retired machine never serves
+the journal again.
+
+Exit codes: 0 retired; 1 the machine is unreachable (nothing was sent);
+2 bad arguments; 3 refused; 4 ambiguous (the request may have been
+honoured: run it again, and unknown_journal then means it was).`,
+		Args: cobra.NoArgs,
+		RunE: func(_ *cobra.Command, _ []string) error {
+			if jref == "" {
+				return fail(exitBadArgs, "--journal is required")
+			}
+			id, err := parseJournal(jref)
+			if err != nil {
+				return err
+			}
+			n, err := parseNode(node)
+			if err != nil {
+				return err
+			}
+			w, err := parseBallot(watermark)
+			if err != nil {
+				return err
+			}
+			c, err := g.dial()
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			ctx, cancel := g.ctx()
+			defer cancel()
+			if err := c.Retire(ctx, id, n, w); err != nil {
+				return membershipError(err)
+			}
+			g.print(fmt.Sprintf("retired node=%016x journal=%s gc_watermark=%s", n, id, w),
+				map[string]any{"retired": true, "node_id": n, "journal": id.String(), "gc_watermark": ballotJSONOf(w)})
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&jref, "journal", "", "journal TENANT/JOURNAL")
+	cmd.Flags().StringVar(&node, "node", "", "node id of the machine to retire (hex, as inspect prints it)")
+	cmd.Flags().StringVar(&watermark, "gc-watermark", "", "the leader's GC watermark, R.N as inspect prints it")
+	return cmd
+}
+
+// membershipError maps the error of Reconfigure or Retire to an exit code.
+func membershipError(err error) error {
+	var refused *client.RetireRefusedError
+	switch {
+	case errors.Is(err, client.ErrDenied):
+		return deniedError(err)
+	case errors.Is(err, client.ErrNoServer):
+		return fail(exitUnreachable, "unreachable: %v", err)
+	case errors.Is(err, client.ErrAmbiguous):
+		return fail(exitAmbiguous, "ambiguous: %v", err)
+	case errors.As(err, &refused):
+		return fail(exitRefused, "retire refused: %s", strings.TrimPrefix(refused.Error(), "paros/client: retire refused: "))
+	}
+	return fail(exitRefused, "refused: %v", err)
+}
+
+// parseQuorum reads --quorum: majority, flexible:Q1:Q2 or grid:RxC.
+func parseQuorum(s string) (quorum.Spec, error) {
+	bad := fail(exitBadArgs, "--quorum %q: want majority, flexible:Q1:Q2 or grid:RxC", s)
+	kind, rest, _ := strings.Cut(strings.TrimSpace(s), ":")
+	switch kind {
+	case "", "majority":
+		if rest != "" {
+			return quorum.Spec{}, bad
+		}
+		return quorum.Spec{Kind: quorum.KindMajority}, nil
+	case "flexible":
+		a, b, ok := strings.Cut(rest, ":")
+		q1, err1 := strconv.Atoi(a)
+		q2, err2 := strconv.Atoi(b)
+		if !ok || err1 != nil || err2 != nil || q1 < 1 || q2 < 1 {
+			return quorum.Spec{}, bad
+		}
+		return quorum.Spec{Kind: quorum.KindFlexible, Q1: q1, Q2: q2}, nil
+	case "grid":
+		a, b, ok := strings.Cut(rest, "x")
+		r, err1 := strconv.Atoi(a)
+		c, err2 := strconv.Atoi(b)
+		if !ok || err1 != nil || err2 != nil || r < 1 || c < 1 {
+			return quorum.Spec{}, bad
+		}
+		return quorum.Spec{Kind: quorum.KindGrid, Rows: r, Cols: c}, nil
+	}
+	return quorum.Spec{}, bad
+}
+
+// quorumWord prints a quorum system as --quorum reads it.
+func quorumWord(q quorum.Spec) string {
+	switch q.Kind {
+	case quorum.KindFlexible:
+		return fmt.Sprintf("flexible:%d:%d", q.Q1, q.Q2)
+	case quorum.KindGrid:
+		return fmt.Sprintf("grid:%dx%d", q.Rows, q.Cols)
+	}
+	return "majority"
+}
