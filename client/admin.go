@@ -111,7 +111,7 @@ const (
 // addr is one the Client was given, else one dialled with the Client's
 // options and kept until Close.
 func (c *Client) conn(addr string) (*grpc.ClientConn, error) {
-	for _, s := range c.servers {
+	for _, s := range c.list() {
 		if s.addr == addr {
 			return s.cc, nil
 		}

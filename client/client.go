@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -57,7 +58,14 @@ var ErrNoServer = errors.New("paros/client: no server could be reached; the call
 // A Client is safe for concurrent use and meant to be long-lived: open one
 // per process and share it. Close it when done.
 type Client struct {
-	servers []*server
+	// servers is every machine the Client dials: those given to Dial, in
+	// order, then the machines of the cell it learned since (a new leader
+	// on a machine added by reconfiguration). Append-only, copied on
+	// write (list), so an index names one server for the Client's life.
+	servers atomic.Pointer[[]*server]
+	// machines are the cell's machines by node id, as Inspect lists them;
+	// guarded by mu.
+	machines map[uint64]string
 
 	mu sync.Mutex
 	// leaders maps a journal to the index of the server that last gave it
@@ -166,7 +174,7 @@ func (c *Client) lastError() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var last error
-	for _, s := range c.servers {
+	for _, s := range c.list() {
 		if denied(s.lastErr) {
 			return deniedError(s.addr, s.lastErr)
 		}
@@ -203,7 +211,9 @@ func open(addrs []string, opts ...Option) (*Client, error) {
 		}),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(8<<20), grpc.MaxCallSendMsgSize(8<<20)),
 	}, append(auth, o.dial...)...)
-	c := &Client{leaders: map[journal.ID]int{}, readFrom: map[journal.ID]int{}, dopts: dopts, extra: map[string]*grpc.ClientConn{}}
+	c := &Client{leaders: map[journal.ID]int{}, readFrom: map[journal.ID]int{}, dopts: dopts, extra: map[string]*grpc.ClientConn{},
+		machines: map[uint64]string{}}
+	c.servers.Store(&[]*server{})
 	seen := map[string]bool{}
 	for _, a := range addrs {
 		if a == "" || seen[a] {
@@ -215,18 +225,52 @@ func open(addrs []string, opts ...Option) (*Client, error) {
 			c.Close()
 			return nil, fmt.Errorf("paros/client: dial %s: %w", a, err)
 		}
-		c.servers = append(c.servers, &server{addr: a, cc: cc, journal: pb.NewJournalClient(cc), admin: pb.NewAdminClient(cc)})
+		c.addServer(a, cc)
 	}
-	if len(c.servers) == 0 {
+	if len(c.list()) == 0 {
 		return nil, errors.New("paros/client: Dial needs at least one address")
 	}
 	return c, nil
 }
 
+// list is the servers, for reading (see Client.servers).
+func (c *Client) list() []*server { return *c.servers.Load() }
+
+// addServer appends a server; callers hold mu, or own c alone (open).
+func (c *Client) addServer(addr string, cc *grpc.ClientConn) int {
+	old := c.list()
+	next := append(slices.Clone(old), &server{addr: addr, cc: cc, journal: pb.NewJournalClient(cc), admin: pb.NewAdminClient(cc)})
+	c.servers.Store(&next)
+	return len(next) - 1
+}
+
+// learnMachine dials a machine of the cell the Client was not given, found
+// by its node id in an Inspect's list of the cell's machines, so that a
+// leader on a machine added by reconfiguration is reached. It returns the
+// new server's index, or -1.
+func (c *Client) learnMachine(node uint64) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	addr, ok := c.machines[node]
+	if !ok || len(c.list()) >= ServersMax+extraConnsMax {
+		return -1
+	}
+	for i, s := range c.list() {
+		if s.addr == addr {
+			return i
+		}
+	}
+	cc, err := grpc.NewClient(addr, c.dopts...)
+	if err != nil {
+		return -1
+	}
+	return c.addServer(addr, cc)
+}
+
 func (c *Client) anyKnown() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, s := range c.servers {
+	for _, s := range c.list() {
 		if s.known {
 			return true
 		}
@@ -237,7 +281,7 @@ func (c *Client) anyKnown() bool {
 // Close closes every connection. Calls in progress fail.
 func (c *Client) Close() error {
 	var first error
-	for _, s := range c.servers {
+	for _, s := range c.list() {
 		if err := s.cc.Close(); err != nil && first == nil {
 			first = err
 		}
@@ -254,10 +298,12 @@ func (c *Client) Close() error {
 	return first
 }
 
-// Servers lists the addresses the Client dials, in the order given to Dial.
+// Servers lists the addresses the Client dials: those given to Dial, in
+// order, then the machines of the cell it learned since.
 func (c *Client) Servers() []string {
-	out := make([]string, len(c.servers))
-	for i, s := range c.servers {
+	servers := c.list()
+	out := make([]string, len(servers))
+	for i, s := range servers {
 		out[i] = s.addr
 	}
 	return out
@@ -272,24 +318,24 @@ func (c *Client) Journal(id journal.ID) *Journal {
 // inspectAt asks the server at index i (in Servers order) for a journal's
 // consensus facts; node-only when id is the zero ID.
 func (c *Client) inspectAt(ctx context.Context, i int, id journal.ID) (*pb.InspectReply, error) {
-	if i < 0 || i >= len(c.servers) {
+	if i < 0 || i >= len(c.list()) {
 		return nil, fmt.Errorf("paros/client: no server %d", i)
 	}
 	req := &pb.InspectRequest{NodeOnly: id == journal.ID{}}
 	if id != (journal.ID{}) {
 		req.Journal = wire.JournalIDToPB(id)
 	}
-	return c.servers[i].admin.Inspect(ctx, req)
+	return c.list()[i].admin.Inspect(ctx, req)
 }
 
 // order lists server indexes to ask, first first, then the others in Dial
 // order. first < 0 means no preference.
 func (c *Client) order(first int) []int {
-	out := make([]int, 0, len(c.servers))
-	if first >= 0 && first < len(c.servers) {
+	out := make([]int, 0, len(c.list()))
+	if first >= 0 && first < len(c.list()) {
 		out = append(out, first)
 	}
-	for i := range c.servers {
+	for i := range c.list() {
 		if i != first {
 			out = append(out, i)
 		}
@@ -360,13 +406,24 @@ func (c *Client) indexOfNode(ctx context.Context, node uint64) int {
 		return i
 	}
 	c.learn(ctx, func(s *server) bool { return !s.known })
-	return c.knownNode(node)
+	if i := c.knownNode(node); i >= 0 {
+		return i
+	}
+	// A machine of the cell the Client was not given (a reconfiguration
+	// added it): dial it by the address the cell lists, and learn it.
+	if i := c.learnMachine(node); i >= 0 {
+		c.learn(ctx, func(s *server) bool { return !s.known })
+		if c.knownNode(node) == i {
+			return i
+		}
+	}
+	return -1
 }
 
 func (c *Client) knownNode(node uint64) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for i, s := range c.servers {
+	for i, s := range c.list() {
 		if s.known && s.nodeID == node {
 			return i
 		}
@@ -380,7 +437,7 @@ func (c *Client) learn(ctx context.Context, want func(*server) bool) {
 	now := time.Now()
 	var ask []*server
 	c.mu.Lock()
-	for _, s := range c.servers {
+	for _, s := range c.list() {
 		if want(s) && now.Sub(s.askedAt) >= learnRetry {
 			s.askedAt = now
 			ask = append(ask, s)
@@ -408,6 +465,11 @@ func (c *Client) learn(ctx context.Context, want func(*server) bool) {
 			}
 			c.mu.Lock()
 			s.known, s.nodeID, s.cellID, s.journals, s.lastReply, s.lastErr = true, r.GetNodeId(), r.GetCellId(), js, time.Now(), nil
+			for _, m := range r.GetMachines() {
+				if m.GetNodeId() != 0 && m.GetAddr() != "" && len(c.machines) < ServersMax+extraConnsMax {
+					c.machines[m.GetNodeId()] = m.GetAddr()
+				}
+			}
 			c.mu.Unlock()
 		})
 	}
@@ -424,7 +486,7 @@ func (c *Client) mayServe(ctx context.Context, id journal.ID) bool {
 	c.learnMu.Unlock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, s := range c.servers {
+	for _, s := range c.list() {
 		if !s.known || s.cellID == 0 || slices.Contains(s.journals, id) {
 			return true
 		}

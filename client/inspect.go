@@ -105,9 +105,10 @@ func ballotOf(b *pb.Ballot) Ballot { return Ballot{Round: b.GetRound(), Node: b.
 // is an operator's view: each answer is one server's, as of when it
 // answered. It needs no quorum and changes nothing.
 func (c *Client) Inspect(ctx context.Context, id journal.ID) []MemberStatus {
-	out := make([]MemberStatus, len(c.servers))
+	servers := c.list()
+	out := make([]MemberStatus, len(servers))
 	var wg sync.WaitGroup
-	for i, s := range c.servers {
+	for i, s := range servers {
 		wg.Go(func() {
 			actx, cancel := attemptCtx(ctx, 0)
 			defer cancel()

@@ -125,10 +125,10 @@ func (j *Journal) Read(ctx context.Context, req journal.ReadRequest) (journal.Re
 				break
 			}
 			actx, cancel := attemptCtx(ctx, wait)
-			r, err := j.c.servers[i].journal.Read(actx, in)
+			r, err := j.c.list()[i].journal.Read(actx, in)
 			cancel()
 			if denied(err) {
-				return journal.ReadReply{}, deniedError(j.c.servers[i].addr, err)
+				return journal.ReadReply{}, deniedError(j.c.list()[i].addr, err)
 			}
 			if err != nil {
 				lastErr = err
@@ -195,7 +195,7 @@ func (j *Journal) mutate(ctx context.Context, invoke invoker) (journal.Reply, er
 	var lastErr error
 	d := backoffMin
 	for range roundsMax {
-		tried := make([]bool, len(j.c.servers))
+		tried := map[int]bool{} // the list may grow mid-round (a learned machine)
 		queue := j.c.order(j.c.leaderOf(j.id))
 		onlyUnknown := true
 		for len(queue) > 0 && ctx.Err() == nil {
@@ -207,7 +207,7 @@ func (j *Journal) mutate(ctx context.Context, invoke invoker) (journal.Reply, er
 			tried[i] = true
 			var p peer.Peer
 			actx, cancel := attemptCtx(ctx, 0)
-			v, err := invoke(actx, j.c.servers[i], grpc.Peer(&p))
+			v, err := invoke(actx, j.c.list()[i], grpc.Peer(&p))
 			cancel()
 			if err != nil {
 				if status.Code(err) == codes.InvalidArgument {
@@ -219,7 +219,7 @@ func (j *Journal) mutate(ctx context.Context, invoke invoker) (journal.Reply, er
 					// The server refused the credentials before
 					// consensus: nothing was proposed, and no other
 					// server takes them either.
-					return journal.Reply{}, deniedError(j.c.servers[i].addr, err)
+					return journal.Reply{}, deniedError(j.c.list()[i].addr, err)
 				}
 				if sent(&p) {
 					return journal.Reply{NoVerdict: journal.Lost}, nil

@@ -68,15 +68,15 @@ var ErrStreamDone = errors.New("paros/client: write stream done")
 // full, Close, or ctx ends.
 func (j *Journal) OpenWriteStream(ctx context.Context) (*WriteStream, error) {
 	i := j.c.leaderOf(j.id)
-	if i < 0 || i >= len(j.c.servers) {
+	if i < 0 || i >= len(j.c.list()) {
 		i = j.findLeader(ctx)
 	}
 	sctx, cancel := context.WithCancel(ctx)
-	st, err := j.c.servers[i].journal.WriteStream(sctx)
+	st, err := j.c.list()[i].journal.WriteStream(sctx)
 	if err != nil {
 		cancel()
 		j.c.forgetLeader(j.id, i) // the next open asks who leads
-		return nil, fmt.Errorf("paros/client: open write stream to %s: %w", j.c.servers[i].addr, err)
+		return nil, fmt.Errorf("paros/client: open write stream to %s: %w", j.c.list()[i].addr, err)
 	}
 	ws := &WriteStream{j: j, stream: st, cancel: cancel, server: i, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	go ws.sender(sctx)
@@ -89,7 +89,7 @@ func (j *Journal) OpenWriteStream(ctx context.Context) (*WriteStream, error) {
 // one after the last it tried, so a dead server is not asked forever.
 func (j *Journal) findLeader(ctx context.Context) int {
 	alive := -1
-	for i := range j.c.servers {
+	for i := range j.c.list() {
 		actx, cancel := context.WithTimeout(ctx, learnTimeout)
 		r, err := j.c.inspectAt(actx, i, j.id)
 		cancel()
@@ -113,13 +113,13 @@ func (j *Journal) findLeader(ctx context.Context) int {
 	}
 	j.c.mu.Lock()
 	j.c.rotate++
-	i := j.c.rotate % len(j.c.servers)
+	i := j.c.rotate % len(j.c.list())
 	j.c.mu.Unlock()
 	return i
 }
 
 // Server is the address the stream writes to.
-func (ws *WriteStream) Server() string { return ws.j.c.servers[ws.server].addr }
+func (ws *WriteStream) Server() string { return ws.j.c.list()[ws.server].addr }
 
 // Send queues one Write and returns its id. An error means the stream is
 // broken (ErrStreamBroken): this Write was not sent, earlier ones may or
@@ -218,6 +218,11 @@ func (ws *WriteStream) Recv() (uint64, journal.Reply, error) {
 	case r.NoVerdict == journal.NotLeader && r.LeaderHint != 0:
 		if h := ws.j.c.knownNode(r.LeaderHint); h >= 0 {
 			ws.j.c.setLeader(ws.j.id, h)
+		} else {
+			// A leader on a machine this Client does not dial yet (one a
+			// reconfiguration added): the next stream asks who leads,
+			// and learns the machine's address from the cell.
+			ws.j.c.forgetLeader(ws.j.id, ws.server)
 		}
 	}
 	return a.GetId(), r, nil

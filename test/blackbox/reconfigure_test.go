@@ -474,3 +474,44 @@ const (
 	exitUnreachable = 1
 	exitRefused     = 3
 )
+
+func TestAClientFollowsItsJournalToMachinesItWasNotGiven(t *testing.T) {
+	// Arrange: a formed cell of three and an idle fourth machine; a Client
+	// dialled to machine 1 alone claims the journal and appends.
+	c := newCell(t)
+	spare := c.spare("m4")
+	ref := c.initCell()
+	id := mustID(t, ref)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	one := c.dial(ctx, c.procs[:1])
+	wr := one.Journal(id).NewWriter()
+	defer wr.Close()
+	if err := wr.Claim(ctx); err != nil {
+		t.Fatalf("claim: %v", err)
+	}
+	if _, err := wr.Append(ctx, []byte("before")); err != nil {
+		t.Fatalf("append before: %v", err)
+	}
+	sts := c.dial(ctx, c.procs).Inspect(ctx, id)
+	members := []string{fmt.Sprintf("%016x", sts[1].NodeID), fmt.Sprintf("%016x", sts[2].NodeID), spare.addr}
+
+	// Act: move the journal off machine 1, the only machine the Client
+	// was given, onto machines 2, 3 and the new one.
+	if err := one.Reconfigure(ctx, id, client.Configuration{Members: members, Quorum: quorum.Spec{Kind: quorum.KindMajority}}); err != nil {
+		t.Fatalf("reconfigure to %v: %v", members, err)
+	}
+
+	// Check: the Writer goes on: machine 1 names the leader, and the
+	// Client dials it by the address the cell lists for it.
+	seq, err := wr.Append(ctx, []byte("after"))
+	if err != nil {
+		t.Fatalf("append after the journal left the Client's machines: %v", err)
+	}
+	if seq != journal.FirstSeq+1 {
+		t.Fatalf("after at %d, want %d", seq, journal.FirstSeq+1)
+	}
+	if got := one.Servers(); len(got) < 2 {
+		t.Fatalf("the Client dials %v: it learned no machine of the cell", got)
+	}
+}
