@@ -69,6 +69,14 @@ type Node struct {
 	// this node. All volatile: a reboot returns to the bootstrap belief.
 	belief     Configuration
 	learned    bool
+	// basis is the read basis: the ballot of the won leadership whose
+	// heartbeat taught this node its belief, and that leadership's
+	// election fence (the highest slot its Phase 1 could have found
+	// chosen, in any older configuration). A follower's quorum read is
+	// served at or past the fence: a write an older configuration chose
+	// need not be voted by any acceptor of the newer one yet.
+	basisBallot Ballot
+	basisFence  Slot
 	ballotCfg  Configuration
 	lastMember Ballot
 	probe      *probe

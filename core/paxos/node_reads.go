@@ -45,6 +45,20 @@ func (n *Node) QuorumRead(ctx uint64) bool {
 	}
 	if l, ok := n.phase.(*leading); ok {
 		r.fence = l.recoverEnd
+	} else if n.matchmakers() {
+		// A follower reads at or past the fence of the leadership that
+		// taught it its configuration: a write chosen in an older
+		// configuration is below that fence (the leadership's Phase 1
+		// met a quorum of that configuration, which refused the older
+		// ballot from then on), but the acceptors of the newer one may
+		// not have voted for it yet. No basis (a belief from the
+		// matchmakers, not from a leader) opens no read. Found by the
+		// simulator: a joiner served a read that missed two writes the
+		// old configuration chose.
+		if n.basisBallot != n.belief.Ballot {
+			return false
+		}
+		r.fence = n.basisFence
 	}
 	n.reads = append(n.reads, r)
 	for _, id := range n.sys.PreReadAddressees() {

@@ -39,12 +39,15 @@ func (n *Node) broadcastHeartbeat(l *leading) {
 	c := n.rep.chosenIndex
 	var cfg quorum.System
 	var since Ballot
+	var fence Slot
 	if n.matchmakers() {
-		cfg, since = n.sys, n.belief.Since
+		// With matchmakers a beat also carries the election fence, the
+		// followers' read basis (node_reads.go).
+		cfg, since, fence = n.sys, n.belief.Since, l.recoverEnd
 	}
 	for _, id := range n.heartbeatAddressees(l) {
 		if id != n.cfg.ID {
-			n.send(Message{Type: MsgHeartbeat, To: id, Ballot: l.ballot, Commit: c, Config: cfg, Since: since})
+			n.send(Message{Type: MsgHeartbeat, To: id, Ballot: l.ballot, Commit: c, Config: cfg, Since: since, Watermark: fence})
 		}
 	}
 	n.lastCommitSent = max(n.lastCommitSent, c)
@@ -108,8 +111,15 @@ func (n *Node) handleHeartbeat(m Message) {
 		return
 	}
 	if n.matchmakers() {
-		// A leader's beat is a won ballot: its configuration is in force.
+		// A leader's beat is a won ballot: its configuration is in force,
+		// and its fence is the read basis.
 		n.adopt(Configuration{Ballot: m.Ballot, Since: m.Since, Acceptors: m.Config})
+		if n.belief.Ballot == m.Ballot {
+			if n.basisBallot != m.Ballot {
+				n.basisBallot, n.basisFence = m.Ballot, 0
+			}
+			n.basisFence = max(n.basisFence, m.Watermark)
+		}
 	}
 	n.learnCommit(m.Ballot, m.Commit, m.From)
 	n.send(Message{Type: MsgHeartbeatAck, To: m.From, Ballot: m.Ballot, Commit: n.rep.chosenIndex,
