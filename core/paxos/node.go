@@ -67,8 +67,8 @@ type Node struct {
 	// highest ballot heard with one (an Accept is voted only by its
 	// members); lastMember is the highest ballot of a configuration naming
 	// this node. All volatile: a reboot returns to the bootstrap belief.
-	belief     Configuration
-	learned    bool
+	belief  Configuration
+	learned bool
 	// basis is the read basis: the ballot of the won leadership whose
 	// heartbeat taught this node its belief, and that leadership's
 	// election fence (the highest slot its Phase 1 could have found
@@ -77,9 +77,9 @@ type Node struct {
 	// need not be voted by any acceptor of the newer one yet.
 	basisBallot Ballot
 	basisFence  Slot
-	ballotCfg  Configuration
-	lastMember Ballot
-	probe      *probe
+	ballotCfg   Configuration
+	lastMember  Ballot
+	probe       *probe
 
 	// lastCommitSent is the commit watermark last announced to the peers.
 	// knownCommit is the highest watermark heard from any leader.

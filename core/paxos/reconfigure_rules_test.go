@@ -1,6 +1,6 @@
 package paxos_test
 
-// This file pins four safety rules of reconfiguration with matchmakers
+// This file pins safety rules of reconfiguration with matchmakers
 // (Whittaker et al., "Matchmaker Paxos", §3 and §4, and the spec's
 // "Matchmakers and reconfiguration", "reads carry Since" and "The GC
 // watermark and retirement" sections) that mutation testing found no other
@@ -8,14 +8,19 @@ package paxos_test
 // Phase-1 quorum; a leader collects older configurations only once its
 // recovery is drained and a Phase-2 quorum of its configuration reports the
 // election fence chosen; an acceptor votes only in a ballot whose
-// configuration it knows and names it; and a matchmaker's reply leaves only
-// once the registry write it answers for is durable. Each test is a script
-// over the test network of matchmaker_harness_test.go (real nodes and real
-// matchmakers, a message pool the script delivers, drops and holds back by
-// hand), with the expected state checked inline; each fails when its rule is
-// deleted from the code.
+// configuration it knows and names it; a matchmaker's reply leaves only
+// once the registry write it answers for is durable; a follower's quorum
+// read is served at or past the election fence of the leadership whose beat
+// taught it its configuration; and a follower with no such beat opens no
+// read. Each test is a script over the test network of
+// matchmaker_harness_test.go (real nodes and real matchmakers, a message
+// pool the script delivers, drops and holds back by hand), with the
+// expected state checked inline; each fails when its rule is deleted from
+// the code.
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/parosdb/paros/core/journal"
@@ -391,4 +396,203 @@ func TestReconfigureMatchmakerRepliesAfterItsWriteIsDurable(t *testing.T) {
 	}
 	expectEq(t, "node 1 leads the new ballot", n1.node.LeaderBallot(), b)
 	expectSystem(t, "node 1 leads under", n1.node.Configuration().Acceptors, cNew)
+}
+
+// node_reads.go, QuorumRead: "A follower reads at or past the fence of the
+// leadership that taught it its configuration: a write chosen in an older
+// configuration is below that fence (the leadership's Phase 1 met a quorum
+// of that configuration, which refused the older ballot from then on), but
+// the acceptors of the newer one may not have voted for it yet" (Matchmaker
+// Paxos §3: Phase 2 of a new configuration starts only after its leader's
+// Phase 1 over every older one; the simulator's seeds 1702 and 1718). Old
+// {1,2,3}: a write is chosen at slot s by {1,2} alone, node 3 hears nothing
+// of it. Node 3 moves to {3,4,5}; its Phase 1 meets {1,2,3} and finds s,
+// and its recovery re-proposes s, but the recovery's Accepts and Commits to
+// the joiners 4 and 5 are held back (node 3's own vote at s is cast with
+// the recovery and cannot be held, so node 3's answer to the read is late
+// too). The joiners hear the new leader's beat and learn {3,4,5} and its
+// fence. Node 4 reads; {4,5}, a Phase-1 quorum of {3,4,5} that blocks every
+// other, answers with vote watermarks below s. The read must not be served
+// below s: it waits, and is served at or past s once the recovery reaches
+// the joiners. (The read oracle fails the run on its own if the read is
+// served without the write: s was acknowledged before the read opened.)
+func TestReconfigureJoinerReadsEveryWriteTheOldConfigurationChose(t *testing.T) {
+	mn, _ := mmCell(t, scenarioOpts())
+	n1, n2, n3 := mn.node(1), mn.node(2), mn.node(3)
+	cNew := majorityOf(3, 4, 5)
+	n4, n5 := mn.addJoiner(4, cNew), mn.addJoiner(5, cNew)
+	var held []paxos.Message
+	block := func(paxos.Message) bool { return false }
+	mn.drop = func(m paxos.Message) bool {
+		if block(m) {
+			held = append(held, m)
+			return true
+		}
+		return false
+	}
+	voteAt := func(tn *tnode, s paxos.Slot) bool { _, _, ok := tn.node.Acceptor().Record(s); return ok }
+
+	// old {1,2,3}: slot s is chosen by {1,2}; node 3 never gets the Accept.
+	block = func(m paxos.Message) bool {
+		return m.From == 1 && m.To == 3 &&
+			(m.Type == paxos.MsgAccept || m.Type == paxos.MsgCommit || m.Type == paxos.MsgHeartbeat)
+	}
+	s := mn.proposeW(n1, "old")
+	mn.exchange()
+	expectEq(t, "node 1's chosen index", n1.node.ChosenIndex(), s)
+	expectEq(t, "node 2 voted at s", voteAt(n2, s), true)
+	expectEq(t, "node 3 voted at s", voteAt(n3, s), false)
+	expectEq(t, "node 3's chosen index", n3.node.ChosenIndex(), s-1)
+	held = nil // node 1's Accept to node 3 is lost for good
+
+	// node 3 moves to {3,4,5}; its recovery's Accepts and Commits to the
+	// joiners are held, its first beat passes.
+	toJoiners := func(m paxos.Message) bool { return m.From == 3 && (m.To == 4 || m.To == 5) }
+	block = func(m paxos.Message) bool {
+		return toJoiners(m) && (m.Type == paxos.MsgAccept || m.Type == paxos.MsgCommit)
+	}
+	if err := n3.node.Reconfigure(cNew); err != nil {
+		t.Fatal(err)
+	}
+	mn.drainNode(n3)
+	mn.exchange()
+	expectEq(t, "node 3 leads", n3.node.IsLeader(), true)
+	expectSystem(t, "node 3 leads under", n3.node.Configuration().Acceptors, cNew)
+	expectEq(t, "node 3's chosen index (recovery held)", n3.node.ChosenIndex(), s-1)
+	if !slices.Contains(acceptSlots(held), s) {
+		t.Fatalf("held Accepts carry slots %v, want the recovery of slot %d among them", acceptSlots(held), s)
+	}
+	for _, tn := range []*tnode{n4, n5} {
+		expectSystem(t, fmt.Sprintf("node %d learned from the beat", tn.id), tn.node.Configuration().Acceptors, cNew)
+		if w := tn.node.Acceptor().VoteWatermark(); w >= s {
+			t.Fatalf("node %d's vote watermark %d, want below s=%d", tn.id, w, s)
+		}
+	}
+
+	// node 4 reads; node 3's answer is late, {4,5} answer below s.
+	recovery := block
+	block = func(m paxos.Message) bool {
+		return recovery(m) || m.Type == paxos.MsgPreRead && m.From == 4 && m.To == 3
+	}
+	ctx := uint64(0x1702)
+	mn.oracles.readOpened(ctx)
+	if !n4.node.QuorumRead(ctx) {
+		t.Fatalf("node 4 refused to open the read: the scenario needs it open (it learned {3,4,5} from node 3's beat)")
+	}
+	mn.drainNode(n4)
+	mn.exchange()
+	if rs, ok := n4.reads[ctx]; ok {
+		t.Fatalf("node 4 answered the read on {4,5}'s watermarks alone: %+v (applied %d); the old configuration chose slot %d",
+			rs, n4.node.Applied(), s)
+	}
+
+	// the recovery reaches the joiners: s is chosen under {3,4,5}.
+	block = func(paxos.Message) bool { return false }
+	late := held
+	held = nil
+	mn.deliverMsgs(late...)
+	mn.exchange()
+
+	rs, ok := n4.reads[ctx]
+	if !ok || !rs.OK || rs.Index < s {
+		t.Fatalf("read after the recovery: %+v (answered %v), want served at or past %d", rs, ok, s)
+	}
+	expectFolded(t, mn.network, s, unfenced("old"), n3, n4)
+}
+
+// node_reads.go, QuorumRead: "No basis (a belief from the matchmakers, not
+// from a leader) opens no read." A belief the matchmakers taught (a boot
+// probe's answer, or a StaleConfiguration) names the configuration in force
+// but not the election fence of any leadership of it, so a follower holding
+// it opens no read; the next beat of a leader at its belief's ballot gives
+// it the fence, and reads open again. Old {1,2,3}, new {1,2,4}, node 2
+// misses the change and a write is chosen under {1,2,4} at slot s; node 1's
+// messages to node 2 are lost while node 2 learns the change from the
+// matchmakers.
+func TestReconfigureFollowerWithoutALeadersBasisOpensNoRead(t *testing.T) {
+	for _, how := range []string{"probe", "stale configuration"} {
+		t.Run(how, func(t *testing.T) {
+			mn, _ := mmCell(t, scenarioOpts())
+			n1, n2 := mn.node(1), mn.node(2)
+			cNew := majorityOf(1, 2, 4)
+			mn.addJoiner(4, cNew)
+			if how == "probe" {
+				mn.crash(n2)
+			} else {
+				mn.cut = map[paxos.NodeID]bool{2: true}
+			}
+			if err := n1.node.Reconfigure(cNew); err != nil {
+				t.Fatal(err)
+			}
+			mn.drainNode(n1)
+			mn.exchange()
+			expectEq(t, "node 1 leads", n1.node.IsLeader(), true)
+			b := n1.node.LeaderBallot()
+			s := mn.proposeW(n1, "under-new")
+			mn.exchange()
+			mn.cut = nil
+			// node 1's messages to node 2 are lost, and so are node 2's
+			// Matches once an answer named {1,2,4} (after a
+			// StaleConfiguration it campaigns again at once: it must not win).
+			mn.drop = func(m paxos.Message) bool {
+				return m.From == 1 && m.To == 2 ||
+					m.Type == paxos.MsgMatch && m.From == 2 && n2.node.Counters().StaleConfigurations > 0
+			}
+			if how == "probe" {
+				mn.boot(n2)
+			}
+
+			// node 2 learns {1,2,4} from the matchmakers.
+			learned := func() bool { return paxos.SameSystem(n2.node.Configuration().Acceptors, cNew) }
+			for k := 0; k < 100 && !learned(); k++ {
+				mn.tick(n2)
+				mn.exchange()
+			}
+			if !learned() {
+				t.Fatalf("node 2 never learned %v from the matchmakers: %s", cNew.Members(), mn)
+			}
+			c := n2.node.Counters()
+			if how == "probe" {
+				expectEq(t, "node 2's probes", c.Probes, uint64(1))
+				expectEq(t, "node 2's role", n2.node.Role(), "follower")
+			} else {
+				expectEq(t, "node 2's stale configurations", c.StaleConfigurations, uint64(1))
+				expectEq(t, "node 2's role (campaigning again)", n2.node.Role(), "candidate")
+			}
+			expectEq(t, "node 2's belief is the reconfiguration", n2.node.Configuration().Ballot, b)
+			if n2.node.QuorumRead(0xba5e) {
+				t.Fatalf("node 2 opened a read on a belief from the matchmakers (%s), with no leader's fence", n2.node.Configuration())
+			}
+
+			// a leader's beat at node 2's belief arrives: reads open again.
+			// After a StaleConfiguration node 2 promised its new campaign's
+			// ballot, above node 1's: it refuses node 1's beat, node 1 steps
+			// down and is elected again above it (node 2's campaigns stay
+			// unmatched), and that leadership's beat is the basis.
+			mn.drop = func(m paxos.Message) bool { return m.Type == paxos.MsgMatch && m.From == 2 }
+			for range scenarioOpts().HeartbeatTicks {
+				mn.tick(n1)
+			}
+			mn.exchange()
+			if how == "stale configuration" {
+				expectEq(t, "node 1 deposed by node 2's promise", n1.node.IsLeader(), false)
+				mn.electLeader(n1)
+				expectEq(t, "node 2 promised node 1's new ballot", n2.node.Promised(), n1.node.LeaderBallot())
+			}
+			expectEq(t, "node 2 follows node 1's ballot", n2.node.Configuration().Ballot, n1.node.LeaderBallot())
+			expectEq(t, "node 2's role", n2.node.Role(), "follower")
+			ctx := uint64(0xba5f)
+			mn.oracles.readOpened(ctx)
+			if !n2.node.QuorumRead(ctx) {
+				t.Fatalf("node 2 refused a read after node 1's beat at %s", n1.node.LeaderBallot())
+			}
+			mn.drainNode(n2)
+			mn.exchange()
+
+			rs, ok := n2.reads[ctx]
+			if !ok || !rs.OK || rs.Index < s {
+				t.Fatalf("read after the beat: %+v (answered %v), want served at or past %d", rs, ok, s)
+			}
+		})
+	}
 }
