@@ -141,11 +141,27 @@ func sameRegistry(a, b matchmaker.Registry) bool {
 		slices.EqualFunc(a.Regs, b.Regs, sameReg)
 }
 
+// highestOf is the highest ballot registered: the last registration, or
+// the effective configuration's when higher (it was registered, and
+// survives collection).
 func highestOf(r *matchmaker.Registry) paxos.Ballot {
-	if r == nil || len(r.Regs) == 0 {
+	if r == nil {
 		return paxos.Ballot{}
 	}
-	return r.Regs[len(r.Regs)-1].Ballot
+	h := r.Effective.Ballot
+	if len(r.Regs) > 0 && h.Less(r.Regs[len(r.Regs)-1].Ballot) {
+		h = r.Regs[len(r.Regs)-1].Ballot
+	}
+	return h
+}
+
+// lastAt is the registration at ballot b: the last one, or the effective
+// configuration once its entry was collected.
+func lastAt(r *matchmaker.Registry, b paxos.Ballot) paxos.Registration {
+	if n := len(r.Regs); n > 0 && r.Regs[n-1].Ballot == b {
+		return r.Regs[n-1]
+	}
+	return r.Effective
 }
 
 // keepsInvariants is the Registry doc comment's invariants, checked
@@ -427,7 +443,7 @@ func (f *mmFuzz) predict(j journal.ID, m paxos.Message) {
 			f.counters.Refused++
 			reply.Refusal = paxos.MatchBelowWatermark
 			want(wantReply{})
-		case b == h && sameReg(r.Regs[len(r.Regs)-1], own):
+		case b == h && sameReg(lastAt(r, b), own):
 			f.reached["repeat"]++
 			f.counters.Repeats++
 			reply.Effective = r.Effective

@@ -229,7 +229,10 @@ func (m *Matchmaker) match(j journal.ID, msg paxos.Message, reply paxos.Message)
 		// A resent registration: answer it again if it is the same one
 		// (the first answer was lost). Anything else at this ballot is
 		// refused: a ballot names one configuration, never edited.
-		last := r.Regs[len(r.Regs)-1]
+		last := r.Effective // collected, or still the last registration
+		if n := len(r.Regs); n > 0 && r.Regs[n-1].Ballot == b {
+			last = r.Regs[n-1]
+		}
 		if last.Reconfiguration != own.Reconfiguration || !paxos.SameSystem(last.Acceptors, own.Acceptors) {
 			m.counters.Refused++
 			reply.Refusal, reply.Refused = paxos.MatchStale, h

@@ -30,12 +30,16 @@ type Registry struct {
 	Regs      []paxos.Registration
 }
 
-// highest is the highest registered ballot (zero when none).
+// highest is the highest registered ballot (zero when none). The effective
+// configuration was registered too, and survives collection, so it counts:
+// a registration at or below it is stale even once its own entry is gone
+// (found by FuzzMatchmaker: a belief registered at the effective ballot).
 func (r *Registry) highest() paxos.Ballot {
-	if len(r.Regs) == 0 {
-		return paxos.Ballot{}
+	h := r.Effective.Ballot
+	if len(r.Regs) > 0 && h.Less(r.Regs[len(r.Regs)-1].Ballot) {
+		h = r.Regs[len(r.Regs)-1].Ballot
 	}
-	return r.Regs[len(r.Regs)-1].Ballot
+	return h
 }
 
 // history is what a reply to a registration at ballot b carries: every
