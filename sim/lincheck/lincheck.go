@@ -12,12 +12,13 @@
 // floor passed, a claim's old leader gone for good); then it returns at
 // that moment (settledReturns). And an ambiguous retry identical to an
 // earlier ambiguous call, when the command can land only once, is left
-// out (twins). Without them, a pipelining writer's or a retrying
-// claimant's many ambiguous attempts stay concurrent with the rest of the
-// history and the search explodes. Both are exact: a history is
-// linearizable with them exactly when it is without them (the proofs are
-// at the functions; bounds_quick_test.go checks them against the plain
-// check).
+// out (twins), as is an operation the model steps as a no-op in every
+// state (inert: a refused call, an unserved read). Without them, a
+// pipelining writer's, a retrying truncator's or a retrying claimant's
+// many ambiguous attempts stay concurrent with the rest of the history and
+// the search explodes. All are exact: a history is linearizable with them
+// exactly when it is without them (the proofs are at the functions;
+// bounds_quick_test.go checks them against the plain check).
 package lincheck
 
 import (
@@ -276,7 +277,7 @@ func Check(mode journal.WriterMode, ops []Op, timeout time.Duration) Result {
 	settled := settledReturns(ops)
 	twin := twins(ops, settled)
 	for i, op := range ops {
-		if twin[i] {
+		if twin[i] || inert(op) {
 			continue
 		}
 		ret := op.Return
@@ -414,6 +415,15 @@ func settleClaims(ops []Op, out []int64) {
 //     returned before K was called. Once the claim lands, the leader is n
 //     (≠ o) and could be o again only by one of those, which all precede
 //     K and the twin.
+//   - a truncation up to u (fenced or not): when a view (checkedView)
+//     with next_seq >= u came from an operation that returned before K was
+//     called. That operation precedes K and the twin, and next_seq never
+//     falls, so wherever the command is applied from K's call on it lifts
+//     the floor to min(u, next_seq) = u or leaves it; the floor only
+//     rises, so after one application that moved it every later one moves
+//     nothing. Without the view it may land twice: applied at next_seq <
+//     u it lifts the floor to next_seq only, and applied again later,
+//     further.
 //
 // Why leaving a twin T out loses nothing: a linearization without T gets
 // T back as a no-op placed just after the last operation that returned
@@ -425,8 +435,12 @@ func settleClaims(ops []Op, out []int64) {
 // every step's condition (fewer operations can only make it easier).
 //
 // A writer retrying a claim (seed 369: twenty identical claims in 250 ms,
-// each answered ambiguous) would otherwise make porcupine try every subset
-// of the copies before it can call a history Illegal.
+// each answered ambiguous) or a truncation (seed 637: two writers resent
+// theirs thirteen times through a 3.7 s outage, each copy open for
+// seconds across ninety refused calls and unserved reads) would
+// otherwise make porcupine try every subset of the copies before it can
+// call a history Illegal, or before it backtracks out of a wrong early
+// guess.
 func twins(ops []Op, settled []int64) []bool {
 	ret := func(i int) int64 {
 		if ops[i].Out.Ambiguous {
@@ -437,8 +451,11 @@ func twins(ops []Op, settled []int64) []bool {
 	lastSet := waysBack(ops, ret)
 	onceFrom := func(k int) bool {
 		c := ops[k].In.Cmd
-		if c.Kind == journal.KindWrite {
+		switch c.Kind {
+		case journal.KindWrite:
 			return true
+		case journal.KindTruncate:
+			return reachedBefore(ops, c.UpTo, ops[k].Call)
 		}
 		after, comesBack := lastSet[c.Old]
 		return !comesBack || after < ops[k].Call
@@ -447,22 +464,28 @@ func twins(ops []Op, settled []int64) []bool {
 		kind     journal.Kind
 		print    uint64 // a write's entry print
 		old, new journal.LeaderUUID
+		leader   journal.LeaderUUID // a truncation's
+		upTo     journal.Seq
 	}
 	var order []int
 	keys := map[int]key{}
+	once := make([]bool, len(ops)) // onceFrom, for the keyed operations
 	for i, op := range ops {
 		c := op.In.Cmd
 		switch {
-		case !op.Out.Ambiguous:
+		case !op.Out.Ambiguous || inert(op):
 			continue
 		case op.In.Kind == OpWrite && c.Kind == journal.KindWrite && c.Entry.Leader.IsSet():
 			keys[i] = key{kind: c.Kind, print: entryPrint(c.Entry)}
 		case op.In.Kind == OpSetLeader && c.Kind == journal.KindSetLeader:
 			keys[i] = key{kind: c.Kind, old: c.Old, new: c.New}
+		case op.In.Kind == OpTruncate && c.Kind == journal.KindTruncate:
+			keys[i] = key{kind: c.Kind, leader: c.Leader, upTo: c.UpTo}
 		default:
 			continue
 		}
 		order = append(order, i)
+		once[i] = onceFrom(i)
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(ops[a].Call, ops[b].Call) })
 	drop := make([]bool, len(ops))
@@ -471,7 +494,7 @@ func twins(ops []Op, settled []int64) []bool {
 		k := keys[i]
 		for _, j := range kept[k] {
 			same := ops[i].In.Cmd.Kind != journal.KindWrite || ops[i].In.Cmd.Entry.Equal(ops[j].In.Cmd.Entry)
-			if same && ops[j].Call <= ops[i].Call && ret(i) <= ret(j) && onceFrom(j) {
+			if same && ops[j].Call <= ops[i].Call && ret(i) <= ret(j) && once[j] {
 				drop[i] = true
 				break
 			}
@@ -481,6 +504,35 @@ func twins(ops []Op, settled []int64) []bool {
 		}
 	}
 	return drop
+}
+
+// reachedBefore says whether an operation that returned before t carries
+// a view (checkedView) with next_seq >= seq: then in every linearization
+// next_seq >= seq from t on.
+func reachedBefore(ops []Op, seq journal.Seq, t int64) bool {
+	for _, o := range ops {
+		if v, ok := checkedView(o); ok && o.Return < t && v.NextSeq >= seq {
+			return true
+		}
+	}
+	return false
+}
+
+// inert says whether the model steps op as a no-op in every state: a
+// refused call (NoEffect), an unserved or ambiguous read. Check leaves
+// these out, which loses nothing: a linearization without op gets it
+// back just after the last operation that returned before op's call
+// (everything called after op's return still follows it, as in
+// settledReturns), and one with op is one without it once op is dropped.
+// The rules above already ignore them (checkedView, waysBack). They are
+// many in an outage (seed 637: ninety of them beside thirteen open
+// truncations), and each one multiplies the places porcupine tries an
+// open ambiguous operation.
+func inert(op Op) bool {
+	if op.In.Kind == OpRead {
+		return !op.Out.Served || op.Out.Ambiguous
+	}
+	return op.Out.NoEffect
 }
 
 // waysBack maps each uuid u to the latest return (ret) of an operation

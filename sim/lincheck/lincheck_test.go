@@ -8,7 +8,9 @@ package lincheck
 // effect, and each rule that bounds an ambiguous operation fires on its
 // evidence and not without it (a reinstated uuid keeps a claim open, an
 // unchecked view is no evidence), as does the rule that leaves identical
-// ambiguous retries out (twins). bounds_quick_test.go checks both against
+// ambiguous retries out (twins; a truncation resent before the head
+// reached its target is none), and the one that leaves out operations
+// that constrain nothing (inert). bounds_quick_test.go checks them against
 // the plain check.
 
 import (
@@ -312,6 +314,109 @@ func TestAClaimResentAcrossAReinstatementIsNoTwin(t *testing.T) {
 	}
 	if r := check(t, ops); r != "Ok" {
 		t.Fatalf("a claim landing twice around a reinstatement: got %s", r)
+	}
+}
+
+func truncate(call, ret int64, upTo journal.Seq, out Output) Op {
+	return Op{Client: 0, Call: call, Return: ret, In: Input{Kind: OpTruncate, Cmd: journal.Truncate(u, upTo)}, Out: out}
+}
+
+// acceptedOver acknowledges a one-record write at seq over the floor first.
+func acceptedOver(seq, first journal.Seq) Output {
+	return Output{Outcome: journal.Outcome{Kind: journal.Accepted, Seq: seq, Count: 1,
+		View: journal.View{Leader: u, NextSeq: seq + 1, FirstSeq: first}}}
+}
+
+// floorRead reads from the floor and sees nothing: the journal is empty
+// above it.
+func floorRead(call, ret int64, first journal.Seq) Op {
+	return Op{Client: 1, Call: call, Return: ret, In: Input{Kind: OpRead, From: first},
+		Out: Output{Served: true, View: journal.View{Leader: u, NextSeq: first, FirstSeq: first}}}
+}
+
+// A retried truncation answered ambiguous again and again (seed 637) is
+// one truncation once an answer showed the head at or past its target
+// before the first copy was sent: wherever a copy lands it lifts the
+// floor to the target, and the floor only rises, so only one copy can
+// move it. The copies after the first are left out (twins); a truncation
+// to another point is no twin.
+func TestIdenticalAmbiguousTruncationsAreTwinsOnceTheHeadPassedThem(t *testing.T) {
+	amb := Output{Ambiguous: true}
+	ops := []Op{
+		setLeader(0, 1),                           // 0
+		write(2, 3, 1, "a", acceptedOver(1, 1)),   // 1
+		write(4, 5, 2, "b", acceptedOver(2, 1)),   // 2: the head is at 3
+		truncate(6, 7, 3, amb),                    // 3
+		truncate(8, 9, 3, amb),                    // 4: its resend
+		truncate(10, 11, 3, amb),                  // 5: and again
+		truncate(10, 11, 2, amb),                  // 6: another target: no twin
+		floorRead(12, 13, 3),                      // 7
+		write(14, 15, 3, "c", acceptedOver(3, 3)), // 8
+	}
+
+	got := twins(ops, settledReturns(ops))
+
+	want := []bool{false, false, false, false, true, true, false, false, false}
+	if !slices.Equal(got, want) {
+		t.Fatalf("twins %v, want %v", got, want)
+	}
+	if r := check(t, ops); r != "Ok" {
+		t.Fatalf("the history with its twins left out: got %s", r)
+	}
+}
+
+// Twins need the truncation to land at most once: sent while the head is
+// still below its target, a copy landing there lifts the floor to the
+// head only, and a resend landing after more writes lifts it again. The
+// resend is kept, and the history that needs both landings passes; it
+// fails without the resend, which is what leaving it out as a twin would
+// do.
+func TestATruncationResentBeforeTheHeadReachedItIsNoTwin(t *testing.T) {
+	amb := Output{Ambiguous: true}
+	ops := []Op{
+		setLeader(0, 1),                         // 0
+		write(2, 3, 1, "a", acceptedOver(1, 1)), // 1: the head is at 2
+		truncate(4, 5, 3, amb),                  // 2: lands: floor 2
+		write(6, 7, 2, "b", acceptedOver(2, 2)), // 3: the head is at 3
+		truncate(8, 9, 3, amb),                  // 4: the resend lands: floor 3
+		floorRead(10, 11, 3),                    // 5
+	}
+
+	got := twins(ops, settledReturns(ops))
+
+	if slices.Contains(got, true) {
+		t.Fatalf("twins %v: the resend may lift the floor a second time", got)
+	}
+	if r := check(t, ops); r != "Ok" {
+		t.Fatalf("a truncation landing twice: got %s", r)
+	}
+	once := slices.Delete(slices.Clone(ops), 4, 5)
+	if r := check(t, once); r != "Illegal" {
+		t.Fatalf("the floor lifted twice by one truncation: got %s", r)
+	}
+}
+
+// A refused call and an unserved read constrain nothing (the model steps
+// them as no-ops in every state): Check leaves them out. A served read,
+// an answered or ambiguous call are kept.
+func TestOperationsThatConstrainNothingAreInert(t *testing.T) {
+	refused := write(2, 3, 1, "a", Output{NoEffect: true})
+	unserved := Op{Client: 1, Call: 2, Return: 3, In: Input{Kind: OpRead, From: 1}}
+	kept := []Op{setLeader(0, 1), write(2, 3, 1, "a", accepted(1)), write(2, 3, 1, "a", Output{Ambiguous: true}),
+		read(1, 4, 5, 1, []string{"a"}, 2)}
+
+	for _, op := range []Op{refused, unserved} {
+		if !inert(op) {
+			t.Errorf("%+v: not inert", op)
+		}
+	}
+	for _, op := range kept {
+		if inert(op) {
+			t.Errorf("%+v: inert", op)
+		}
+	}
+	if r := check(t, append(slices.Clone(kept), refused, unserved)); r != "Ok" {
+		t.Fatalf("a history with inert operations: got %s", r)
 	}
 }
 
