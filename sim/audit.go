@@ -152,23 +152,27 @@ func (a *audit) backed(node paxos.NodeID, j journal.ID, c paxos.Committed) {
 		}
 		return
 	}
-	for b := range at {
-		// A node holds the value at its newest ballot; a holder at another
-		// ballot of the same value still holds it for this one.
-		holders := slices.Clone(always)
-		for _, other := range at {
-			holders = append(holders, other...)
+	// A node's record holds the value at the newest ballot it accepted it
+	// at (a leader that recovered a chosen value re-proposes it, and the
+	// upsert replaces the older record), so the quorum that chose it may be
+	// one of an older configuration: the value is backed when its holders,
+	// at any ballot, form a Phase-2 quorum of a configuration bound to a
+	// ballot at or below the newest one they hold it at.
+	holders := slices.Clone(always)
+	var newest paxos.Ballot
+	for b, ids := range at {
+		holders = append(holders, ids...)
+		if newest.Less(b) {
+			newest = b
 		}
-		if sys, ok := a.configOf(j, b); ok && sys.Phase2(c.Slot, sys.SetOf(holders...), 0) == quorum.Won {
+	}
+	for _, bs := range a.cfg.systems[j] {
+		if !newest.Less(bs.first) && bs.sys.Phase2(c.Slot, bs.sys.SetOf(holders...), 0) == quorum.Won {
 			return
 		}
 	}
-	var holders []paxos.NodeID
-	for _, ids := range at {
-		holders = append(holders, ids...)
-	}
 	a.violation("a decision is announced only once a Phase-2 quorum holds it on disk",
-		"%s slot %d folded on n%d, durable on %v (+%v) only", short(j), c.Slot, node, holders, always)
+		"%s slot %d folded on n%d, durable on %v only", short(j), c.Slot, node, holders)
 }
 
 // promises checks, after every event a process handles, that no live

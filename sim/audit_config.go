@@ -35,6 +35,14 @@ type configAudit struct {
 	wmMax    map[journal.ID]paxos.Ballot
 	// durableWM is each matchmaker's durable watermark per journal.
 	durableWM map[njournal]paxos.Ballot
+	// systems are the distinct configurations bound so far per journal,
+	// each with the lowest ballot bound to it.
+	systems map[journal.ID][]boundSystem
+}
+
+type boundSystem struct {
+	sys   quorum.System
+	first paxos.Ballot
 }
 
 type jballot struct {
@@ -45,7 +53,8 @@ type jballot struct {
 func newConfigAudit() configAudit {
 	return configAudit{bound: map[jballot]quorum.System{}, prepared: map[journal.ID][]paxos.Ballot{},
 		promised: map[jballot][]paxos.NodeID{}, checked: map[jballot]bool{},
-		acked: map[njournal]paxos.Ballot{}, wmMax: map[journal.ID]paxos.Ballot{}, durableWM: map[njournal]paxos.Ballot{}}
+		acked: map[njournal]paxos.Ballot{}, wmMax: map[journal.ID]paxos.Ballot{}, durableWM: map[njournal]paxos.Ballot{},
+		systems: map[journal.ID][]boundSystem{}}
 }
 
 // configOf is the configuration ballot b of journal j is bound to: the one
@@ -146,6 +155,13 @@ func (a *audit) bind(j journal.ID, b paxos.Ballot, sys quorum.System, m paxos.Me
 		return true
 	}
 	a.cfg.bound[k] = sys
+	i := slices.IndexFunc(a.cfg.systems[j], func(x boundSystem) bool { return paxos.SameSystem(x.sys, sys) })
+	switch {
+	case i < 0:
+		a.cfg.systems[j] = append(a.cfg.systems[j], boundSystem{sys: sys, first: b})
+	case b.Less(a.cfg.systems[j][i].first):
+		a.cfg.systems[j][i].first = b
+	}
 	return true
 }
 
@@ -190,6 +206,14 @@ func (a *audit) retired(n paxos.NodeID, j journal.ID, w paxos.Ballot) {
 	holds := 0
 	for _, mm := range a.w.shape.Matchmakers {
 		p := a.w.proc(mm)
+		if p.wiped {
+			// A matchmaker that lost its disk is refused at every boot
+			// and never answers again: it cannot contradict the watermark
+			// it may have acknowledged (as a wiped acceptor's history
+			// counts as held in backed).
+			holds++
+			continue
+		}
 		bs, err := p.registry.Boot()
 		if err != nil {
 			continue
