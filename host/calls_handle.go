@@ -123,7 +123,7 @@ func (h *Host) propose(j *journalRT, c Call, cmd journal.Command) {
 			h.lose(old)
 		}
 		j.calls[res.Slot] = &parkedCall{id: c.ID, kind: c.Kind, cmd: cmd, slot: res.Slot,
-			deadline: h.now + uint64(h.tun.CallTimeoutTicks)}
+			ballot: j.node.LeaderBallot(), deadline: h.now + uint64(h.tun.CallTimeoutTicks)}
 	case paxos.NotLeader:
 		h.counters.Redirects++
 		h.reply(c.ID, Response{Kind: c.Kind, Reply: journal.Reply{NoVerdict: journal.NotLeader, LeaderHint: uint64(res.LeaderHint)}})
@@ -133,15 +133,21 @@ func (h *Host) propose(j *journalRT, c Call, cmd journal.Command) {
 }
 
 // answerCommitted answers the call parked on a released slot with the
-// verdict the slot folded to — or, when the slot was decided for another
-// command, as lost (ambiguous: a redirect, never a false commit).
+// verdict the slot folded to — or as lost (ambiguous: a redirect, never a
+// false commit) when the slot was decided for another command, or when the
+// node no longer leads at the ballot it proposed at: then the slot may hold
+// another leadership's proposal of the same bytes (a client's identical
+// resend, its first attempt decided before the resend was made), and that
+// proposal's verdict is not this call's. While the node leads at that ballot
+// every slot of its rounds is decided for its own proposal (the core steps
+// down before it learns a value chosen at a higher ballot).
 func (h *Host) answerCommitted(j *journalRT, c paxos.Committed) {
 	p, ok := j.calls[c.Slot]
 	if !ok {
 		return
 	}
 	delete(j.calls, c.Slot)
-	if !c.Command.Equal(p.cmd) {
+	if !c.Command.Equal(p.cmd) || j.node.LeaderBallot() != p.ballot {
 		h.lose(p)
 		return
 	}

@@ -475,6 +475,43 @@ func TestParkedCalls_SlotDecidedForAnotherCommandIsLost(t *testing.T) {
 	}
 }
 
+// docs/host.md and journal.Lost: a call is Lost when "the leader lost office
+// before it applied". Deciding the same bytes proves nothing about whose
+// proposal won: a client that resends a write identically (its first attempt
+// went to another node) can see another leadership decide its first
+// attempt's copy into the very slot its resend is parked on, before the
+// resend was even made. Answering that slot's verdict (Accepted) would date
+// the write to the resend; sim seed 3400 found it (a read saw the write
+// before the resend that got Accepted for it was sent).
+func TestParkedCalls_SlotDecidedForAnIdenticalCommandByAnotherLeadershipIsLost(t *testing.T) {
+	// Arrange: node 1 leads and parks a write on slot 1; its Accepts never
+	// arrive. Node 2 takes over at a higher ballot and decides the same
+	// command, proposed on its own, into slot 1.
+	h, env, _ := soloLeader(t, testTunables(), multi)
+	h.OnCall(write(52, jA, "same"))
+	env.completeAll()
+	env.takeSent()
+	b2 := paxos.Ballot{Round: 9, Node: 2}
+	h.OnDeliver(2, env1(jA, paxos.Message{Type: paxos.MsgPrepare, From: 2, To: 1, Ballot: b2, Slot: 1}))
+	env.completeAll()
+	theirs := journal.Write(journal.Entry{Records: [][]byte{[]byte("same")}})
+
+	// Act: node 2 announces slot 1 chosen and replays it.
+	h.OnDeliver(2, env1(jA, paxos.Message{Type: paxos.MsgCommit, From: 2, To: 1, Ballot: b2, Commit: 1}))
+	h.OnDeliver(2, env1(jA, paxos.Message{Type: paxos.MsgCatchUpResponse, From: 2, To: 1,
+		Entries: []paxos.SlotCommand{{Slot: 1, Ballot: b2, Command: theirs}}}))
+	env.completeAll()
+
+	// Check: ambiguous, never the verdict of node 2's proposal.
+	r, ok := env.reply(52)
+	if !ok || r.Reply.NoVerdict != journal.Lost || !r.Reply.Ambiguous() {
+		t.Fatalf("reply = %+v (answered %v), want Lost (ambiguous)", r.Reply, ok)
+	}
+	if h.Node(jA).Applied() != 1 {
+		t.Fatalf("applied = %d, want 1", h.Node(jA).Applied())
+	}
+}
+
 // docs/host.md: "A call whose slot was jumped over by a trim-point jump … is
 // also answered Lost"; and a read of a range the node no longer holds is
 // "unserved when the node does not hold the range (it jumped a trim point)".

@@ -71,6 +71,7 @@ type parkedCall struct {
 	kind     CallKind
 	cmd      journal.Command
 	slot     paxos.Slot
+	ballot   paxos.Ballot // the leadership the proposal was made under
 	deadline uint64
 }
 
