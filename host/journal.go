@@ -184,8 +184,15 @@ func (h *Host) down(j *journalRT, err error) {
 func (h *Host) quarantine(j *journalRT, err error) {
 	h.counters.Quarantines++
 	h.lastFault = err
-	j.status, j.fault, j.node = Quarantined, err, nil
 	j.reopenAt = h.now + uint64(h.tun.QuarantineTicks)
+	h.endIncarnation(j, Quarantined, err)
+}
+
+// endIncarnation drops a journal's node: nothing of it is sent again, its
+// unsynced batches are forgotten, parked calls are answered unavailable and
+// reads unserved (a quarantine, or an honoured retire).
+func (h *Host) endIncarnation(j *journalRT, status JournalStatus, why error) {
+	j.status, j.fault, j.node = status, why, nil
 	for _, tok := range j.tokens() {
 		delete(h.tokens, tok)
 	}

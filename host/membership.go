@@ -77,12 +77,10 @@ func (h *Host) admin(j *journalRT, c Call) AdminReply {
 // parked calls are answered unavailable, and only then is its store
 // deleted (the node's MayRetire judged the five conditions first).
 func (h *Host) retire(j *journalRT) error {
-	last := h.lastFault
-	h.quarantine(j, fmt.Errorf("journal %s retired", j.spec.ID))
-	// A retirement is not a fault: the process's last fault stays what it
-	// was (if its other journals are all down, it stops naming why).
-	h.counters.Quarantines--
-	h.lastFault = last
+	// A retirement is not a fault: no quarantine is counted and the
+	// process's last fault stays what it was (if its other journals are all
+	// down, it stops naming why).
+	h.endIncarnation(j, Down, fmt.Errorf("journal %s retired", j.spec.ID))
 	i := slices.Index(h.journals, j)
 	h.journals = slices.Delete(h.journals, i, i+1)
 	h.counters.Retired++
