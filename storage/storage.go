@@ -40,13 +40,9 @@ type LogStore interface {
 	Rewrite(slot paxos.Slot, ballot paxos.Ballot, cmd journal.Command) error
 }
 
-// ScrubEntry is one scrubbed record.
-type ScrubEntry struct {
-	Slot    paxos.Slot
-	Ballot  paxos.Ballot
-	Hash    uint32 // CRC-32C of the stored value
-	Damaged bool
-}
+// ScrubEntry is one scrubbed record (Hash: the CRC-32C of the stored
+// value). It is the core's type: a LogStore is the node's ScrubLog port.
+type ScrubEntry = paxos.ScrubEntry
 
 // BootState is the result of a boot scan. It implements paxos.Storage, the
 // read-only port a node boots from.

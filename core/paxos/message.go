@@ -32,6 +32,9 @@ const (
 	MsgGarbageCollect    MsgType = 22
 	MsgGarbageCollectAck MsgType = 23
 	MsgProbe             MsgType = 24
+	// The scrubber (scrub.go).
+	MsgScrub      MsgType = 25
+	MsgScrubReply MsgType = 26
 )
 
 var msgNames = map[MsgType]string{
@@ -41,6 +44,7 @@ var msgNames = map[MsgType]string{
 	MsgPreRead: "PreRead", MsgPreReadAck: "PreReadAck", MsgTrimmedTo: "TrimmedTo",
 	MsgMatch: "Match", MsgMatchReply: "MatchReply", MsgGarbageCollect: "GarbageCollect",
 	MsgGarbageCollectAck: "GarbageCollectAck", MsgProbe: "Probe",
+	MsgScrub: "Scrub", MsgScrubReply: "ScrubReply",
 }
 
 func (t MsgType) String() string {
@@ -70,6 +74,11 @@ func (t MsgType) String() string {
 //	PreRead          Ctx
 //	PreReadAck       Ctx, Watermark (highest slot the acceptor ever voted in)
 //	TrimmedTo        Slot (point: the sender's floor), State (sealed below it)
+//	Scrub            Ballot (the scrubbing leader's), Slot (page start),
+//	                 Next (page end, exclusive)
+//	ScrubReply       Ballot (echo), Slot, Next (echo), Scrub (slot, ballot,
+//	                 value hash and damage of each record of the page, as
+//	                 read from the answerer's disk; never the bytes)
 //
 // On a deployment with matchmakers (never on a plain one):
 //
@@ -100,6 +109,7 @@ type Message struct {
 	Entries   []SlotCommand
 	Votes     []SlotVote
 	Faulty    []SlotBallot
+	Scrub     []ScrubEntry
 	State     journal.State
 
 	// Matchmaker Paxos fields (zero on a plain deployment).

@@ -34,6 +34,17 @@ type Options struct {
 	// older ones are read back from the store (cold.go). Floors 1.
 	HotSlotsMax int
 	HotBytesMax int
+	// The scrubber's pace (scrub.go), when the Storage hands a ScrubLog.
+	// ScrubPageSlots is the slots one page asks about (at most
+	// ScrubPageSlotsMax). ScrubIntervalTicks is the rate limit: at least
+	// that many ticks pass between two pages (floor 1). ScrubPassTicks is
+	// the full-pass bound: the pages of a pass are spread over it, and a
+	// pass starts at most once per bound (floor ScrubPassTicksMin). When
+	// the rate limit cannot meet the bound the pass overruns, and says so
+	// (Counters.ScrubOverruns): the rate limit protects the disk.
+	ScrubPageSlots     int
+	ScrubIntervalTicks int
+	ScrubPassTicks     int
 }
 
 // Defaults for Options.
@@ -53,6 +64,11 @@ const (
 	// caches. 1 MiB per journal keeps 64 journals under 64 MiB of records.
 	defaultHotSlotsMax = 1024
 	defaultHotBytesMax = 1 << 20
+	// At 50 ms a tick: at most ten pages (2,560 records) a second per
+	// journal, and one full pass an hour.
+	defaultScrubPageSlots     = 256
+	defaultScrubIntervalTicks = 2
+	defaultScrubPassTicks     = 72_000
 )
 
 func (o Options) withDefaults() Options {
@@ -73,6 +89,9 @@ func (o Options) withDefaults() Options {
 	set(&o.ResendBatch, defaultResendBatch)
 	set(&o.HotSlotsMax, defaultHotSlotsMax)
 	set(&o.HotBytesMax, defaultHotBytesMax)
+	set(&o.ScrubPageSlots, defaultScrubPageSlots)
+	set(&o.ScrubIntervalTicks, defaultScrubIntervalTicks)
+	set(&o.ScrubPassTicks, defaultScrubPassTicks)
 	return o
 }
 
@@ -91,6 +110,12 @@ func (o Options) Validate() error {
 	case o.CatchUpBatch < 1 || o.CatchUpRetryTicks < 1 || o.ReadTTLTicks < 1 || o.ReadsMax < 1 || o.ResendBatch < 1 ||
 		o.HotSlotsMax < 1 || o.HotBytesMax < 1:
 		return fmt.Errorf("%w: a bound is below 1", ErrConfig)
+	case o.ScrubPageSlots < 1 || o.ScrubPageSlots > ScrubPageSlotsMax:
+		return fmt.Errorf("%w: scrub page slots %d not in [1, %d]", ErrConfig, o.ScrubPageSlots, ScrubPageSlotsMax)
+	case o.ScrubIntervalTicks < 1:
+		return fmt.Errorf("%w: scrub interval ticks %d < 1", ErrConfig, o.ScrubIntervalTicks)
+	case o.ScrubPassTicks < ScrubPassTicksMin:
+		return fmt.Errorf("%w: scrub pass ticks %d < %d", ErrConfig, o.ScrubPassTicks, ScrubPassTicksMin)
 	}
 	return nil
 }

@@ -26,9 +26,18 @@ const (
 	// OpTrimmedTo installs a trim point: floor = Slot, chosen index >=
 	// Slot-1, drop below, seal State. The promise is never touched.
 	OpTrimmedTo
+	// OpRewrite writes the record (Slot, Ballot, Command) again over a
+	// damaged copy of the same record (the scrubber's repair from the value
+	// the acceptor still holds in memory). It is not a vote: the slot,
+	// ballot and value are the ones already on record.
+	OpRewrite
+	// OpScrubCursor records the scrubber's progress: every retained slot
+	// below Slot was scrubbed in the pass under way. Relaxed like the chosen
+	// index: losing it only makes a scrubber start a page earlier.
+	OpScrubCursor
 )
 
-var opNames = [...]string{"invalid", "set-promise", "accept", "learned", "set-chosen-index", "truncate", "trimmed-to"}
+var opNames = [...]string{"invalid", "set-promise", "accept", "learned", "set-chosen-index", "truncate", "trimmed-to", "rewrite", "scrub-cursor"}
 
 func (k OpKind) String() string {
 	if int(k) < len(opNames) {
@@ -47,17 +56,20 @@ type WriteOp struct {
 }
 
 // NeedsSync reports whether the op must be synced before the batch's
-// messages leave. Only the chosen index may go relaxed: it is re-derivable.
-func (op WriteOp) NeedsSync() bool { return op.Kind != OpSetChosenIndex }
+// messages leave. Only the chosen index and the scrub cursor may go
+// relaxed: the first is re-derivable, the second only paces a scrubber.
+func (op WriteOp) NeedsSync() bool { return op.Kind != OpSetChosenIndex && op.Kind != OpScrubCursor }
 
 func (op WriteOp) String() string {
 	switch op.Kind {
 	case OpSetPromise:
 		return fmt.Sprintf("promise(%s)", op.Ballot)
-	case OpAccept, OpLearned:
+	case OpAccept, OpLearned, OpRewrite:
 		return fmt.Sprintf("%s(%d,%s,%s)", op.Kind, op.Slot, op.Ballot, op.Command)
 	case OpSetChosenIndex:
 		return fmt.Sprintf("chosen(%d)", op.Slot)
+	case OpScrubCursor:
+		return fmt.Sprintf("scrub-cursor(%d)", op.Slot)
 	case OpTruncate, OpTrimmedTo:
 		return fmt.Sprintf("%s(%d,%s)", op.Kind, op.Slot, op.State)
 	}
