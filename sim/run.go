@@ -197,7 +197,7 @@ func (w *World) collect(p *proc) {
 			w.counts.TrimJumps += c.TrimJumps
 			w.counts.Truncations += c.Truncations
 			w.counts.CatchUps += c.CatchUps
-			w.counts.Blocked += c.CampaignsBlocked
+			w.counts.Blocked += c.CtrlWaits
 			w.counts.CheckQuorum += c.CheckQuorumDowns
 			w.counts.Evicted += c.Evicted
 			for i, v := range c.ColdReads {

@@ -98,6 +98,9 @@ func (a *Acceptor) VoteWatermark() Slot { return a.voteWatermark }
 // window, read back from the ColdLog below it. A failed cold read reports
 // false and raises the node's StorageFault.
 func (a *Acceptor) Record(s Slot) (Ballot, journal.Command, bool) {
+	if _, damaged := a.faulty[s]; damaged {
+		return Ballot{}, journal.Command{}, false
+	}
 	if a.isCold(s) {
 		sc, ok := a.cold.one(ColdLookup, s)
 		return sc.Ballot, sc.Command, ok
@@ -292,25 +295,30 @@ func (a *Acceptor) admitCold(b Ballot, s Slot, cmd journal.Command) bool {
 // a stale lower-ballot accept is overwritten so a restart never reports it;
 // a record at or above the chosen ballot must already hold the chosen value
 // (P2b: every proposal above a chosen ballot carries the chosen value). It
-// is not a vote: the watermark does not move.
-func (a *Acceptor) Learn(s Slot, b Ballot, cmd journal.Command) {
+// is not a vote: the watermark does not move. Over a damaged record it is
+// the repair of a chosen slot from a peer's copy (CTRL), and it reports so.
+func (a *Acceptor) Learn(s Slot, b Ballot, cmd journal.Command) (repaired bool) {
 	if s < a.floor || s-a.floor >= SlotsAheadMax {
-		return
+		return false
 	}
 	if a.isCold(s) {
-		return // an evicted record already holds the chosen value (cold.go)
+		// An evicted record already holds the chosen value (cold.go),
+		// unless a scrub found it damaged.
+		return a.repairChosen(s, b, cmd)
 	}
 	r := a.log.ensure(s)
 	if r.ok && !r.ballot.Less(b) {
 		if !r.cmd.Equal(cmd) {
 			a.contract.raise("slot %d chosen as %s at %s but accepted %s at higher ballot %s", s, cmd, b, r.cmd, r.ballot)
 		}
-		return
+		return false
 	}
+	_, repaired = a.faulty[s]
 	a.put(r, b, cmd)
 	delete(a.faulty, s)
 	a.last = max(a.last, s)
 	a.emit(WriteOp{Kind: OpAccept, Slot: s, Ballot: b, Command: cmd})
+	return repaired
 }
 
 // truncate drops every record below floor. The caller emits the durable

@@ -25,9 +25,11 @@ type election struct {
 	refused idSet
 	pages   map[NodeID]Slot // next page's first slot per sender
 	found   map[Slot]SlotCommand
-	// faulty reports whose value no answer has resolved (CTRL, later).
-	faulty  map[Slot]Ballot
-	maxSlot Slot
+	// faultyBy holds each damaged-record report, by slot and answerer: a
+	// damaged record is its own answer and never "nothing accepted"
+	// (ctrl.go decides the slots it tops).
+	faultyBy map[Slot]map[NodeID]Ballot
+	maxSlot  Slot
 	// contract receives a peer's contract violation (contract.go).
 	contract *contract
 }
@@ -124,12 +126,13 @@ func (e *election) absorb(id NodeID, entries []SlotCommand, faulty []SlotBallot,
 		if f.Slot < e.from {
 			continue
 		}
-		if e.faulty == nil {
-			e.faulty = make(map[Slot]Ballot)
+		if e.faultyBy == nil {
+			e.faultyBy = make(map[Slot]map[NodeID]Ballot)
 		}
-		if cur, ok := e.faulty[f.Slot]; !ok || cur.Less(f.Ballot) {
-			e.faulty[f.Slot] = f.Ballot
+		if e.faultyBy[f.Slot] == nil {
+			e.faultyBy[f.Slot] = make(map[NodeID]Ballot)
 		}
+		e.faultyBy[f.Slot][id] = f.Ballot
 		e.maxSlot = max(e.maxSlot, f.Slot)
 	}
 	if e.contract.fault != nil {
@@ -138,18 +141,6 @@ func (e *election) absorb(id NodeID, entries []SlotCommand, faulty []SlotBallot,
 	if terminal {
 		e.granted[id] = struct{}{}
 	}
-}
-
-// unresolvedFaulty reports a slot whose highest report is a faulty record:
-// its value is unknown, so neither re-proposing nor a Noop is safe. Protocol
-// -aware recovery (CTRL) resolves it; until then the campaign cannot lead.
-func (e *election) unresolvedFaulty() (Slot, bool) {
-	for s, fb := range e.faulty {
-		if cur, ok := e.found[s]; !ok || cur.Ballot.Less(fb) {
-			return s, true
-		}
-	}
-	return 0, false
 }
 
 // pageFrom is the slot the next Promise page from id must start at.

@@ -81,6 +81,13 @@ type Node struct {
 	lastMember  Ballot
 	probe       *probe
 
+	// unrecoverable names slots found beyond the fault budget (ctrl.go).
+	unrecoverable []Slot
+	// scrub is the scrubber's state (node_scrub.go); repairs are damaged
+	// chosen records waiting for a peer's copy.
+	scrub   scrubber
+	repairs map[Slot]Ballot
+
 	// lastCommitSent is the commit watermark last announced to the peers.
 	// knownCommit is the highest watermark heard from any leader.
 	knownCommit    Slot
@@ -129,7 +136,6 @@ type Counters struct {
 	Truncations      uint64
 	ReadsServed      uint64
 	ReadsExpired     uint64
-	CampaignsBlocked uint64
 	// Malformed counts messages dropped by Message.Validate; Exhausted
 	// counts campaigns not opened because the next round would pass
 	// BallotRoundMax.
@@ -146,6 +152,21 @@ type Counters struct {
 	// OwnMatchmaker counts answers of the matchmaker this node's own
 	// process runs (a founding machine's), which the host loops back.
 	OwnMatchmaker uint64
+	// CTRL (ctrl.go): slots a leadership settled over a damaged record by
+	// re-proposing (case 1) or with a Noop (case 2); recoveries that
+	// waited for more answers (case 3); leaderships that resigned waiting;
+	// slots found beyond the fault budget.
+	CtrlReproposed, CtrlNoops, CtrlWaits, CtrlResigned, CtrlUnrecoverable uint64
+	// Repair of damaged records (node_scrub.go): rewritten from the value
+	// held in memory, or from a peer's copy of the chosen value.
+	RepairedFromMemory, RepairedFromPeer uint64
+	// The scrubber: pages asked (as the scrubbing leader), pages answered
+	// (as an acceptor), pages closed with an answer missing, passes
+	// completed, passes that overran the full-pass bound, the ticks the last
+	// pass took, and mismatches (two copies of one slot at one ballot with
+	// different hashes: a bug, never rot).
+	ScrubPages, ScrubAnswered, ScrubPartial, ScrubPasses, ScrubOverruns uint64
+	ScrubLastPassTicks, ScrubMismatches                                 uint64
 }
 
 // NewNode boots a node from its store. Boot is restart: the node always
@@ -195,6 +216,9 @@ func NewNode(cfg Config, opts Options, st Storage) (*Node, error) {
 	}
 	n.acc = acc
 	n.acc.contract = &n.contract
+	if ss, ok := st.(ScrubSource); ok && ss.ScrubLog() != nil {
+		n.scrub.log, n.scrub.cursor = ss.ScrubLog(), ss.ScrubCursor()
+	}
 	// The acceptor emitted nothing at boot; the out pointer follows n.cur.
 	floor := n.acc.Floor()
 	chosen := max(hs.ChosenIndex, floor-1)
@@ -453,6 +477,10 @@ func (n *Node) Step(m Message) {
 		n.handleCatchUpResponse(m)
 	case MsgTrimmedTo:
 		n.handleTrimmedTo(m)
+	case MsgScrub:
+		n.handleScrub(m)
+	case MsgScrubReply:
+		n.handleScrubReply(m)
 	case MsgPreRead:
 		n.handlePreRead(m)
 	case MsgPreReadAck:
@@ -501,6 +529,7 @@ func (n *Node) stepDown() {
 		return
 	}
 	n.phase = following{}
+	n.scrub.page = nil
 	n.resetElectionTimer()
 }
 

@@ -74,6 +74,7 @@ func (n *Node) handleCatchUpResponse(m Message) {
 	if m.From == n.catchUpTarget {
 		n.catchUpOpen = false
 	}
+	n.repairFromPeer(m.Entries)
 	for _, e := range m.Entries {
 		if e.Slot <= n.rep.chosenIndex {
 			continue
@@ -89,7 +90,9 @@ func (n *Node) handleCatchUpResponse(m Message) {
 			// proposal would fold it).
 			n.stepDown()
 		}
-		n.acc.Learn(e.Slot, e.Ballot, e.Command)
+		if n.acc.Learn(e.Slot, e.Ballot, e.Command) {
+			n.counters.RepairedFromPeer++
+		}
 		n.rep.markChosen(e.Slot, e.Command)
 	}
 	bytes := 0

@@ -3,7 +3,6 @@ package paxos
 import (
 	"math"
 
-	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/core/quorum"
 )
 
@@ -126,6 +125,12 @@ func (n *Node) ownBallot() Ballot {
 // handlePromise folds one Promise page; a non-terminal page asks for the
 // next one.
 func (n *Node) handlePromise(m Message) {
+	if l, ok := n.phase.(*leading); ok {
+		if l.ctrl != nil && m.Ballot == l.ballot {
+			n.foldCtrlPromise(l, m)
+		}
+		return
+	}
 	c, ok := n.phase.(*campaigning)
 	if !ok || m.Ballot != c.el.ballot || m.Slot < c.el.from || !c.el.addressed(m.From) {
 		return
@@ -182,14 +187,6 @@ func (n *Node) maybeWinElection() {
 	if !ok || c.el.result() != quorum.Won {
 		return
 	}
-	if _, blocked := c.el.unresolvedFaulty(); blocked {
-		// A faulty record may hide a chosen value: neither re-proposing nor
-		// a Noop is safe. Protocol-aware recovery (CTRL) resolves this; the
-		// plain core refuses to lead rather than guess.
-		n.counters.CampaignsBlocked++
-		n.stepDown()
-		return
-	}
 	if !c.own.IsZero() {
 		// The ballot's configuration is in force from here: a leader's
 		// Phase 2 goes to C_b only.
@@ -218,10 +215,11 @@ func (n *Node) maybeWinElection() {
 // becomeLeader installs a Phase-1-backed leadership and queues its recovery:
 // every slot from the election's first slot to the highest reported one is
 // re-proposed with the highest-ballot value found (P2c) or filled with a
-// Noop.
+// Noop, and a slot whose highest report is a damaged record is settled by
+// the CTRL table (ctrl.go), which may pause the recovery there.
 func (n *Node) becomeLeader(el *election, own Configuration) {
 	n.counters.Elections++
-	l := &leading{ballot: el.ballot, rs: newRounds(el.ballot, el.from), recoverEnd: el.maxSlot}
+	l := &leading{ballot: el.ballot, rs: newRounds(el.ballot, el.from), recoverEnd: el.maxSlot, own: own}
 	if !own.IsZero() {
 		l.history, l.config = el.configs, own.Acceptors
 		if own.Since == el.ballot {
@@ -232,17 +230,8 @@ func (n *Node) becomeLeader(el *election, own Configuration) {
 	n.phase = l
 	n.leaderHint = n.cfg.ID
 	l.live = l.live.Add(n.me)
-	for s := el.from; s <= el.maxSlot; s++ {
-		cmd := journal.Noop()
-		if c, ok := n.rep.Chosen(s); ok {
-			cmd = c
-		} else if sc, ok := el.found[s]; ok {
-			cmd = sc.Command
-			n.counters.Recovered++
-		} else {
-			n.counters.GapFills++
-		}
-		n.openRound(l, cmd)
+	if !n.recoverSlots(l, el, el.maxSlot) {
+		return
 	}
 	// Announce the new leadership at once so followers stop campaigning.
 	n.broadcastHeartbeat(l)

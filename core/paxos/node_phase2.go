@@ -33,7 +33,9 @@ func (n *Node) propose(cmd journal.Command) ProposeResult {
 	}
 	// A log whose next slot passed SlotMax is full (2^62 slots: only a
 	// forged trim point can bring a journal near it); nothing is proposed.
-	if int(l.nextSlot-(n.rep.chosenIndex+1)) >= n.opts.ProposeQueueMax || l.nextSlot > SlotMax {
+	// A recovery waiting on a damaged record (ctrl.go) proposes nothing
+	// past it until the slot is settled.
+	if int(l.nextSlot-(n.rep.chosenIndex+1)) >= n.opts.ProposeQueueMax || l.nextSlot > SlotMax || l.ctrl != nil {
 		return ProposeResult{Status: Busy, LeaderHint: n.cfg.ID}
 	}
 	s := n.openRound(l, cmd)

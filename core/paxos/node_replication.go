@@ -14,9 +14,17 @@ func (n *Node) tickLeader(l *leading) {
 		l.heartbeatElapsed = 0
 		n.broadcastHeartbeat(l)
 		n.resendPending(l)
-		n.noopFill(l)
+		if l.ctrl != nil {
+			n.ctrlAsk(l)
+		} else {
+			n.noopFill(l)
+		}
 		n.collect(l)
 	}
+	if !n.tickCtrl(l) {
+		return
+	}
+	n.tickScrub(l)
 	l.checkElapsed++
 	if l.checkElapsed >= n.electionTimeout {
 		// CheckQuorum: a leader that heard from no Phase-2 quorum (on a grid,

@@ -50,8 +50,14 @@ type leading struct {
 	history []quorum.System
 	gc      collection
 	// config is C_b: the configuration the ballot is bound to (with
-	// matchmakers), which every Phase-2 tally of the leadership asks.
+	// matchmakers), which every Phase-2 tally of the leadership asks; own
+	// is C_b with its ballot and since (zero on a plain deployment).
 	config quorum.System
+	own    Configuration
+
+	// ctrl is non-nil while the recovery waits on a slot whose highest
+	// report is a damaged record (ctrl.go): nothing is proposed past it.
+	ctrl *ctrlWaiting
 }
 
 func (following) phaseName() string    { return "follower" }

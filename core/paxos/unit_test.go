@@ -548,50 +548,6 @@ func TestUnitAcceptorFloor(t *testing.T) {
 	}
 }
 
-// CTRL (reference design §2.7): a record whose value was lost and whose
-// identity survived must never count as "nothing accepted". A node that
-// booted with one reports it in its Promise, and as a candidate it refuses to
-// lead while the faulty record is the highest report for its slot; a report
-// of the value at that ballot resolves it.
-func TestUnitFaultyRecordBlocksLeadership(t *testing.T) {
-	st := memstore.New()
-	x := cmdOf("x")
-	st.Append([]paxos.WriteOp{{Kind: paxos.OpSetPromise, Ballot: bal(1, 2)},
-		{Kind: paxos.OpAccept, Slot: 1, Ballot: bal(1, 2), Command: x}})
-	st.Sync()
-	st.Rot(1)
-	s := newSolo(t, journal.ModeMulti, soloOpts(), st)
-	if b, ok := s.node.Acceptor().Faulty(1); !ok || b != bal(1, 2) {
-		t.Fatalf("faulty(1) = %s %v", b, ok)
-	}
-
-	// a Prepare is answered with the faulty record, not an empty page.
-	rd := s.step(paxos.Message{Type: paxos.MsgPrepare, From: 3, To: 1, Ballot: bal(2, 3), Slot: 1})
-	ps := ofType(rd.Messages, paxos.MsgPromise)
-	if len(ps) != 1 || len(ps[0].Entries) != 0 || len(ps[0].Faulty) != 1 || ps[0].Faulty[0] != (paxos.SlotBallot{Slot: 1, Ballot: bal(1, 2)}) {
-		t.Fatalf("promise %v", rd.Messages)
-	}
-
-	// as a candidate: a quorum that says nothing else blocks the campaign.
-	b, prep := s.campaign()
-	s.step(paxos.Message{Type: paxos.MsgPromise, From: 2, To: 1, Ballot: b, Slot: prep[0].Slot,
-		Faulty: []paxos.SlotBallot{{Slot: 1, Ballot: bal(1, 1)}}})
-	expectEq(t, "role after a blocked campaign", s.node.Role(), "follower")
-	expectEq(t, "blocked campaigns", s.node.Counters().CampaignsBlocked, uint64(1))
-
-	// a report of the value at that ballot resolves it: lead, re-propose x.
-	b, prep = s.campaign()
-	s.step(paxos.Message{Type: paxos.MsgPromise, From: 2, To: 1, Ballot: b, Slot: prep[0].Slot,
-		Entries: []paxos.SlotCommand{{Slot: 1, Ballot: bal(1, 2), Command: x}}})
-	expectEq(t, "role after the value is reported", s.node.Role(), "leader")
-	if _, c, ok := s.node.Acceptor().Record(1); !ok || !c.Equal(x) {
-		t.Fatalf("leader's record at slot 1: %s", c)
-	}
-	if _, ok := s.node.Acceptor().Faulty(1); ok {
-		t.Fatalf("a fresh vote did not clear the faulty mark")
-	}
-}
-
 // Reference design §2.5: the Ready contract. An idle node has nothing to
 // hand out; a batch holding only the chosen index needs no sync.
 func TestUnitReadyContract(t *testing.T) {
