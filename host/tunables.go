@@ -60,6 +60,13 @@ type Tunables struct {
 	// floors 1; production 1,024 slots and 1 MiB).
 	HotSlotsMax int
 	HotBytesMax int
+	// The scrubber's pace (paxos.Options): slots per page (1..4,096;
+	// production 256), the rate limit in ticks between pages (floor 1;
+	// production 2) and the full-pass bound in ticks (floor 100;
+	// production 72,000 — an hour at 50 ms a tick).
+	ScrubPageSlots     int
+	ScrubIntervalTicks int
+	ScrubPassTicks     int
 }
 
 // Production is the production profile ("reasoned, not measured").
@@ -123,5 +130,6 @@ func (t Tunables) coreOptions() paxos.Options {
 	return paxos.Options{ElectionTicks: t.ElectionTicks, HeartbeatTicks: t.HeartbeatTicks,
 		PipelineWindow: t.PipelineWindow, ProposeQueueMax: t.ProposeQueueMax,
 		PromiseBatch: t.PromiseBatch, CatchUpBatch: t.CatchUpBatch, ReadTTLTicks: t.ReadRetryTicks,
-		HotSlotsMax: t.HotSlotsMax, HotBytesMax: t.HotBytesMax}
+		HotSlotsMax: t.HotSlotsMax, HotBytesMax: t.HotBytesMax,
+		ScrubPageSlots: t.ScrubPageSlots, ScrubIntervalTicks: t.ScrubIntervalTicks, ScrubPassTicks: t.ScrubPassTicks}
 }

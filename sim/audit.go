@@ -212,7 +212,7 @@ func (a *audit) evicted(p *proc) {
 			from = n.Floor()
 		}
 		for s := from; s < n.HotBase(); s++ {
-			if _, _, ok := p.stores[js.ID].Accepted(s); !ok {
+			if _, _, ok := p.stores[js.ID].Accepted(s); !ok && !a.w.damagedHere(p, js.ID, s) {
 				a.violation("storage: an evicted record is always on disk", "n%d %s: slot %d evicted (hot base %d) but not durable",
 					p.id, short(js.ID), s, n.HotBase())
 				break
@@ -262,7 +262,12 @@ func (a *audit) booted(p *proc, edited bool) {
 
 func (a *audit) stopped(p *proc, err error) {
 	var ioe *storage.IOError
-	if !p.wiped && !errors.As(err, &ioe) {
+	// A record rotted under a running machine fails the cold read that
+	// meets it before the scrubber does: that journal reboots from its
+	// store (whose boot classifies the damage), and a process whose every
+	// journal is down stops.
+	coldRot := errors.Is(err, paxos.ErrColdRead) && a.w.rotRunningPlanted(p)
+	if !p.wiped && !errors.As(err, &ioe) && !coldRot {
 		a.violation("a process stops only when every journal is down", "n%d: %v", p.id, err)
 	}
 }
@@ -304,6 +309,9 @@ func (a *audit) ackedInLog() {
 		byJournal[k.j] = append(byJournal[k.j], k.s)
 	}
 	for _, js := range a.w.shape.Journals {
+		if a.w.lostJournal(js.ID) {
+			continue // halted beyond the budget (unrecoverableHeld)
+		}
 		var n *paxos.Node
 		for _, p := range a.w.procs {
 			if p.up && p.h != nil {
@@ -352,6 +360,9 @@ func (a *audit) chainAt(c *client, s journal.Seq, h uint64) {
 func (a *audit) converged() bool {
 	ok := true
 	for _, js := range a.w.shape.Journals {
+		if a.w.lostJournal(js.ID) {
+			continue // halted beyond the budget (unrecoverableHeld)
+		}
 		var top paxos.Slot
 		var nodes []*paxos.Node
 		var newest paxos.Configuration

@@ -97,8 +97,8 @@ func (w *World) fault() {
 			}
 			p.failNext[j] = true
 		}
-	case k == 5 && s.Rot && w.rotBudget > 0:
-		w.rot()
+	case k == 5 && s.Rot:
+		w.rotFault()
 	case k == 6 && s.Wipe && !w.wipedOnce:
 		p := w.pickUp()
 		if p == nil || w.downCount() > 0 {
@@ -133,32 +133,6 @@ func (w *World) fault() {
 			w.crash(p, "operator fixes the configuration")
 			w.restartLater(p, g.between(20*ms, 300*ms))
 		})
-	}
-}
-
-// rot damages one durable record's value on a crashed node: its identity
-// survives, so boot reports faulty(slot, ballot). One per seed keeps a
-// clean quorum of every slot.
-func (w *World) rot() {
-	for _, p := range w.procs {
-		if p.up || p.wiped || p.downForGood {
-			continue
-		}
-		j := w.shape.Journals[w.g.intn(len(w.shape.Journals))].ID
-		if p.stores[j] == nil {
-			continue
-		}
-		recs := p.stores[j].Records()
-		if len(recs) == 0 {
-			continue
-		}
-		r := recs[w.g.intn(len(recs))]
-		if p.stores[j].Rot(r.Slot) {
-			w.rotBudget--
-			w.counts.Rots++
-			w.sched.note("rot n%d %s slot %d", p.id, short(j), r.Slot)
-		}
-		return
 	}
 }
 

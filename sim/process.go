@@ -288,6 +288,7 @@ func (p *proc) after() {
 	}
 	p.w.audit.promises(p)
 	p.w.audit.evicted(p)
+	p.w.audit.checkRepairs(p)
 	if stopped, err := p.h.Stopped(); stopped && p.up {
 		w := p.w
 		w.sched.note("n%d stops: %v", p.id, err)

@@ -55,6 +55,10 @@ type Counts struct {
 	Reconfigures, ReplacedDead, Probes, StaleConfigurations, MatchRefusals uint64
 	ReconfiguredElections, ResignedRemoved, RemovedPromises, JoinerVotes   uint64
 	Collections, ReadsAbandoned, Joined, Retired, OwnMatchmaker            uint64
+	// CTRL and scrubbing.
+	CtrlReproposed, CtrlNoops, CtrlResigned, CtrlUnrecoverable uint64
+	RepairedFromMemory, RepairedFromPeer                       uint64
+	ScrubPages, ScrubPasses, ScrubResumed                      uint64
 }
 
 // Result is the outcome of one seed.
@@ -86,7 +90,7 @@ type World struct {
 	audit     *audit
 	counts    Counts
 	chaosEnd  int64
-	rotBudget int
+	rot       rotLedger
 	wipedOnce bool
 	// the operator's Admin calls in flight (reconfig.go)
 	opCalls map[host.CallID]operatorCall
@@ -118,9 +122,10 @@ func Run(seed uint64, o Options) (res Result) {
 
 func run(seed uint64, o Options) Result {
 	o = o.withDefaults()
-	w := &World{seed: seed, opts: o, g: newRNG(seed), rotBudget: 1, opCalls: map[host.CallID]operatorCall{}}
+	w := &World{seed: seed, opts: o, g: newRNG(seed), opCalls: map[host.CallID]operatorCall{}}
 	w.sched.trace = o.Trace
 	w.shape = drawShape(w.g, o)
+	w.rot = newRotLedger(w.shape.RotBudget)
 	w.net = &network{w: w}
 	w.audit = newAudit(w)
 	w.clients = newClients(w)
@@ -166,6 +171,7 @@ func run(seed uint64, o Options) Result {
 
 	w.audit.converged()
 	w.audit.durableQuorums()
+	w.audit.unrecoverableHeld()
 	for _, p := range w.procs {
 		w.collect(p)
 	}
@@ -213,6 +219,18 @@ func (w *World) collect(p *proc) {
 			w.counts.Collections += c.Collections
 			w.counts.ReadsAbandoned += c.ReadsAbandoned
 			w.counts.OwnMatchmaker += c.OwnMatchmaker
+			w.counts.CtrlReproposed += c.CtrlReproposed
+			w.counts.CtrlNoops += c.CtrlNoops
+			w.counts.CtrlResigned += c.CtrlResigned
+			w.counts.CtrlUnrecoverable += c.CtrlUnrecoverable
+			w.counts.RepairedFromMemory += c.RepairedFromMemory
+			w.counts.RepairedFromPeer += c.RepairedFromPeer
+			w.counts.ScrubPages += c.ScrubPages
+			w.counts.ScrubPasses += c.ScrubPasses
+			w.counts.ScrubResumed += c.ScrubResumed
+			if c.ScrubMismatches > 0 {
+				w.audit.violation("scrub: two copies of one slot under one ballot never differ", "n%d %s: %v", p.id, short(j.ID), n.ScrubMismatches())
+			}
 		}
 	}
 	w.counts.Quarantines += p.h.Counters().Quarantines
@@ -221,7 +239,7 @@ func (w *World) collect(p *proc) {
 	if n := p.h.Counters().MatchmakerFaults; n > 0 {
 		w.counts.Quarantines += n
 	}
-	if n := p.h.Counters().ColdReadFaults; n > 0 {
+	if n := p.h.Counters().ColdReadFaults; n > 0 && !w.rotRunningPlanted(p) {
 		// The simulated disk only damages the records of a crashed node,
 		// which the boot scan then classifies: a live node's cold read
 		// fails only if it evicted a record that was not durable.
@@ -270,6 +288,14 @@ func (w *World) gateCounts(r *Result) {
 	set("reconfiguration: a quorum read is abandoned on a newer configuration", c.ReadsAbandoned)
 	set("reconfiguration: a wiped node is reconfigured away", c.ReplacedDead)
 	set("matchmaking: a candidate hears the matchmaker of its own machine", c.OwnMatchmaker)
+	set("ctrl: a leader re-proposes a value over a damaged record (case 1)", c.CtrlReproposed)
+	set("ctrl: a leader decides a Noop over a damaged record (case 2)", c.CtrlNoops)
+	set("ctrl: a leader waits for more answers about a damaged record (case 3)", c.Blocked)
+	set("ctrl: a leader waiting on a damaged record resigns after its budget", c.CtrlResigned)
+	set("ctrl: a damaged chosen record is repaired from a peer's copy", c.RepairedFromPeer)
+	set("scrub: a damaged record is rewritten from the value in memory", c.RepairedFromMemory)
+	set("scrub: a pass over the retained log completes", c.ScrubPasses)
+	set("scrub: a new scrubber resumes from the durable cursor", c.ScrubResumed)
 }
 
 // lincheck checks every journal's client history with porcupine.
@@ -347,6 +373,16 @@ func GateNames() []string {
 		"a wiped matchmaker's boot is refused as amnesia",
 		"matchmaking: a candidate hears the matchmaker of its own machine",
 		"a matchmaker restarted under an edited configuration is refused",
+		// CTRL and the scrubber (rot.go).
+		"ctrl: a leader re-proposes a value over a damaged record (case 1)",
+		"ctrl: a leader decides a Noop over a damaged record (case 2)",
+		"ctrl: a leader waits for more answers about a damaged record (case 3)",
+		"ctrl: a damaged chosen record is repaired from a peer's copy",
+		"ctrl: a loss beyond the budget halts the journal and names the slot",
+		"scrub: a damaged record is rewritten from the value in memory",
+		"scrub: the scrubber repaired a record no client read",
+		"scrub: a pass over the retained log completes",
+		"scrub: a new scrubber resumes from the durable cursor",
 	}
 	slices.Sort(g)
 	return g

@@ -33,6 +33,13 @@ type Shape struct {
 	DiskMin, DiskMax int64
 	// Faults enabled for this seed.
 	Crashes, Partitions, Pauses, Rot, Wipe, EditConfig, DiskFaults, LongOutage bool
+	// Rot families (rot.go): which record rots, how many copies within
+	// the budget (2: a double fault), rot under a running machine, a
+	// correlated outage with planned losses, and a loss beyond the budget
+	// (every copy of one chosen value; plain seeds only).
+	RotPick                          RotPick
+	RotBudget                        int
+	RotRunning, RotOutage, RotBeyond bool
 	// StaleLeader: a paused leader wakes before it hears of its successor.
 	StaleLeader bool
 	// CallBatchUs > 0: a server reads client calls like a WriteStream's
@@ -147,7 +154,7 @@ func drawShape(g rng, o Options) Shape {
 	s.Partitions = g.pct(60)
 	s.Pauses = g.pct(40)
 	s.StaleLeader = s.Pauses && g.pct(60)
-	s.Rot = g.pct(25)
+	_ = g.pct(25) // was the rot draw (kept: it keeps the later draws)
 	// A wipe needs a majority of four or more to stay live on a plain
 	// deployment; with matchmakers the operator replaces the wiped node
 	// by reconfiguration, so any system may lose one.
@@ -163,6 +170,16 @@ func drawShape(g rng, o Options) Shape {
 	}
 	s.ChaosMs = o.ChaosMs
 	s.TailMs = o.TailMs
+	// The scrubber runs fast enough for passes to finish inside a run.
+	s.Tun.ScrubPageSlots = 1 + g.intn(64)
+	s.Tun.ScrubIntervalTicks = 1 + g.intn(4)
+	s.Tun.ScrubPassTicks = paxos.ScrubPassTicksMin + g.intn(200)
+	s.Rot = g.pct(40)
+	s.RotPick = RotPick(g.intn(3))
+	s.RotBudget = 1 + g.intn(2)
+	s.RotRunning = g.pct(60)
+	s.RotOutage = g.pct(15)
+	s.RotBeyond = s.RotOutage && len(s.Matchmakers) == 0 && g.pct(40)
 	return s
 }
 

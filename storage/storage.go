@@ -61,6 +61,13 @@ type BootState struct {
 	// chosen index — and left them out of Records (read them with Cold, or
 	// AllRecords). 0 when there is none.
 	ColdEnd paxos.Slot
+	// Scrubber reads records back from disk and checks them for the node's
+	// scrubber (paxos.ScrubLog); the store itself. nil: no scrubbing.
+	Scrubber paxos.ScrubLog
+	// Cursor is the durable scrub cursor (OpScrubCursor); 0 when none was
+	// written, or when the stored one did not read back (it only paces a
+	// scrubber, so a store may drop a damaged one).
+	Cursor paxos.Slot
 }
 
 // ColdLog implements paxos.ColdSource.
@@ -68,6 +75,12 @@ func (b *BootState) ColdLog() paxos.ColdLog { return b.Cold }
 
 // ColdThrough implements paxos.ColdSource.
 func (b *BootState) ColdThrough() paxos.Slot { return b.ColdEnd }
+
+// ScrubLog implements paxos.ScrubSource.
+func (b *BootState) ScrubLog() paxos.ScrubLog { return b.Scrubber }
+
+// ScrubCursor implements paxos.ScrubSource.
+func (b *BootState) ScrubCursor() paxos.Slot { return b.Cursor }
 
 // AllRecords is the cold prefix read back, then Records: every intact
 // record the store holds, ascending (tests and audits; a node folds the
@@ -160,8 +173,11 @@ func (b *BootState) SealedState() journal.State {
 func (b *BootState) FaultyEntries() []paxos.SlotBallot { return b.Faulty }
 
 var (
-	_ paxos.Storage    = (*BootState)(nil)
-	_ paxos.ColdSource = (*BootState)(nil)
+	_ paxos.Storage     = (*BootState)(nil)
+	_ paxos.ColdSource  = (*BootState)(nil)
+	_ paxos.ScrubSource = (*BootState)(nil)
+	// A LogStore is the node's ScrubLog port.
+	_ paxos.ScrubLog = LogStore(nil)
 )
 
 // Marker is the configuration a store was formatted under. Boot compares

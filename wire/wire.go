@@ -32,6 +32,10 @@ const (
 	// matchmaker's history leaves out repeated beliefs, so it holds about
 	// one registration per distinct configuration above the GC watermark.
 	HistoryMax = 4096
+	// ScrubEntriesMax bounds the entries of one ScrubReply: a page spans
+	// at most paxos.ScrubPageSlotsMax slots and holds one entry per record,
+	// so a legal full page always decodes.
+	ScrubEntriesMax = paxos.ScrubPageSlotsMax
 )
 
 func UUIDToPB(u journal.LeaderUUID) *pb.LeaderUuid {
@@ -232,6 +236,12 @@ func MessageToPB(m paxos.Message) *pb.ConsensusMessage {
 	for _, f := range m.Faulty {
 		out.Faulty = append(out.Faulty, &pb.SlotBallot{Slot: f.Slot, Ballot: BallotToPB(f.Ballot)})
 	}
+	if len(m.Scrub) > 0 {
+		out.Scrub = make([]*pb.ScrubEntry, len(m.Scrub))
+		for i, e := range m.Scrub {
+			out.Scrub[i] = &pb.ScrubEntry{Slot: e.Slot, Ballot: BallotToPB(e.Ballot), Hash: e.Hash, Damaged: e.Damaged}
+		}
+	}
 	return out
 }
 
@@ -243,13 +253,14 @@ var knownTypes = map[pb.MsgType]bool{
 	pb.MsgType_MSG_TYPE_PRE_READ: true, pb.MsgType_MSG_TYPE_PRE_READ_ACK: true, pb.MsgType_MSG_TYPE_TRIMMED_TO: true,
 	pb.MsgType_MSG_TYPE_MATCH: true, pb.MsgType_MSG_TYPE_MATCH_REPLY: true, pb.MsgType_MSG_TYPE_GARBAGE_COLLECT: true,
 	pb.MsgType_MSG_TYPE_GARBAGE_COLLECT_ACK: true, pb.MsgType_MSG_TYPE_PROBE: true,
+	pb.MsgType_MSG_TYPE_SCRUB: true, pb.MsgType_MSG_TYPE_SCRUB_REPLY: true,
 }
 
 // MessageFromPB decodes one core message; an unknown type, an unset sender,
 // a malformed entry, a malformed acceptor configuration (see ConfigFromPB),
-// a refusal above paxos.MatchClosed or a number above the core's bounds (a
-// ballot round above paxos.BallotRoundMax, a slot above paxos.SlotMax) is
-// refused.
+// a refusal above paxos.MatchClosed, a number above the core's bounds (a
+// ballot round above paxos.BallotRoundMax, a slot above paxos.SlotMax) or
+// a scrub page paxos.Message.Validate refuses is refused.
 func MessageFromPB(m *pb.ConsensusMessage) (paxos.Message, error) {
 	if !knownTypes[m.GetType()] {
 		return paxos.Message{}, malformed("message type %d", m.GetType())
@@ -262,6 +273,9 @@ func MessageFromPB(m *pb.ConsensusMessage) (paxos.Message, error) {
 	}
 	if len(m.GetHistory()) > HistoryMax {
 		return paxos.Message{}, malformed("%d registrations in one history", len(m.GetHistory()))
+	}
+	if len(m.GetScrub()) > ScrubEntriesMax {
+		return paxos.Message{}, malformed("%d scrub entries in one page", len(m.GetScrub()))
 	}
 	// Checked before the narrowing to uint8: refusal 256 must not pass as 0.
 	if m.GetRefusal() > uint32(paxos.MatchClosed) {
@@ -306,6 +320,12 @@ func MessageFromPB(m *pb.ConsensusMessage) (paxos.Message, error) {
 	}
 	for _, f := range m.GetFaulty() {
 		out.Faulty = append(out.Faulty, paxos.SlotBallot{Slot: f.GetSlot(), Ballot: BallotFromPB(f.GetBallot())})
+	}
+	if len(m.GetScrub()) > 0 {
+		out.Scrub = make([]paxos.ScrubEntry, len(m.GetScrub()))
+		for i, e := range m.GetScrub() {
+			out.Scrub[i] = paxos.ScrubEntry{Slot: e.GetSlot(), Ballot: BallotFromPB(e.GetBallot()), Hash: e.GetHash(), Damaged: e.GetDamaged()}
+		}
 	}
 	// The core drops such a message too (Node.Step); refusing it here names
 	// the fault to the sender instead of silently dropping it.

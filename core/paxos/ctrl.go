@@ -248,6 +248,9 @@ func (n *Node) foldCtrlPromise(l *leading, m Message) {
 	if n.contract.fault != nil {
 		return
 	}
+	// A page is progress: the budget counts ticks without any, so a
+	// straggler paging through a long suffix is not given up on midway.
+	l.ctrl.waited = 0
 	if !terminal {
 		el.setPageFrom(m.From, m.Next)
 		n.send(Message{Type: MsgPrepare, To: m.From, Ballot: l.ballot, Slot: m.Next, Config: l.own.Acceptors, Since: l.own.Since})

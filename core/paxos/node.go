@@ -166,7 +166,10 @@ type Counters struct {
 	// pass took, and mismatches (two copies of one slot at one ballot with
 	// different hashes: a bug, never rot).
 	ScrubPages, ScrubAnswered, ScrubPartial, ScrubPasses, ScrubOverruns uint64
-	ScrubLastPassTicks, ScrubMismatches                                 uint64
+	// ScrubResumed counts passes a leader took up from a cursor it did not
+	// pace itself (its disk's, or one it heard as a follower).
+	ScrubResumed                        uint64
+	ScrubLastPassTicks, ScrubMismatches uint64
 }
 
 // NewNode boots a node from its store. Boot is restart: the node always

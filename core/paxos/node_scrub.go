@@ -2,6 +2,7 @@ package paxos
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/parosdb/paros/core/journal"
@@ -21,9 +22,12 @@ type scrubber struct {
 	// pass under way).
 	cursor Slot
 	// sincePass counts ticks since the pass under way began (or, between
-	// passes, since the last one began); passPages is its estimated length.
+	// passes, since the last one began). started: this node began a pass;
+	// paced: this node paces the pass under way (else its cursor came from
+	// elsewhere, and its completion is not counted as a pass).
 	sincePass int
-	passPages int
+	started   bool
+	paced     bool
 	// idle counts ticks since the last page was asked.
 	idle int
 	page *scrubPage
@@ -73,7 +77,9 @@ func (n *Node) tickScrub(l *leading) {
 		return
 	}
 	sc.sincePass++
-	sc.idle++
+	if sc.idle < math.MaxInt {
+		sc.idle++
+	}
 	if p := sc.page; p != nil {
 		if p.ballot != l.ballot {
 			sc.page = nil
@@ -91,7 +97,7 @@ func (n *Node) tickScrub(l *leading) {
 	if sc.cursor != 0 && sc.cursor > chosen {
 		// The pass reached the chosen index: it is complete (when this
 		// node paced it; a cursor handed in from elsewhere just ends).
-		if sc.passPages > 0 {
+		if sc.paced {
 			n.counters.ScrubPasses++
 			n.counters.ScrubLastPassTicks = uint64(sc.sincePass)
 			if sc.sincePass > n.opts.ScrubPassTicks {
@@ -101,21 +107,29 @@ func (n *Node) tickScrub(l *leading) {
 		sc.cursor = 0
 	}
 	if sc.cursor == 0 {
-		if sc.passPages > 0 && sc.sincePass < n.opts.ScrubPassTicks {
+		if sc.started && sc.sincePass < n.opts.ScrubPassTicks {
 			return // rest: a pass starts at most once per bound
 		}
 		if chosen < floor {
 			return // nothing chosen and retained yet
 		}
-		sc.cursor, sc.sincePass = floor, 0
-		sc.passPages = int((chosen-floor)/Slot(n.opts.ScrubPageSlots)) + 1
+		sc.cursor, sc.sincePass, sc.started, sc.paced = floor, 0, true, true
+		sc.idle = math.MaxInt // the first page of a pass goes at once
+	}
+	if !sc.paced {
+		// Resuming a pass another leader (or an earlier boot) began.
+		n.counters.ScrubResumed++
+		sc.paced, sc.started = true, true
 	}
 	sc.cursor = max(sc.cursor, floor)
-	if sc.passPages == 0 {
-		// Resuming a pass another leader (or an earlier boot) began.
-		sc.passPages = int((chosen-floor)/Slot(n.opts.ScrubPageSlots)) + 1
+	if sc.cursor > chosen {
+		return // a trim point ahead of the chosen index: nothing retained yet
 	}
-	interval := max(n.opts.ScrubIntervalTicks, n.opts.ScrubPassTicks/max(sc.passPages, 1))
+	// The pages left are spread over what is left of the bound, never
+	// faster than the rate limit (which wins when they conflict: the pass
+	// then overruns, and says so when it completes).
+	left := int((chosen-sc.cursor)/Slot(n.opts.ScrubPageSlots)) + 1
+	interval := max(n.opts.ScrubIntervalTicks, (n.opts.ScrubPassTicks-sc.sincePass)/left)
 	if sc.idle < interval {
 		return
 	}
@@ -151,7 +165,7 @@ func (n *Node) handleScrub(m Message) {
 	}
 	n.counters.ScrubAnswered++
 	// The leader's progress, for whichever node leads next.
-	n.scrub.cursor = m.Slot
+	n.scrub.cursor, n.scrub.paced = m.Slot, false
 	n.cur.writes = append(n.cur.writes, WriteOp{Kind: OpScrubCursor, Slot: m.Slot})
 	n.send(Message{Type: MsgScrubReply, To: m.From, Ballot: m.Ballot, Slot: m.Slot, Next: m.Next, Scrub: entries})
 }

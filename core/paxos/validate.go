@@ -30,11 +30,13 @@ var ErrMalformed = errors.New("paros/paxos: malformed message")
 func (b Ballot) InRange() bool { return b.Round <= BallotRoundMax }
 
 // Validate checks every number m carries against its bound: every ballot
-// (the message's, the refused one, each entry's and each faulty record's)
-// and every slot (the message's, the page's next, the commit watermark,
-// the read watermark, each entry's, vote's and faulty record's). It checks
-// no protocol rule; the handlers do that. A nil error means the node may
-// let m's ballot raise what it has seen.
+// (the message's, the refused one, each entry's, faulty record's and scrub
+// entry's) and every slot (the message's, the page's next, the commit
+// watermark, the read watermark, each entry's, vote's, faulty record's and
+// scrub entry's). For Scrub and ScrubReply it also checks the page's shape
+// (validateScrub), which is a property of the message alone, like a
+// bound. It checks no protocol rule; the handlers do that. A nil error
+// means the node may let m's ballot raise what it has seen.
 func (m Message) Validate() error {
 	if !m.Ballot.InRange() || !m.Refused.InRange() {
 		return fmt.Errorf("%w: %s ballot round above %d", ErrMalformed, m.Type, uint64(BallotRoundMax))
@@ -69,6 +71,56 @@ func (m Message) Validate() error {
 	for _, f := range m.Faulty {
 		if f.Slot > SlotMax || !f.Ballot.InRange() {
 			return fmt.Errorf("%w: %s faulty record at slot %d ballot %s out of range", ErrMalformed, m.Type, f.Slot, f.Ballot)
+		}
+	}
+	for _, e := range m.Scrub {
+		if e.Slot > SlotMax || !e.Ballot.InRange() {
+			return fmt.Errorf("%w: %s scrub entry at slot %d ballot %s out of range", ErrMalformed, m.Type, e.Slot, e.Ballot)
+		}
+	}
+	switch m.Type {
+	case MsgScrub, MsgScrubReply:
+		return m.validateScrub()
+	}
+	return nil
+}
+
+// validateScrub checks the shape of a scrub page (scrub.go). Both types
+// carry the scrubbing leader's ballot (never zero) and the page [Slot,
+// Next): Slot >= 1, Next > Slot, at most ScrubPageSlotsMax slots. A
+// ScrubReply carries at most ScrubPageSlotsMax entries, strictly ascending
+// by slot, each inside the page, each with a non-zero ballot (the identity
+// survives damage), and a damaged one with Hash 0. Validate has already
+// bounded every number, so Next-Slot cannot wrap.
+func (m Message) validateScrub() error {
+	switch {
+	case m.Ballot.IsZero():
+		return fmt.Errorf("%w: %s without a ballot", ErrMalformed, m.Type)
+	case m.Slot == 0:
+		return fmt.Errorf("%w: %s page starts at slot 0", ErrMalformed, m.Type)
+	case m.Next <= m.Slot:
+		return fmt.Errorf("%w: %s page [%d, %d) ends at or below its start", ErrMalformed, m.Type, m.Slot, m.Next)
+	case m.Next-m.Slot > ScrubPageSlotsMax:
+		return fmt.Errorf("%w: %s page [%d, %d) spans %d slots, above %d",
+			ErrMalformed, m.Type, m.Slot, m.Next, m.Next-m.Slot, ScrubPageSlotsMax)
+	}
+	if m.Type != MsgScrubReply {
+		return nil
+	}
+	if len(m.Scrub) > ScrubPageSlotsMax {
+		return fmt.Errorf("%w: %s page [%d, %d) with %d entries, above %d",
+			ErrMalformed, m.Type, m.Slot, m.Next, len(m.Scrub), ScrubPageSlotsMax)
+	}
+	for i, e := range m.Scrub {
+		switch {
+		case e.Slot < m.Slot || e.Slot >= m.Next:
+			return fmt.Errorf("%w: %s entry at slot %d outside page [%d, %d)", ErrMalformed, m.Type, e.Slot, m.Slot, m.Next)
+		case i > 0 && e.Slot <= m.Scrub[i-1].Slot:
+			return fmt.Errorf("%w: %s entry at slot %d after slot %d (not ascending)", ErrMalformed, m.Type, e.Slot, m.Scrub[i-1].Slot)
+		case e.Ballot.IsZero():
+			return fmt.Errorf("%w: %s entry at slot %d without a ballot", ErrMalformed, m.Type, e.Slot)
+		case e.Damaged && e.Hash != 0:
+			return fmt.Errorf("%w: %s damaged entry at slot %d with hash %#x", ErrMalformed, m.Type, e.Slot, e.Hash)
 		}
 	}
 	return nil

@@ -23,6 +23,10 @@ type rec struct {
 	cmd    journal.Command
 }
 
+// state is one image of the store (the durable one).
+//
+// Invariant: every slot of records and faulty is in [floor, last]; last
+// bounds the slots from above (a truncation may leave it past every one).
 type state struct {
 	marker  *storage.Marker
 	promise paxos.Ballot
@@ -31,6 +35,10 @@ type state struct {
 	sealed  journal.State
 	records map[paxos.Slot]rec
 	faulty  map[paxos.Slot]paxos.Ballot
+	// last is at or above every slot held (Scrub walks up to it).
+	last paxos.Slot
+	// scrub is the scrub cursor (OpScrubCursor); a truncation keeps it.
+	scrub paxos.Slot
 }
 
 // Store is one journal's in-memory store.
@@ -131,7 +139,7 @@ func (s *Store) Reopen() {
 // Boot implements storage.LogStore: the durable state as the core sees it.
 func (s *Store) Boot() (*storage.BootState, error) {
 	b := &storage.BootState{Hard: s.InitialState(), Floor: s.durable.floor, Sealed: s.durable.sealed,
-		Faulty: s.FaultyEntries(), Cold: s}
+		Faulty: s.FaultyEntries(), Cold: s, Scrubber: s, Cursor: s.durable.scrub}
 	// Like the Pebble store: the dense, intact prefix at or below the
 	// chosen index stays "on disk" (read back through ColdRecords).
 	prefix := storage.NewColdPrefix(s.durable.floor)
@@ -186,25 +194,6 @@ func (s *Store) Apply(ops []paxos.WriteOp, sync bool) error {
 	return nil
 }
 
-// Scrub implements storage.LogStore.
-func (s *Store) Scrub(from paxos.Slot, count int) ([]storage.ScrubEntry, error) {
-	var out []storage.ScrubEntry
-	keys := slices.Sorted(maps.Keys(s.durable.records))
-	keys = append(keys, slices.Sorted(maps.Keys(s.durable.faulty))...)
-	slices.Sort(keys)
-	for _, k := range keys {
-		if k < from || len(out) >= count {
-			continue
-		}
-		if r, ok := s.durable.records[k]; ok {
-			out = append(out, storage.ScrubEntry{Slot: k, Ballot: r.ballot, Hash: storage.CRC32C(storage.AppendCommand(nil, r.cmd))})
-		} else {
-			out = append(out, storage.ScrubEntry{Slot: k, Ballot: s.durable.faulty[k], Damaged: true})
-		}
-	}
-	return out, nil
-}
-
 // Rewrite implements storage.LogStore: a damaged or healthy record at slot
 // gets cmd as its value, keeping ballot. Durable at once.
 func (s *Store) Rewrite(slot paxos.Slot, ballot paxos.Ballot, cmd journal.Command) error {
@@ -233,13 +222,19 @@ func (st *state) apply(op paxos.WriteOp) {
 			panic(fmt.Sprintf("memstore: promise lowered %s -> %s", st.promise, op.Ballot))
 		}
 		st.promise = op.Ballot
-	case paxos.OpAccept, paxos.OpLearned:
+	case paxos.OpAccept, paxos.OpLearned, paxos.OpRewrite:
+		// A rewrite is physically an accept: the same record written again
+		// over its damaged copy.
 		if op.Slot >= st.floor {
 			st.records[op.Slot] = rec{ballot: op.Ballot, cmd: op.Command}
 			delete(st.faulty, op.Slot)
+			st.last = max(st.last, op.Slot)
 		}
 	case paxos.OpSetChosenIndex:
 		st.chosen = max(st.chosen, op.Slot)
+	case paxos.OpScrubCursor:
+		// Not monotone: a new pass starts over from the floor.
+		st.scrub = op.Slot
 	case paxos.OpTruncate, paxos.OpTrimmedTo:
 		if op.Slot <= st.floor {
 			return

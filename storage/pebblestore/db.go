@@ -72,7 +72,7 @@ type Batch struct {
 	Journal journal.ID
 	Ops     []paxos.WriteOp
 	// Sync asks for the commit to be durable when Commit returns. Only a
-	// batch of relaxed ops (SetChosenIndex) may leave it false.
+	// batch of relaxed ops (SetChosenIndex, ScrubCursor) may leave it false.
 	Sync bool
 }
 
@@ -360,7 +360,9 @@ func (db *DB) stageLocked(pb *pebble.Batch, id journal.ID, st *scalars, op paxos
 		st.promise = op.Ballot
 		k := scalarKey(id, kindPromise)
 		_ = pb.Set(k, encodePromise(k, op.Ballot), nil)
-	case paxos.OpAccept, paxos.OpLearned:
+	case paxos.OpAccept, paxos.OpLearned, paxos.OpRewrite:
+		// A rewrite is physically an accept: the same record written again
+		// over its damaged copy, with origin accept.
 		if op.Slot == 0 {
 			panic(fmt.Sprintf("pebblestore: journal %s %s at slot 0", id, op.Kind))
 		}
@@ -379,6 +381,11 @@ func (db *DB) stageLocked(pb *pebble.Batch, id journal.ID, st *scalars, op paxos
 		st.chosen = op.Slot
 		k := scalarKey(id, kindChosen)
 		_ = pb.Set(k, encodeChosen(k, st.chosen), nil)
+	case paxos.OpScrubCursor:
+		// Not monotone (a new pass starts over), nor cached: only Boot reads
+		// it. A truncation leaves it alone.
+		k := scalarKey(id, kindScrub)
+		_ = pb.Set(k, encodeScrubCursor(k, op.Slot), nil)
 	case paxos.OpTruncate, paxos.OpTrimmedTo:
 		if op.Slot <= st.floor {
 			return
@@ -407,7 +414,7 @@ func (db *DB) stageLocked(pb *pebble.Batch, id journal.ID, st *scalars, op paxos
 func opBytesEstimate(op paxos.WriteOp) int {
 	const perKey = recordKeyLen + 8 // key, lengths and kind of a batch entry
 	switch op.Kind {
-	case paxos.OpAccept, paxos.OpLearned:
+	case paxos.OpAccept, paxos.OpLearned, paxos.OpRewrite:
 		n := 2*perKey + identityBytes + 48
 		for _, r := range op.Command.Entry.Records {
 			n += len(r) + 3

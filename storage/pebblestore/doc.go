@@ -18,6 +18,7 @@
 //	01 | tenant (8) | journal (8) | 02                   promise          kindPromise
 //	01 | tenant (8) | journal (8) | 03                   chosen index     kindChosen
 //	01 | tenant (8) | journal (8) | 04                   seal             kindSeal
+//	01 | tenant (8) | journal (8) | 05                   scrub cursor     kindScrub
 //	01 | tenant (8) | journal (8) | 10 | slot (8) | 00   record identity  kindRecord, partIdentity
 //	01 | tenant (8) | journal (8) | 10 | slot (8) | 01   record value     kindRecord, partValue
 //
@@ -25,7 +26,8 @@
 // leaves the identity readable, so boot reports faulty(slot, ballot) and
 // never "nothing accepted". Truncation deletes the range
 // [record(journal, 0), record(journal, floor)) in the same Pebble batch that
-// writes the new seal and chosen index.
+// writes the new seal and chosen index; it leaves the scrub cursor alone.
+// DeleteJournal deletes the journal's whole prefix, scrub cursor included.
 //
 // # Value formats (version 1, frozen: they are on disk)
 //
@@ -34,13 +36,15 @@
 // kind and the slot, so a value written under the wrong key (a misdirected
 // write) fails its check. A value whose length, version or CRC is wrong is
 // refused; scalars and identities that fail are storage.ErrCorruption, a
-// record value that fails is a faulty record.
+// record value that fails is a faulty record, and a scrub cursor that fails
+// reads as 0 (it only paces the scrubber; see Journal.Boot).
 //
 //	value            bytes  layout (offset:size)
 //	---------------  -----  ---------------------------------------------------------------
 //	store header     22     0:17 magic "paros.pebblestore" | 17:1 version | 18:4 crc
 //	promise          21     0:1 version | 1:8 round | 9:8 node | 17:4 crc
 //	chosen index     13     0:1 version | 1:8 slot | 9:4 crc
+//	scrub cursor     13     0:1 version | 1:8 slot | 9:4 crc
 //	seal             53     0:1 version | 1:8 floor | 9:16 leader uuid (hi, lo) |
 //	                        25:8 term | 33:8 next seq | 41:8 first seq | 49:4 crc
 //	record identity  30     0:1 version | 1:1 origin (1 accept, 2 learned) | 2:8 round |
@@ -55,14 +59,17 @@
 // (value key | ballot round (8) | ballot node (8) | value bytes): it binds the
 // value to its journal, slot and ballot. A seal holds the floor (first
 // retained slot) and the sealed journal state with its hidden term, rebuilt by
-// journal.Restore, which refuses a state that breaks an invariant.
+// journal.Restore, which refuses a state that breaks an invariant. An
+// OpRewrite (the scrubber's repair) writes a record exactly as an accept
+// does: a new value and identity, origin 1.
 //
 // # Durability and failure
 //
 // A commit with Sync is durable when Commit returns; a commit without Sync
-// (only a relaxed chosen index) becomes durable with the next synced commit,
-// in order. Pebble's WAL replay drops a torn tail after a crash, so a batch
-// is all there or all gone, and a torn tail is never reported as rot.
+// (only relaxed ops: a chosen index, a scrub cursor) becomes durable with the
+// next synced commit, in order. Pebble's WAL replay drops a torn tail after a
+// crash, so a batch is all there or all gone, and a torn tail is never
+// reported as rot.
 //
 // After any failed write or sync the DB refuses every further call with
 // storage.ErrFailed until it is closed and reopened (fsyncgate: after a

@@ -22,6 +22,7 @@ const (
 	kindPromise byte = 0x02
 	kindChosen  byte = 0x03
 	kindSeal    byte = 0x04
+	kindScrub   byte = 0x05 // the scrub cursor
 	kindRecord  byte = 0x10
 
 	partIdentity byte = 0x00
@@ -49,6 +50,7 @@ const (
 	headerBytes    = len(storeMagic) + 1 + 4
 	promiseBytes   = 1 + 16 + 4
 	chosenBytes    = 1 + 8 + 4
+	scrubBytes     = 1 + 8 + 4
 	sealBytes      = 1 + 8 + 16 + 8 + 8 + 8 + 4
 	identityBytes  = 1 + 1 + 16 + 4 + 4 + 4
 	markerMinBytes = 1 + 16 + 8 + 2 + 1 + 16 + 1 + 12 + 4
@@ -121,7 +123,7 @@ func parseKey(k []byte) (parsedKey, bool) {
 		kind: k[journalPrefixLen],
 	}
 	switch p.kind {
-	case kindMarker, kindPromise, kindChosen, kindSeal:
+	case kindMarker, kindPromise, kindChosen, kindSeal, kindScrub:
 		return p, len(k) == scalarKeyLen
 	case kindRecord:
 		if len(k) != recordKeyLen {
@@ -218,6 +220,20 @@ func encodeChosen(key []byte, s paxos.Slot) []byte {
 
 func decodeChosen(key, v []byte) (paxos.Slot, error) {
 	p, err := unseal(key, v, chosenBytes)
+	if err != nil {
+		return 0, err
+	}
+	return binary.BigEndian.Uint64(p), nil
+}
+
+// encodeScrubCursor encodes the scrub cursor: the chosen index's layout
+// under its own kind (the CRC covers the key, so neither reads as the other).
+func encodeScrubCursor(key []byte, s paxos.Slot) []byte {
+	return seal(key, binary.BigEndian.AppendUint64(append(make([]byte, 0, scrubBytes), valueV1), s))
+}
+
+func decodeScrubCursor(key, v []byte) (paxos.Slot, error) {
+	p, err := unseal(key, v, scrubBytes)
 	if err != nil {
 		return 0, err
 	}

@@ -41,6 +41,7 @@ type encoded struct {
 func samples() []encoded {
 	pk, ck, sk, mk := scalarKey(codecJournal, kindPromise), scalarKey(codecJournal, kindChosen),
 		scalarKey(codecJournal, kindSeal), scalarKey(codecJournal, kindMarker)
+	xk := scalarKey(codecJournal, kindScrub)
 	ik := appendRecordKey(nil, codecJournal, 77, partIdentity)
 	vk := appendRecordKey(nil, codecJournal, 77, partValue)
 	m, err := encodeMarker(mk, sampleMarker())
@@ -53,6 +54,7 @@ func samples() []encoded {
 	return []encoded{
 		{"promise", pk, encodePromise(pk, paxos.Ballot{Round: 1 << 40, Node: 7}), func(k, v []byte) error { _, err := decodePromise(k, v); return err }},
 		{"chosen", ck, encodeChosen(ck, 1<<50), func(k, v []byte) error { _, err := decodeChosen(k, v); return err }},
+		{"scrub cursor", xk, encodeScrubCursor(xk, 1<<45+3), func(k, v []byte) error { _, err := decodeScrubCursor(k, v); return err }},
 		{"seal", sk, encodeSeal(sk, 12, storetest.Sealed(4, 100, 50)), func(k, v []byte) error { _, _, err := decodeSeal(k, v); return err }},
 		{"marker", mk, m, func(k, v []byte) error { _, err := decodeMarker(k, v, codecJournal); return err }},
 		{"identity", ik, encodeIdentity(nil, ik, ident), func(k, v []byte) error { _, err := decodeIdentity(k, v); return err }},
@@ -69,6 +71,14 @@ func TestCodecRoundTrip(t *testing.T) {
 	ck := scalarKey(codecJournal, kindChosen)
 	if c, err := decodeChosen(ck, encodeChosen(ck, 99)); err != nil || c != 99 {
 		t.Fatalf("chosen %d %v", c, err)
+	}
+	xk := scalarKey(codecJournal, kindScrub)
+	if c, err := decodeScrubCursor(xk, encodeScrubCursor(xk, 77)); err != nil || c != 77 {
+		t.Fatalf("scrub cursor %d %v", c, err)
+	}
+	// The cursor has the chosen index's layout; the key tells them apart.
+	if _, err := decodeScrubCursor(xk, encodeChosen(ck, 77)); err == nil {
+		t.Fatalf("a chosen index read as a scrub cursor")
 	}
 	sk := scalarKey(codecJournal, kindSeal)
 	st := storetest.Sealed(4, 100, 50)
@@ -159,7 +169,7 @@ func TestKeys(t *testing.T) {
 	ids := []journal.ID{{Tenant: 1, Journal: 1}, {Tenant: 1, Journal: 2}, {Tenant: 2, Journal: 1}}
 	var keys [][]byte
 	for _, id := range ids {
-		for _, kind := range []byte{kindMarker, kindPromise, kindChosen, kindSeal} {
+		for _, kind := range []byte{kindMarker, kindPromise, kindChosen, kindSeal, kindScrub} {
 			keys = append(keys, scalarKey(id, kind))
 		}
 		for _, s := range []paxos.Slot{0, 1, 255, 256, 1 << 40} {
@@ -196,7 +206,7 @@ func TestKeys(t *testing.T) {
 			t.Fatalf("record range of %s outside its bounds", id)
 		}
 	}
-	for _, bad := range [][]byte{nil, {keyspaceJournal}, append(scalarKey(ids[0], 0x05), 0), append(scalarKey(ids[0], kindSeal), 0),
+	for _, bad := range [][]byte{nil, {keyspaceJournal}, scalarKey(ids[0], 0x06), append(scalarKey(ids[0], kindScrub), 0), append(scalarKey(ids[0], kindSeal), 0),
 		appendRecordKey(nil, ids[0], 1, 2), keyStoreHeader} {
 		if _, ok := parseKey(bad); ok {
 			t.Fatalf("key %x parsed", bad)
@@ -216,7 +226,7 @@ func reseal(key, v []byte) []byte {
 func FuzzDecodeScalar(f *testing.F) {
 	for _, s := range samples() {
 		switch s.name {
-		case "promise", "chosen", "seal":
+		case "promise", "chosen", "scrub cursor", "seal":
 			f.Add(s.key[len(s.key)-1], s.val)
 		}
 	}
@@ -231,6 +241,10 @@ func FuzzDecodeScalar(f *testing.F) {
 			case kindChosen:
 				if c, err := decodeChosen(k, v); err == nil && !bytes.Equal(encodeChosen(k, c), v) {
 					t.Fatalf("chosen not canonical")
+				}
+			case kindScrub:
+				if c, err := decodeScrubCursor(k, v); err == nil && !bytes.Equal(encodeScrubCursor(k, c), v) {
+					t.Fatalf("scrub cursor not canonical")
 				}
 			default:
 				if f, st, err := decodeSeal(k, v); err == nil && !bytes.Equal(encodeSeal(k, f, st), v) {

@@ -137,6 +137,8 @@ func kindName(kind byte) string {
 		return "chosen index"
 	case kindSeal:
 		return "seal"
+	case kindScrub:
+		return "scrub cursor"
 	case kindRecord:
 		return "record"
 	}
@@ -159,7 +161,7 @@ func (j *Journal) Boot() (*storage.BootState, error) {
 	if err != nil {
 		return nil, db.readErr(j.id, "boot scan", err)
 	}
-	b := &storage.BootState{Floor: 1, Sealed: journal.Initial(), Cold: j}
+	b := &storage.BootState{Floor: 1, Sealed: journal.Initial(), Cold: j, Scrubber: j}
 	st := scalars{loaded: true, floor: 1, sealed: journal.Initial()}
 	holdsState := false
 	var rs recordScan
@@ -213,6 +215,16 @@ func (j *Journal) Boot() (*storage.BootState, error) {
 				return j.corrupt("seal", 0, err)
 			}
 			b.Floor, b.Sealed, st.floor, st.sealed = f, s, f, s
+		case kindScrub:
+			// A damaged scrub cursor is not corruption of the journal: it
+			// holds no vote and no state, it only paces the scrubber (a
+			// relaxed op the store may lose in a crash anyway). Boot reads it
+			// as 0, a pass from the floor, and goes on; refusing the boot
+			// would take a healthy acceptor out over a progress mark. The
+			// next OpScrubCursor overwrites it.
+			if c, err := decodeScrubCursor(key, v); err == nil {
+				b.Cursor = c
+			}
 		case kindRecord:
 			// Scalars sort before records, so the floor is known here.
 			if k.slot < b.Floor {
@@ -269,7 +281,7 @@ type scanned struct {
 	slot    paxos.Slot
 	ident   identity
 	cmd     journal.Command
-	hash    uint32 // CRC-32C of the stored value (0 if none)
+	hash    uint32 // CRC-32C of the stored value (0 if damaged or none)
 	damaged bool
 }
 
@@ -304,12 +316,12 @@ func (rs *recordScan) add(j *Journal, k parsedKey, key, v []byte, emit func(scan
 			return j.corrupt("record identity", k.slot, errors.New("a value without an identity"))
 		}
 		rs.pending = false
-		r := scanned{slot: k.slot, ident: rs.ident, hash: storage.CRC32C(v)}
+		r := scanned{slot: k.slot, ident: rs.ident}
 		cmd, err := checkValue(key, rs.ident, v)
 		if err != nil {
-			r.damaged = true
+			r.damaged = true // Hash 0: only the identity survived
 		} else {
-			r.cmd = cmd
+			r.cmd, r.hash = cmd, storage.CRC32C(v)
 		}
 		if !emit(r) {
 			rs.stopped = true

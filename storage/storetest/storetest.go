@@ -3,12 +3,14 @@
 //
 // The suite checks what the protocol relies on: ops apply in order and a
 // batch is atomic across a crash; accepts upsert by slot; the promise is
-// monotone; only the chosen index is relaxed; a truncation drops the prefix
-// and seals the journal state (with its hidden term) in one write; TrimmedTo
-// never touches the promise; a damaged value is reported as faulty(slot,
-// ballot) and can be rewritten; the format marker round-trips and is never
-// rewritten; and a failed sync surfaces as an IOError of unknown outcome,
-// after which the store refuses writes until it is reopened.
+// monotone; only the chosen index and the scrub cursor are relaxed; a
+// truncation drops the prefix and seals the journal state (with its hidden
+// term) in one write; TrimmedTo never touches the promise; a damaged value is
+// reported as faulty(slot, ballot), scrubbed as damaged, and can be rewritten
+// (Rewrite, or an OpRewrite in a batch: scrub_cases.go); the format marker
+// round-trips and is never rewritten; and a failed sync surfaces as an
+// IOError of unknown outcome, after which the store refuses writes until it
+// is reopened.
 //
 // It also holds what crash tests share: HookFS, a vfs.FS wrapper that calls
 // a hook just before every sync and rename (the durability seams), the
@@ -70,6 +72,9 @@ func Run(t *testing.T, open func(t *testing.T) Harness) {
 		{"FaultyReporting", testFaulty},
 		{"TruncateDropsFaulty", testTruncateFaulty},
 		{"ScrubPages", testScrub},
+		{"ScrubPagesBounded", testScrubPagesBounded},
+		{"RewriteRepairsRot", testRewriteRepairsRot},
+		{"ScrubCursorDurable", testScrubCursorDurable},
 		{"FailedSyncRefusesWrites", testFailedSync},
 		{"ColdReadsServeWhatWasDurable", testColdReads},
 		{"BootLeavesTheChosenPrefixCold", testColdPrefix},

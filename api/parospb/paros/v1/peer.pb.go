@@ -45,6 +45,9 @@ const (
 	MsgType_MSG_TYPE_GARBAGE_COLLECT     MsgType = 22
 	MsgType_MSG_TYPE_GARBAGE_COLLECT_ACK MsgType = 23
 	MsgType_MSG_TYPE_PROBE               MsgType = 24
+	// The scrubber (core/paxos/scrub.go).
+	MsgType_MSG_TYPE_SCRUB       MsgType = 25
+	MsgType_MSG_TYPE_SCRUB_REPLY MsgType = 26
 )
 
 // Enum value maps for MsgType.
@@ -69,6 +72,8 @@ var (
 		22: "MSG_TYPE_GARBAGE_COLLECT",
 		23: "MSG_TYPE_GARBAGE_COLLECT_ACK",
 		24: "MSG_TYPE_PROBE",
+		25: "MSG_TYPE_SCRUB",
+		26: "MSG_TYPE_SCRUB_REPLY",
 	}
 	MsgType_value = map[string]int32{
 		"MSG_TYPE_UNSPECIFIED":         0,
@@ -90,6 +95,8 @@ var (
 		"MSG_TYPE_GARBAGE_COLLECT":     22,
 		"MSG_TYPE_GARBAGE_COLLECT_ACK": 23,
 		"MSG_TYPE_PROBE":               24,
+		"MSG_TYPE_SCRUB":               25,
+		"MSG_TYPE_SCRUB_REPLY":         26,
 	}
 )
 
@@ -289,7 +296,11 @@ type ConsensusMessage struct {
 	Reconf    bool            `protobuf:"varint,20,opt,name=reconf,proto3" json:"reconf,omitempty"`
 	// refusal is a MatchReply's paxos.MatchRefusal: 0 ok, 1 stale,
 	// 2 below_watermark, 3 closed. Anything larger is malformed.
-	Refusal       uint32 `protobuf:"varint,21,opt,name=refusal,proto3" json:"refusal,omitempty"`
+	Refusal uint32 `protobuf:"varint,21,opt,name=refusal,proto3" json:"refusal,omitempty"`
+	// scrub is a ScrubReply's page as the answerer read it from its disk:
+	// one entry per record, ascending by slot, inside [slot, next), at most
+	// paxos.ScrubPageSlotsMax. Unset on every other type.
+	Scrub         []*ScrubEntry `protobuf:"bytes,22,rep,name=scrub,proto3" json:"scrub,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -469,6 +480,13 @@ func (x *ConsensusMessage) GetRefusal() uint32 {
 		return x.Refusal
 	}
 	return 0
+}
+
+func (x *ConsensusMessage) GetScrub() []*ScrubEntry {
+	if x != nil {
+		return x.Scrub
+	}
+	return nil
 }
 
 // AcceptorConfig is an acceptor set with its quorum system (a
@@ -787,6 +805,78 @@ func (x *SlotBallot) GetBallot() *Ballot {
 	return nil
 }
 
+// ScrubEntry is one record as a scrub read it from disk (paxos.ScrubEntry):
+// its slot and ballot, the CRC-32C of its value (fixed32: a checksum is
+// uniformly spread, so a varint would only cost bytes), and whether the
+// value failed its checksum (then hash is 0). Never the value's bytes.
+type ScrubEntry struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Slot          uint64                 `protobuf:"varint,1,opt,name=slot,proto3" json:"slot,omitempty"`
+	Ballot        *Ballot                `protobuf:"bytes,2,opt,name=ballot,proto3" json:"ballot,omitempty"`
+	Hash          uint32                 `protobuf:"fixed32,3,opt,name=hash,proto3" json:"hash,omitempty"`
+	Damaged       bool                   `protobuf:"varint,4,opt,name=damaged,proto3" json:"damaged,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScrubEntry) Reset() {
+	*x = ScrubEntry{}
+	mi := &file_paros_v1_peer_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScrubEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScrubEntry) ProtoMessage() {}
+
+func (x *ScrubEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_paros_v1_peer_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScrubEntry.ProtoReflect.Descriptor instead.
+func (*ScrubEntry) Descriptor() ([]byte, []int) {
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ScrubEntry) GetSlot() uint64 {
+	if x != nil {
+		return x.Slot
+	}
+	return 0
+}
+
+func (x *ScrubEntry) GetBallot() *Ballot {
+	if x != nil {
+		return x.Ballot
+	}
+	return nil
+}
+
+func (x *ScrubEntry) GetHash() uint32 {
+	if x != nil {
+		return x.Hash
+	}
+	return 0
+}
+
+func (x *ScrubEntry) GetDamaged() bool {
+	if x != nil {
+		return x.Damaged
+	}
+	return false
+}
+
 // SealedState is a journal state with its term (peer wire only).
 type SealedState struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -800,7 +890,7 @@ type SealedState struct {
 
 func (x *SealedState) Reset() {
 	*x = SealedState{}
-	mi := &file_paros_v1_peer_proto_msgTypes[9]
+	mi := &file_paros_v1_peer_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -812,7 +902,7 @@ func (x *SealedState) String() string {
 func (*SealedState) ProtoMessage() {}
 
 func (x *SealedState) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_peer_proto_msgTypes[9]
+	mi := &file_paros_v1_peer_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -825,7 +915,7 @@ func (x *SealedState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SealedState.ProtoReflect.Descriptor instead.
 func (*SealedState) Descriptor() ([]byte, []int) {
-	return file_paros_v1_peer_proto_rawDescGZIP(), []int{9}
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *SealedState) GetLeader() *LeaderUuid {
@@ -870,7 +960,7 @@ type Command struct {
 
 func (x *Command) Reset() {
 	*x = Command{}
-	mi := &file_paros_v1_peer_proto_msgTypes[10]
+	mi := &file_paros_v1_peer_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -882,7 +972,7 @@ func (x *Command) String() string {
 func (*Command) ProtoMessage() {}
 
 func (x *Command) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_peer_proto_msgTypes[10]
+	mi := &file_paros_v1_peer_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -895,7 +985,7 @@ func (x *Command) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Command.ProtoReflect.Descriptor instead.
 func (*Command) Descriptor() ([]byte, []int) {
-	return file_paros_v1_peer_proto_rawDescGZIP(), []int{10}
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Command) GetKind() isCommand_Kind {
@@ -950,7 +1040,7 @@ type WriteEntry struct {
 
 func (x *WriteEntry) Reset() {
 	*x = WriteEntry{}
-	mi := &file_paros_v1_peer_proto_msgTypes[11]
+	mi := &file_paros_v1_peer_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -962,7 +1052,7 @@ func (x *WriteEntry) String() string {
 func (*WriteEntry) ProtoMessage() {}
 
 func (x *WriteEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_peer_proto_msgTypes[11]
+	mi := &file_paros_v1_peer_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -975,7 +1065,7 @@ func (x *WriteEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteEntry.ProtoReflect.Descriptor instead.
 func (*WriteEntry) Descriptor() ([]byte, []int) {
-	return file_paros_v1_peer_proto_rawDescGZIP(), []int{11}
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *WriteEntry) GetLeader() *LeaderUuid {
@@ -1013,7 +1103,7 @@ type ControlCommand struct {
 
 func (x *ControlCommand) Reset() {
 	*x = ControlCommand{}
-	mi := &file_paros_v1_peer_proto_msgTypes[12]
+	mi := &file_paros_v1_peer_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1025,7 +1115,7 @@ func (x *ControlCommand) String() string {
 func (*ControlCommand) ProtoMessage() {}
 
 func (x *ControlCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_peer_proto_msgTypes[12]
+	mi := &file_paros_v1_peer_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1038,7 +1128,7 @@ func (x *ControlCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ControlCommand.ProtoReflect.Descriptor instead.
 func (*ControlCommand) Descriptor() ([]byte, []int) {
-	return file_paros_v1_peer_proto_rawDescGZIP(), []int{12}
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ControlCommand) GetKind() isControlCommand_Kind {
@@ -1107,7 +1197,7 @@ type ControlCommand_Truncate struct {
 
 func (x *ControlCommand_Truncate) Reset() {
 	*x = ControlCommand_Truncate{}
-	mi := &file_paros_v1_peer_proto_msgTypes[13]
+	mi := &file_paros_v1_peer_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1119,7 +1209,7 @@ func (x *ControlCommand_Truncate) String() string {
 func (*ControlCommand_Truncate) ProtoMessage() {}
 
 func (x *ControlCommand_Truncate) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_peer_proto_msgTypes[13]
+	mi := &file_paros_v1_peer_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1132,7 +1222,7 @@ func (x *ControlCommand_Truncate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ControlCommand_Truncate.ProtoReflect.Descriptor instead.
 func (*ControlCommand_Truncate) Descriptor() ([]byte, []int) {
-	return file_paros_v1_peer_proto_rawDescGZIP(), []int{12, 0}
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{13, 0}
 }
 
 func (x *ControlCommand_Truncate) GetUpTo() uint64 {
@@ -1157,7 +1247,7 @@ type ControlCommand_Noop struct {
 
 func (x *ControlCommand_Noop) Reset() {
 	*x = ControlCommand_Noop{}
-	mi := &file_paros_v1_peer_proto_msgTypes[14]
+	mi := &file_paros_v1_peer_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1169,7 +1259,7 @@ func (x *ControlCommand_Noop) String() string {
 func (*ControlCommand_Noop) ProtoMessage() {}
 
 func (x *ControlCommand_Noop) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_peer_proto_msgTypes[14]
+	mi := &file_paros_v1_peer_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1182,7 +1272,7 @@ func (x *ControlCommand_Noop) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ControlCommand_Noop.ProtoReflect.Descriptor instead.
 func (*ControlCommand_Noop) Descriptor() ([]byte, []int) {
-	return file_paros_v1_peer_proto_rawDescGZIP(), []int{12, 1}
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{13, 1}
 }
 
 type ControlCommand_SetLeader struct {
@@ -1195,7 +1285,7 @@ type ControlCommand_SetLeader struct {
 
 func (x *ControlCommand_SetLeader) Reset() {
 	*x = ControlCommand_SetLeader{}
-	mi := &file_paros_v1_peer_proto_msgTypes[15]
+	mi := &file_paros_v1_peer_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1207,7 +1297,7 @@ func (x *ControlCommand_SetLeader) String() string {
 func (*ControlCommand_SetLeader) ProtoMessage() {}
 
 func (x *ControlCommand_SetLeader) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_peer_proto_msgTypes[15]
+	mi := &file_paros_v1_peer_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1220,7 +1310,7 @@ func (x *ControlCommand_SetLeader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ControlCommand_SetLeader.ProtoReflect.Descriptor instead.
 func (*ControlCommand_SetLeader) Descriptor() ([]byte, []int) {
-	return file_paros_v1_peer_proto_rawDescGZIP(), []int{12, 2}
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{13, 2}
 }
 
 func (x *ControlCommand_SetLeader) GetNewLeader() *LeaderUuid {
@@ -1249,7 +1339,7 @@ const file_paros_v1_peer_proto_rawDesc = "" +
 	"DeliverAck\"g\n" +
 	"\bEnvelope\x12-\n" +
 	"\ajournal\x18\x01 \x01(\v2\x13.paros.v1.JournalIdR\ajournal\x12,\n" +
-	"\x03msg\x18\x02 \x01(\v2\x1a.paros.v1.ConsensusMessageR\x03msg\"\xef\x05\n" +
+	"\x03msg\x18\x02 \x01(\v2\x1a.paros.v1.ConsensusMessageR\x03msg\"\x9b\x06\n" +
 	"\x10ConsensusMessage\x12%\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x11.paros.v1.MsgTypeR\x04type\x12\x12\n" +
 	"\x04from\x18\x02 \x01(\x04R\x04from\x12\x0e\n" +
@@ -1272,7 +1362,8 @@ const file_paros_v1_peer_proto_rawDesc = "" +
 	"\teffective\x18\x12 \x01(\v2\x16.paros.v1.RegistrationR\teffective\x12 \n" +
 	"\x02gc\x18\x13 \x01(\v2\x10.paros.v1.BallotR\x02gc\x12\x16\n" +
 	"\x06reconf\x18\x14 \x01(\bR\x06reconf\x12\x18\n" +
-	"\arefusal\x18\x15 \x01(\rR\arefusal\"\xd9\x01\n" +
+	"\arefusal\x18\x15 \x01(\rR\arefusal\x12*\n" +
+	"\x05scrub\x18\x16 \x03(\v2\x14.paros.v1.ScrubEntryR\x05scrub\"\xd9\x01\n" +
 	"\x0eAcceptorConfig\x12\x18\n" +
 	"\amembers\x18\x01 \x03(\x04R\amembers\x12;\n" +
 	"\rquorum_system\x18\x02 \x01(\x0e2\x16.paros.v1.QuorumSystemR\fquorumSystem\x12#\n" +
@@ -1294,7 +1385,13 @@ const file_paros_v1_peer_proto_rawDesc = "" +
 	"\n" +
 	"SlotBallot\x12\x12\n" +
 	"\x04slot\x18\x01 \x01(\x04R\x04slot\x12(\n" +
-	"\x06ballot\x18\x02 \x01(\v2\x10.paros.v1.BallotR\x06ballot\"\x87\x01\n" +
+	"\x06ballot\x18\x02 \x01(\v2\x10.paros.v1.BallotR\x06ballot\"x\n" +
+	"\n" +
+	"ScrubEntry\x12\x12\n" +
+	"\x04slot\x18\x01 \x01(\x04R\x04slot\x12(\n" +
+	"\x06ballot\x18\x02 \x01(\v2\x10.paros.v1.BallotR\x06ballot\x12\x12\n" +
+	"\x04hash\x18\x03 \x01(\aR\x04hash\x12\x18\n" +
+	"\adamaged\x18\x04 \x01(\bR\adamaged\"\x87\x01\n" +
 	"\vSealedState\x12,\n" +
 	"\x06leader\x18\x01 \x01(\v2\x14.paros.v1.LeaderUuidR\x06leader\x12\x12\n" +
 	"\x04term\x18\x02 \x01(\x04R\x04term\x12\x19\n" +
@@ -1323,7 +1420,7 @@ const file_paros_v1_peer_proto_rawDesc = "" +
 	"new_leader\x18\x01 \x01(\v2\x14.paros.v1.LeaderUuidR\tnewLeader\x123\n" +
 	"\n" +
 	"old_leader\x18\x02 \x01(\v2\x14.paros.v1.LeaderUuidR\toldLeaderB\x06\n" +
-	"\x04kindJ\x04\b\x03\x10\x04*\x81\x04\n" +
+	"\x04kindJ\x04\b\x03\x10\x04*\xaf\x04\n" +
 	"\aMsgType\x12\x18\n" +
 	"\x14MSG_TYPE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10MSG_TYPE_PREPARE\x10\x01\x12\x14\n" +
@@ -1343,7 +1440,9 @@ const file_paros_v1_peer_proto_rawDesc = "" +
 	"\x14MSG_TYPE_MATCH_REPLY\x10\x15\x12\x1c\n" +
 	"\x18MSG_TYPE_GARBAGE_COLLECT\x10\x16\x12 \n" +
 	"\x1cMSG_TYPE_GARBAGE_COLLECT_ACK\x10\x17\x12\x12\n" +
-	"\x0eMSG_TYPE_PROBE\x10\x18\"\x04\b\t\x10\t\"\x04\b\n" +
+	"\x0eMSG_TYPE_PROBE\x10\x18\x12\x12\n" +
+	"\x0eMSG_TYPE_SCRUB\x10\x19\x12\x18\n" +
+	"\x14MSG_TYPE_SCRUB_REPLY\x10\x1a\"\x04\b\t\x10\t\"\x04\b\n" +
 	"\x10\n" +
 	"\"\x04\b\r\x10\r\"\x04\b\x0e\x10\x0e\"\x04\b\x0f\x10\x0f2=\n" +
 	"\x04Peer\x125\n" +
@@ -1362,7 +1461,7 @@ func file_paros_v1_peer_proto_rawDescGZIP() []byte {
 }
 
 var file_paros_v1_peer_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_paros_v1_peer_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_paros_v1_peer_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_paros_v1_peer_proto_goTypes = []any{
 	(MsgType)(0),                     // 0: paros.v1.MsgType
 	(*Deliver)(nil),                  // 1: paros.v1.Deliver
@@ -1374,57 +1473,60 @@ var file_paros_v1_peer_proto_goTypes = []any{
 	(*SlotCommand)(nil),              // 7: paros.v1.SlotCommand
 	(*SlotVote)(nil),                 // 8: paros.v1.SlotVote
 	(*SlotBallot)(nil),               // 9: paros.v1.SlotBallot
-	(*SealedState)(nil),              // 10: paros.v1.SealedState
-	(*Command)(nil),                  // 11: paros.v1.Command
-	(*WriteEntry)(nil),               // 12: paros.v1.WriteEntry
-	(*ControlCommand)(nil),           // 13: paros.v1.ControlCommand
-	(*ControlCommand_Truncate)(nil),  // 14: paros.v1.ControlCommand.Truncate
-	(*ControlCommand_Noop)(nil),      // 15: paros.v1.ControlCommand.Noop
-	(*ControlCommand_SetLeader)(nil), // 16: paros.v1.ControlCommand.SetLeader
-	(*JournalId)(nil),                // 17: paros.v1.JournalId
-	(*Ballot)(nil),                   // 18: paros.v1.Ballot
-	(QuorumSystem)(0),                // 19: paros.v1.QuorumSystem
-	(*LeaderUuid)(nil),               // 20: paros.v1.LeaderUuid
+	(*ScrubEntry)(nil),               // 10: paros.v1.ScrubEntry
+	(*SealedState)(nil),              // 11: paros.v1.SealedState
+	(*Command)(nil),                  // 12: paros.v1.Command
+	(*WriteEntry)(nil),               // 13: paros.v1.WriteEntry
+	(*ControlCommand)(nil),           // 14: paros.v1.ControlCommand
+	(*ControlCommand_Truncate)(nil),  // 15: paros.v1.ControlCommand.Truncate
+	(*ControlCommand_Noop)(nil),      // 16: paros.v1.ControlCommand.Noop
+	(*ControlCommand_SetLeader)(nil), // 17: paros.v1.ControlCommand.SetLeader
+	(*JournalId)(nil),                // 18: paros.v1.JournalId
+	(*Ballot)(nil),                   // 19: paros.v1.Ballot
+	(QuorumSystem)(0),                // 20: paros.v1.QuorumSystem
+	(*LeaderUuid)(nil),               // 21: paros.v1.LeaderUuid
 }
 var file_paros_v1_peer_proto_depIdxs = []int32{
 	3,  // 0: paros.v1.Deliver.envelopes:type_name -> paros.v1.Envelope
-	17, // 1: paros.v1.Envelope.journal:type_name -> paros.v1.JournalId
+	18, // 1: paros.v1.Envelope.journal:type_name -> paros.v1.JournalId
 	4,  // 2: paros.v1.Envelope.msg:type_name -> paros.v1.ConsensusMessage
 	0,  // 3: paros.v1.ConsensusMessage.type:type_name -> paros.v1.MsgType
-	18, // 4: paros.v1.ConsensusMessage.ballot:type_name -> paros.v1.Ballot
-	18, // 5: paros.v1.ConsensusMessage.refused:type_name -> paros.v1.Ballot
+	19, // 4: paros.v1.ConsensusMessage.ballot:type_name -> paros.v1.Ballot
+	19, // 5: paros.v1.ConsensusMessage.refused:type_name -> paros.v1.Ballot
 	7,  // 6: paros.v1.ConsensusMessage.entries:type_name -> paros.v1.SlotCommand
 	8,  // 7: paros.v1.ConsensusMessage.votes:type_name -> paros.v1.SlotVote
 	9,  // 8: paros.v1.ConsensusMessage.faulty:type_name -> paros.v1.SlotBallot
-	10, // 9: paros.v1.ConsensusMessage.state:type_name -> paros.v1.SealedState
+	11, // 9: paros.v1.ConsensusMessage.state:type_name -> paros.v1.SealedState
 	5,  // 10: paros.v1.ConsensusMessage.config:type_name -> paros.v1.AcceptorConfig
-	18, // 11: paros.v1.ConsensusMessage.since:type_name -> paros.v1.Ballot
+	19, // 11: paros.v1.ConsensusMessage.since:type_name -> paros.v1.Ballot
 	6,  // 12: paros.v1.ConsensusMessage.history:type_name -> paros.v1.Registration
 	6,  // 13: paros.v1.ConsensusMessage.effective:type_name -> paros.v1.Registration
-	18, // 14: paros.v1.ConsensusMessage.gc:type_name -> paros.v1.Ballot
-	19, // 15: paros.v1.AcceptorConfig.quorum_system:type_name -> paros.v1.QuorumSystem
-	18, // 16: paros.v1.Registration.ballot:type_name -> paros.v1.Ballot
-	5,  // 17: paros.v1.Registration.config:type_name -> paros.v1.AcceptorConfig
-	18, // 18: paros.v1.SlotCommand.ballot:type_name -> paros.v1.Ballot
-	11, // 19: paros.v1.SlotCommand.command:type_name -> paros.v1.Command
-	18, // 20: paros.v1.SlotBallot.ballot:type_name -> paros.v1.Ballot
-	20, // 21: paros.v1.SealedState.leader:type_name -> paros.v1.LeaderUuid
-	13, // 22: paros.v1.Command.control:type_name -> paros.v1.ControlCommand
-	12, // 23: paros.v1.Command.write:type_name -> paros.v1.WriteEntry
-	20, // 24: paros.v1.WriteEntry.leader:type_name -> paros.v1.LeaderUuid
-	14, // 25: paros.v1.ControlCommand.truncate:type_name -> paros.v1.ControlCommand.Truncate
-	15, // 26: paros.v1.ControlCommand.noop:type_name -> paros.v1.ControlCommand.Noop
-	16, // 27: paros.v1.ControlCommand.set_leader:type_name -> paros.v1.ControlCommand.SetLeader
-	20, // 28: paros.v1.ControlCommand.Truncate.leader:type_name -> paros.v1.LeaderUuid
-	20, // 29: paros.v1.ControlCommand.SetLeader.new_leader:type_name -> paros.v1.LeaderUuid
-	20, // 30: paros.v1.ControlCommand.SetLeader.old_leader:type_name -> paros.v1.LeaderUuid
-	1,  // 31: paros.v1.Peer.Stream:input_type -> paros.v1.Deliver
-	2,  // 32: paros.v1.Peer.Stream:output_type -> paros.v1.DeliverAck
-	32, // [32:33] is the sub-list for method output_type
-	31, // [31:32] is the sub-list for method input_type
-	31, // [31:31] is the sub-list for extension type_name
-	31, // [31:31] is the sub-list for extension extendee
-	0,  // [0:31] is the sub-list for field type_name
+	19, // 14: paros.v1.ConsensusMessage.gc:type_name -> paros.v1.Ballot
+	10, // 15: paros.v1.ConsensusMessage.scrub:type_name -> paros.v1.ScrubEntry
+	20, // 16: paros.v1.AcceptorConfig.quorum_system:type_name -> paros.v1.QuorumSystem
+	19, // 17: paros.v1.Registration.ballot:type_name -> paros.v1.Ballot
+	5,  // 18: paros.v1.Registration.config:type_name -> paros.v1.AcceptorConfig
+	19, // 19: paros.v1.SlotCommand.ballot:type_name -> paros.v1.Ballot
+	12, // 20: paros.v1.SlotCommand.command:type_name -> paros.v1.Command
+	19, // 21: paros.v1.SlotBallot.ballot:type_name -> paros.v1.Ballot
+	19, // 22: paros.v1.ScrubEntry.ballot:type_name -> paros.v1.Ballot
+	21, // 23: paros.v1.SealedState.leader:type_name -> paros.v1.LeaderUuid
+	14, // 24: paros.v1.Command.control:type_name -> paros.v1.ControlCommand
+	13, // 25: paros.v1.Command.write:type_name -> paros.v1.WriteEntry
+	21, // 26: paros.v1.WriteEntry.leader:type_name -> paros.v1.LeaderUuid
+	15, // 27: paros.v1.ControlCommand.truncate:type_name -> paros.v1.ControlCommand.Truncate
+	16, // 28: paros.v1.ControlCommand.noop:type_name -> paros.v1.ControlCommand.Noop
+	17, // 29: paros.v1.ControlCommand.set_leader:type_name -> paros.v1.ControlCommand.SetLeader
+	21, // 30: paros.v1.ControlCommand.Truncate.leader:type_name -> paros.v1.LeaderUuid
+	21, // 31: paros.v1.ControlCommand.SetLeader.new_leader:type_name -> paros.v1.LeaderUuid
+	21, // 32: paros.v1.ControlCommand.SetLeader.old_leader:type_name -> paros.v1.LeaderUuid
+	1,  // 33: paros.v1.Peer.Stream:input_type -> paros.v1.Deliver
+	2,  // 34: paros.v1.Peer.Stream:output_type -> paros.v1.DeliverAck
+	34, // [34:35] is the sub-list for method output_type
+	33, // [33:34] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_paros_v1_peer_proto_init() }
@@ -1433,11 +1535,11 @@ func file_paros_v1_peer_proto_init() {
 		return
 	}
 	file_paros_v1_common_proto_init()
-	file_paros_v1_peer_proto_msgTypes[10].OneofWrappers = []any{
+	file_paros_v1_peer_proto_msgTypes[11].OneofWrappers = []any{
 		(*Command_Control)(nil),
 		(*Command_Write)(nil),
 	}
-	file_paros_v1_peer_proto_msgTypes[12].OneofWrappers = []any{
+	file_paros_v1_peer_proto_msgTypes[13].OneofWrappers = []any{
 		(*ControlCommand_Truncate_)(nil),
 		(*ControlCommand_Noop_)(nil),
 		(*ControlCommand_SetLeader_)(nil),
@@ -1448,7 +1550,7 @@ func file_paros_v1_peer_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_paros_v1_peer_proto_rawDesc), len(file_paros_v1_peer_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   16,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1,0 +1,7 @@
+package sim
+
+import "testing"
+
+func TestZZDebugRot(t *testing.T) {
+	run(73, Options{})
+}
