@@ -107,6 +107,9 @@ func (w *World) rotFault() {
 		w.rotRunning()
 		return
 	}
+	if w.g.pct(40) && w.rotLoneVote() {
+		return
+	}
 	for _, p := range w.procs {
 		if p.up || p.wiped || p.downForGood {
 			continue
@@ -120,6 +123,50 @@ func (w *World) rotFault() {
 		}
 		return
 	}
+}
+
+// rotLoneVote damages, on a crashed node, a record no other disk holds at
+// its slot (a vote that reached no one else): a Phase 1 then hears only
+// the damaged record and silence there, and must wait for a qualifying
+// quorum before it may Noop the slot (CTRL case 2).
+func (w *World) rotLoneVote() bool {
+	for _, p := range w.procs {
+		if p.up || p.wiped || p.downForGood {
+			continue
+		}
+		for _, js := range w.shape.Journals {
+			st := p.stores[js.ID]
+			if st == nil || w.rotted(p, js.ID) {
+				continue
+			}
+			recs := st.Records()
+			for i := len(recs) - 1; i >= 0 && i >= len(recs)-8; i-- {
+				if w.lone(p, js.ID, recs[i].Slot) && w.plant(p, js.ID, recs[i].Slot, "lone vote") {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// lone reports whether no disk but p's holds a record at slot.
+func (w *World) lone(p *proc, j journal.ID, slot paxos.Slot) bool {
+	if len(w.rot.copies[jslot{j, slot}]) > 0 {
+		return false
+	}
+	for _, q := range w.procs {
+		if q == p || q.stores[j] == nil {
+			continue
+		}
+		if _, _, ok := q.stores[j].Accepted(slot); ok {
+			return false
+		}
+		if _, ok := q.stores[j].FaultyAt(slot); ok {
+			return false
+		}
+	}
+	return true
 }
 
 // rotted reports whether p already holds a planned loss of j (a double
@@ -161,6 +208,21 @@ func (w *World) rotRunning() {
 // slot. Every node comes back a while later.
 func (w *World) outage() {
 	w.rot.outaged = true
+	if l := w.leaderNode(); l != 0 && !w.shape.RotBeyond && w.g.pct(60) {
+		// The leader is cut off first, so its last votes reach no other
+		// disk: lone votes for the outage to damage.
+		w.net.partition(map[paxos.NodeID]bool{l: true}, false)
+		w.sched.note("outage: isolate leader n%d first", l)
+		w.sched.after(w.g.between(5*ms, 60*ms), lbl("outage"), func() {
+			w.net.heal()
+			w.outageNow()
+		})
+		return
+	}
+	w.outageNow()
+}
+
+func (w *World) outageNow() {
 	for _, p := range w.procs {
 		if p.up && p.founding() {
 			w.crash(p, "correlated outage")
@@ -186,6 +248,9 @@ func (w *World) outage() {
 			w.sched.note("beyond the budget: every copy of %s slot %d", short(j), top)
 		}
 	} else {
+		// A vote that reached no other disk, damaged while every node is
+		// down: the next Phase 1 hears the damage and silence (case 2).
+		w.rotLoneVote()
 		for range min(w.rot.budget, 2) {
 			for _, p := range w.procs {
 				if st := p.stores[j]; st != nil && !p.up && !p.wiped && !p.downForGood && !w.rotted(p, j) {
