@@ -283,7 +283,7 @@ func (w *World) plantBeyond(p *proc, j journal.ID, slot paxos.Slot) bool {
 // damagedHere reports whether p's copy of slot is a planned loss not yet
 // repaired (the audit does not count it as on disk).
 func (w *World) damagedHere(p *proc, j journal.ID, s paxos.Slot) bool {
-	if !slices.Contains(w.rot.copies[jslot{j, s}], p.id) {
+	if !slices.Contains(w.rot.copies[jslot{j, s}], p.id) || p.stores[j] == nil {
 		return false
 	}
 	_, faulty := p.stores[j].FaultyAt(s)
@@ -308,6 +308,10 @@ func (a *audit) checkRepairs(p *proc) {
 	for i := range a.w.rot.running {
 		r := &a.w.rot.running[i]
 		if r.resolved || r.p != p {
+			continue
+		}
+		if p.stores[r.j] == nil {
+			r.resolved = true // retired: its store is gone
 			continue
 		}
 		if _, faulty := p.stores[r.j].FaultyAt(r.slot); faulty {
