@@ -106,6 +106,12 @@ func (a *audit) sent(from paxos.NodeID, batch []host.Envelope) {
 						m.Ballot.Less(r.Watermark)
 				}, "registration "+m.Ballot.String())
 			}
+			// A reply reveals the matchmaker's watermark too: one raised and
+			// synced by a matchmaker that crashed before its ack left (a
+			// correlated outage, seed 1909) is first told here.
+			if !m.GC.IsZero() && a.cfg.wmMax[j].Less(m.GC) {
+				a.cfg.wmMax[j] = m.GC
+			}
 		case paxos.MsgGarbageCollectAck:
 			a.durableAnswer(from, j, func(r matchmaker.Registry) bool { return !r.Watermark.Less(m.GC) }, "watermark "+m.GC.String())
 			k := njournal{m.From, j}

@@ -11,6 +11,9 @@ type network struct {
 	w *World
 	// blocked[from][to]: a partition cuts that direction.
 	blocked map[[2]paxos.NodeID]bool
+	// flushed: every message sent before it is lost (a loss beyond the
+	// budget takes the copies in flight with it, rot.go).
+	flushed int64
 }
 
 func (n *network) cut(from, to paxos.NodeID) bool { return n.blocked[[2]paxos.NodeID{from, to}] }
@@ -32,24 +35,28 @@ func (n *network) send(from, to paxos.NodeID, batch []host.Envelope) {
 		copies = 2
 		w.counts.Duplicated++
 	}
+	sent := w.sched.now
 	for range copies {
 		d := w.g.between(w.shape.LatencyMin, w.shape.LatencyMax)
 		if w.g.pct(w.shape.SlowPct) {
 			d += w.g.between(20*ms, 400*ms)
 			w.counts.Delayed++
 		}
-		w.sched.after(d, lbl("deliver n%d→n%d ×%d", uint64(from), uint64(to), uint64(len(batch))), func() { n.deliver(from, to, batch) })
+		w.sched.after(d, lbl("deliver n%d→n%d ×%d", uint64(from), uint64(to), uint64(len(batch))), func() { n.deliver(from, to, batch, sent) })
 	}
 }
 
-func (n *network) deliver(from, to paxos.NodeID, batch []host.Envelope) {
+func (n *network) deliver(from, to paxos.NodeID, batch []host.Envelope, sent int64) {
+	if sent < n.flushed {
+		return // lost with the copies beyond the budget
+	}
 	w := n.w
 	p := w.proc(to)
 	if !p.up {
 		return
 	}
 	if w.sched.now < p.pausedUntil {
-		w.sched.at(p.pausedUntil, lbl("deliver n%d→n%d ×%d (after pause)", uint64(from), uint64(to), uint64(len(batch))), func() { n.deliver(from, to, batch) })
+		w.sched.at(p.pausedUntil, lbl("deliver n%d→n%d ×%d (after pause)", uint64(from), uint64(to), uint64(len(batch))), func() { n.deliver(from, to, batch, sent) })
 		return
 	}
 	if st := p.stale; w.sched.now < st.until {
@@ -63,7 +70,7 @@ func (n *network) deliver(from, to paxos.NodeID, batch []host.Envelope) {
 		}
 		if len(later) > 0 {
 			w.sched.at(st.until, lbl("deliver n%d→n%d ×%d (held from a stale leader)", uint64(from), uint64(to), uint64(len(later))),
-				func() { n.deliver(from, to, later) })
+				func() { n.deliver(from, to, later, sent) })
 		}
 		batch = now
 		if len(batch) == 0 {

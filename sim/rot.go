@@ -243,6 +243,9 @@ func (w *World) outageNow() {
 			}
 		}
 		if hit > 0 {
+			// The copies in flight are lost with the disks' (a catch-up
+			// page sent before the outage would carry the value).
+			w.net.flushed = w.sched.now
 			k := jslot{j, top}
 			w.rot.lost = &k
 			w.sched.note("beyond the budget: every copy of %s slot %d", short(j), top)
@@ -337,8 +340,8 @@ func (a *audit) unrecoverableHeld() {
 	}
 	for _, p := range a.w.procs {
 		if st := p.stores[lost.j]; st != nil && !p.wiped {
-			if _, _, ok := st.Accepted(lost.s); ok {
-				a.violation("ctrl: an unrecoverable slot is never accepted again", "%s slot %d holds a record on n%d", short(lost.j), lost.s, p.id)
+			if _, _, ok := st.Accepted(lost.s); ok || st.FirstSlot() > lost.s {
+				a.violation("ctrl: an unrecoverable slot is never accepted again", "%s slot %d holds a record (or was truncated past) on n%d", short(lost.j), lost.s, p.id)
 			}
 		}
 	}
