@@ -177,6 +177,11 @@ func (m *Machine) Record() machinerecord.Record {
 	return m.rec
 }
 
+// PebbleDB is the machine's store. It is for test hooks and audits in this
+// process (paros serve's parostesthooks endpoint): the runtime owns every
+// journal in it, so a caller must not format, write or delete through it.
+func (m *Machine) PebbleDB() *pebblestore.DB { return m.db }
+
 // Runtime is the running process (nil before the cell forms).
 func (m *Machine) Runtime() *runtime.Runtime {
 	m.mu.Lock()

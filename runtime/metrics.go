@@ -1,10 +1,13 @@
 package runtime
 
 import (
+	"cmp"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/core/paxos"
 	"github.com/parosdb/paros/host"
 )
@@ -32,6 +35,41 @@ type Metrics struct {
 	// ContractFaults counts quarantines after a peer broke the Paxos
 	// contract (a bug or a lying member: alert on any).
 	ContractFaults prometheus.Gauge
+	// The scrubber and CTRL (paxos node_scrub.go, ctrl.go), summed over
+	// live journals like the hot window's: pages asked as the scrubbing
+	// leader and answered as an acceptor, passes completed and those that
+	// overran the full-pass bound, the last pass's duration (the longest
+	// over journals), damaged records repaired by source, mismatches (two
+	// copies of one slot at one ballot that differ: a bug, never rot —
+	// alert on any) and CTRL decisions by case.
+	ScrubPages         prometheus.Gauge
+	ScrubPagesAnswered prometheus.Gauge
+	ScrubPasses        prometheus.Gauge
+	ScrubPassOverruns  prometheus.Gauge
+	ScrubLastPass      prometheus.Gauge
+	RepairedRecords    *prometheus.GaugeVec
+	ScrubMismatches    prometheus.Gauge
+	CtrlDecisions      *prometheus.GaugeVec
+
+	// alarms is what the loop already logged, per served journal, and
+	// statuses each journal's last status seen (loop-owned: a Metrics
+	// serves one Runtime). Bounded by the journals served: entries of
+	// journals no longer served are dropped each sample.
+	alarms   map[journal.ID]*journalAlarms
+	statuses map[journal.ID]host.JournalStatus
+}
+
+// journalAlarms is what was logged of one journal's node: a node replaced
+// by a quarantine reopen starts again (its counts restart from zero).
+type journalAlarms struct {
+	node *paxos.Node
+	// mismatches is the node's Counters.ScrubMismatches already logged.
+	mismatches uint64
+	// ctrlUnrecoverable is the node's Counters.CtrlUnrecoverable when its
+	// unrecoverable slots were last read; unrecoverable holds the slots
+	// logged (bounded by the node's own list, paxos unrecoverableMax).
+	ctrlUnrecoverable uint64
+	unrecoverable     map[paxos.Slot]bool
 }
 
 var coldPurposeNames = [...]string{paxos.ColdCatchUp: "catch_up", paxos.ColdPromise: "promise", paxos.ColdVote: "vote",
@@ -65,9 +103,28 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 			Help: "Journals quarantined because an evicted record could not be read back."}),
 		ContractFaults: prometheus.NewGauge(prometheus.GaugeOpts{Name: "paros_contract_faults",
 			Help: "Journals quarantined because a peer broke the Paxos contract (a bug or a lying member)."}),
+		ScrubPages: prometheus.NewGauge(prometheus.GaugeOpts{Name: "paros_scrub_pages",
+			Help: "Scrub pages asked as the scrubbing leader, summed over live journals."}),
+		ScrubPagesAnswered: prometheus.NewGauge(prometheus.GaugeOpts{Name: "paros_scrub_pages_answered",
+			Help: "Scrub pages read from disk and answered as an acceptor, summed over live journals."}),
+		ScrubPasses: prometheus.NewGauge(prometheus.GaugeOpts{Name: "paros_scrub_passes",
+			Help: "Full scrub passes completed as the scrubbing leader, summed over live journals."}),
+		ScrubPassOverruns: prometheus.NewGauge(prometheus.GaugeOpts{Name: "paros_scrub_pass_overruns",
+			Help: "Scrub passes that took longer than the full-pass bound (--scrub-pass), summed over live journals."}),
+		ScrubLastPass: prometheus.NewGauge(prometheus.GaugeOpts{Name: "paros_scrub_last_pass_seconds",
+			Help: "Duration of the last completed scrub pass, the longest over live journals."}),
+		RepairedRecords: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "paros_repaired_records",
+			Help: "Damaged records rewritten, from the value held in memory or a peer's chosen copy, summed over live journals."}, []string{"from"}),
+		ScrubMismatches: prometheus.NewGauge(prometheus.GaugeOpts{Name: "paros_scrub_mismatches",
+			Help: "Slots whose copies differ at one ballot (a bug, never rot: alert on any), summed over live journals."}),
+		CtrlDecisions: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "paros_ctrl_decisions",
+			Help: "CTRL decisions over damaged records by case, summed over live journals (unrecoverable: alert on any)."}, []string{"case"}),
+		alarms: map[journal.ID]*journalAlarms{}, statuses: map[journal.ID]host.JournalStatus{},
 	}
 	reg.MustRegister(m.Commits, m.CallLatency, m.SyncBatches, m.SyncLatency, m.PeerQueue, m.InboundDropped,
-		m.OutboundDropped, m.Elections, m.Inbox, m.Evicted, m.ColdReads, m.ColdReadFaults, m.ContractFaults)
+		m.OutboundDropped, m.Elections, m.Inbox, m.Evicted, m.ColdReads, m.ColdReadFaults, m.ContractFaults,
+		m.ScrubPages, m.ScrubPagesAnswered, m.ScrubPasses, m.ScrubPassOverruns, m.ScrubLastPass, m.RepairedRecords,
+		m.ScrubMismatches, m.CtrlDecisions)
 	return m
 }
 
@@ -88,23 +145,135 @@ func (m *Metrics) observeCommit(batches int, sync bool, d time.Duration) {
 // sampleMetrics runs on the loop each tick.
 func (r *Runtime) sampleMetrics() {
 	r.metrics.Inbox.Set(float64(len(r.inbox)))
-	var elections, evicted uint64
-	var cold paxos.ColdReads
-	for _, j := range r.cfg.Journals {
-		if n := r.h.Node(j.ID); n != nil {
-			c := n.Counters()
-			elections += c.Elections
-			evicted += c.Evicted
-			for i, v := range c.ColdReads {
-				cold[i] += v
-			}
+	var sum paxos.Counters
+	var lastPassTicks uint64
+	served := r.h.Journals()
+	for _, id := range served {
+		r.noteStatus(id)
+		n := r.h.Node(id)
+		if n == nil {
+			continue
+		}
+		c := n.Counters()
+		sum.Elections += c.Elections
+		sum.Evicted += c.Evicted
+		for i, v := range c.ColdReads {
+			sum.ColdReads[i] += v
+		}
+		sum.ScrubPages += c.ScrubPages
+		sum.ScrubAnswered += c.ScrubAnswered
+		sum.ScrubPasses += c.ScrubPasses
+		sum.ScrubOverruns += c.ScrubOverruns
+		lastPassTicks = max(lastPassTicks, c.ScrubLastPassTicks)
+		sum.RepairedFromMemory += c.RepairedFromMemory
+		sum.RepairedFromPeer += c.RepairedFromPeer
+		sum.ScrubMismatches += c.ScrubMismatches
+		sum.CtrlReproposed += c.CtrlReproposed
+		sum.CtrlNoops += c.CtrlNoops
+		sum.CtrlWaits += c.CtrlWaits
+		sum.CtrlResigned += c.CtrlResigned
+		sum.CtrlUnrecoverable += c.CtrlUnrecoverable
+		r.raiseAlarms(id, n, c)
+	}
+	for id := range r.metrics.alarms {
+		if _, ok := slices.BinarySearchFunc(served, id, compareIDs); !ok {
+			delete(r.metrics.alarms, id)
 		}
 	}
-	r.metrics.Elections.Set(float64(elections))
-	r.metrics.Evicted.Set(float64(evicted))
-	for i, v := range cold {
-		r.metrics.ColdReads.WithLabelValues(coldPurposeNames[i]).Set(float64(v))
+	for id := range r.metrics.statuses {
+		if _, ok := slices.BinarySearchFunc(served, id, compareIDs); !ok {
+			delete(r.metrics.statuses, id)
+		}
 	}
-	r.metrics.ColdReadFaults.Set(float64(r.h.Counters().ColdReadFaults))
-	r.metrics.ContractFaults.Set(float64(r.h.Counters().ContractFaults))
+	m := r.metrics
+	m.Elections.Set(float64(sum.Elections))
+	m.Evicted.Set(float64(sum.Evicted))
+	for i, v := range sum.ColdReads {
+		m.ColdReads.WithLabelValues(coldPurposeNames[i]).Set(float64(v))
+	}
+	m.ColdReadFaults.Set(float64(r.h.Counters().ColdReadFaults))
+	m.ContractFaults.Set(float64(r.h.Counters().ContractFaults))
+	m.ScrubPages.Set(float64(sum.ScrubPages))
+	m.ScrubPagesAnswered.Set(float64(sum.ScrubAnswered))
+	m.ScrubPasses.Set(float64(sum.ScrubPasses))
+	m.ScrubPassOverruns.Set(float64(sum.ScrubOverruns))
+	m.ScrubLastPass.Set(float64(lastPassTicks) * float64(r.cfg.Tunables.TickMs) / 1000)
+	m.RepairedRecords.WithLabelValues("memory").Set(float64(sum.RepairedFromMemory))
+	m.RepairedRecords.WithLabelValues("peer").Set(float64(sum.RepairedFromPeer))
+	m.ScrubMismatches.Set(float64(sum.ScrubMismatches))
+	for _, d := range []struct {
+		name string
+		v    uint64
+	}{{"repropose", sum.CtrlReproposed}, {"noop", sum.CtrlNoops}, {"wait", sum.CtrlWaits},
+		{"resigned", sum.CtrlResigned}, {"unrecoverable", sum.CtrlUnrecoverable}} {
+		m.CtrlDecisions.WithLabelValues(d.name).Set(float64(d.v))
+	}
+}
+
+// compareIDs orders journal ids as host.Journals sorts them.
+func compareIDs(a, b journal.ID) int {
+	if c := cmp.Compare(a.Tenant, b.Tenant); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Journal, b.Journal)
+}
+
+// noteStatus logs a journal's change of status: at Error level when its
+// incarnation ends (quarantined or down, with the fault), at Info level
+// when it is live again. The host itself logs nothing, and a process that
+// runs a matchmaker stays up with every journal down, so this line is how
+// an operator learns of it.
+func (r *Runtime) noteStatus(id journal.ID) {
+	st, fault := r.h.Status(id)
+	was, seen := r.metrics.statuses[id]
+	r.metrics.statuses[id] = st
+	switch {
+	case seen && st == was, !seen && st == host.Live:
+	case st == host.Live:
+		r.log.Info("journal live again", "journal", id.String(), "was", was.String())
+	default:
+		r.log.Error("journal stopped serving", "journal", id.String(), "status", st.String(), "fault", fault)
+	}
+}
+
+// raiseAlarms logs, at Error level and once each, the scrub mismatches and
+// the unrecoverable slots journal id's node reported since the last sample.
+// A mismatch is two copies of one slot at one ballot that differ: Paxos
+// accepts one value per slot per ballot, so it is a bug, never rot. An
+// unrecoverable slot is a damaged record beyond the fault budget: the
+// journal stops deciding past it until an operator restores a copy.
+func (r *Runtime) raiseAlarms(id journal.ID, n *paxos.Node, c paxos.Counters) {
+	a := r.metrics.alarms[id]
+	if a == nil || a.node != n {
+		a = &journalAlarms{node: n}
+		r.metrics.alarms[id] = a
+	}
+	if c.ScrubMismatches > a.mismatches {
+		// The node keeps the details of its first mismatches only, in the
+		// order it counted them.
+		kept := n.ScrubMismatches()
+		for i := a.mismatches; i < c.ScrubMismatches && i < uint64(len(kept)); i++ {
+			r.log.Error("scrub mismatch: two copies of one slot at one ballot differ (a bug, never rot)",
+				"journal", id.String(), "mismatch", kept[i].String())
+		}
+		if from := max(a.mismatches, uint64(len(kept))); c.ScrubMismatches > from {
+			r.log.Error("scrub mismatches beyond the details the node keeps (a bug, never rot)",
+				"journal", id.String(), "new", c.ScrubMismatches-from, "total", c.ScrubMismatches)
+		}
+		a.mismatches = c.ScrubMismatches
+	}
+	if c.CtrlUnrecoverable > a.ctrlUnrecoverable {
+		a.ctrlUnrecoverable = c.CtrlUnrecoverable
+		for _, s := range n.Unrecoverable() {
+			if a.unrecoverable[s] {
+				continue
+			}
+			if a.unrecoverable == nil {
+				a.unrecoverable = map[paxos.Slot]bool{}
+			}
+			a.unrecoverable[s] = true
+			r.log.Error("unrecoverable slot: a damaged record beyond the fault budget; the journal stops deciding past it until a copy is restored",
+				"journal", id.String(), "slot", s)
+		}
+	}
 }

@@ -104,7 +104,7 @@ func runDev(data string, portBase int, verbose, insecure bool) error {
 		if sec != nil {
 			creds = sec.nodes[i]
 		}
-		n, err := startNode(devMachineDir(data, i), addr, addr, "", creds, log.With("machine", i+1))
+		n, err := startNode(devMachineDir(data, i), addr, addr, "", defaultScrubPace, creds, log.With("machine", i+1))
 		if err != nil {
 			return err
 		}

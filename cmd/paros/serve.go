@@ -11,11 +11,13 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
 
+	"github.com/parosdb/paros/core/paxos"
 	"github.com/parosdb/paros/host"
 	"github.com/parosdb/paros/machine"
 	"github.com/parosdb/paros/runtime"
@@ -93,10 +95,47 @@ func loadCredentials(tlsDir string, insecure bool) (*security.Node, error) {
 	return n, nil
 }
 
+// scrubPace is the background scrubber's pace as serve's flags give it in
+// wall time: the full-pass bound and the rate limit between two pages.
+type scrubPace struct{ pass, interval time.Duration }
+
+// defaultScrubPace is the production pace (serve's defaults, and dev's):
+// every retained chosen record is read back from disk and compared with its
+// peers' copies at least once an hour, a page at most every 100 ms.
+var defaultScrubPace = scrubPace{pass: time.Hour, interval: 100 * time.Millisecond}
+
+// apply sets the pace on t in whole ticks of t.TickMs: the pass bound
+// rounded down (a bound is kept), the interval rounded up (a rate limit is
+// kept). A pass bound below paxos.ScrubPassTicksMin ticks, or an interval
+// below one tick, is a bad configuration.
+func (p scrubPace) apply(t *host.Tunables) error {
+	tick := time.Duration(t.TickMs) * time.Millisecond
+	passTicks := int(p.pass / tick)
+	if passTicks < paxos.ScrubPassTicksMin {
+		return exitError{exitBadConfig, fmt.Errorf("--scrub-pass %v is %d ticks of %v: the floor is %d ticks (%v)",
+			p.pass, passTicks, tick, paxos.ScrubPassTicksMin, paxos.ScrubPassTicksMin*tick)}
+	}
+	if p.interval < tick {
+		return exitError{exitBadConfig, fmt.Errorf("--scrub-interval %v is below one tick (%v)", p.interval, tick)}
+	}
+	t.ScrubPassTicks = passTicks
+	t.ScrubIntervalTicks = int((p.interval + tick - 1) / tick)
+	return nil
+}
+
+// debugHandlers, when set, adds test-only handlers to the admin HTTP mux of
+// machine m (--metrics). Only builds with -tags parostesthooks set it
+// (damage_hook.go): a production binary serves no such endpoint.
+var debugHandlers func(mux *http.ServeMux, m *machine.Machine, log *slog.Logger)
+
 // startNode opens a machine and serves it; creds nil is the insecure mode.
-func startNode(dataDir, listen, advertise, metricsAddr string, creds *security.Node, log *slog.Logger) (*node, error) {
+func startNode(dataDir, listen, advertise, metricsAddr string, pace scrubPace, creds *security.Node, log *slog.Logger) (*node, error) {
 	if dataDir == "" || listen == "" {
 		return nil, exitError{exitBadConfig, errors.New("--data and --listen are required")}
+	}
+	tun := host.Production()
+	if err := pace.apply(&tun); err != nil {
+		return nil, err
 	}
 	lis, err := net.Listen("tcp", listen)
 	if err != nil {
@@ -106,7 +145,6 @@ func startNode(dataDir, listen, advertise, metricsAddr string, creds *security.N
 		advertise = lis.Addr().String()
 	}
 	metrics := runtime.NewMetrics(nil)
-	tun := host.Production()
 	if creds == nil {
 		log.Warn(insecureWarning, "addr", lis.Addr().String())
 	}
@@ -122,6 +160,9 @@ func startNode(dataDir, listen, advertise, metricsAddr string, creds *security.N
 	if metricsAddr != "" {
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{}))
+		if debugHandlers != nil {
+			debugHandlers(mux, m, log)
+		}
 		n.http = &http.Server{Addr: metricsAddr, Handler: mux}
 		go func() { _ = n.http.ListenAndServe() }()
 	}
@@ -141,6 +182,7 @@ func init() {
 	subcommands = append(subcommands, func() *cobra.Command {
 		var data, listen, advertise, metricsAddr, pprofAddr, tlsDir string
 		var insecure bool
+		pace := defaultScrubPace
 		cmd := &cobra.Command{
 			Use:   "serve --data DIR --listen ADDR (--tls DIR | --insecure)",
 			Short: "run one paros machine",
@@ -152,14 +194,23 @@ refused as amnesia, a certificate naming another node as a mismatch (exit 78).
 --tls DIR holds ca.crt, node.crt and node.key (paros cert node): the machine
 serves TLS 1.3, checks every client's token and every peer's certificate, and
 dials its peers over mutual TLS. --insecure serves plaintext and authenticates
-nobody; one of the two is required.`,
+nobody; one of the two is required.
+
+In the background each journal's leader scrubs: it pages through the chosen
+records the journal still retains, every member reads its own copy back from
+disk, repairs a damaged one (from memory, else from a peer's chosen copy) and
+answers a hash the leader compares. --scrub-pass bounds a full pass (default
+1h; at least 100 ticks, 5s at the 50 ms tick); --scrub-interval is the rate
+limit between two pages (default 100ms; at least one tick), which wins over
+the bound when the journal is large: the pass then overruns and says so
+(paros_scrub_pass_overruns on /metrics).`,
 			RunE: func(cmd *cobra.Command, _ []string) error {
 				log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 				creds, err := loadCredentials(tlsDir, insecure)
 				if err != nil {
 					return err
 				}
-				n, err := startNode(data, listen, advertise, metricsAddr, creds, log)
+				n, err := startNode(data, listen, advertise, metricsAddr, pace, creds, log)
 				if err != nil {
 					return err
 				}
@@ -185,6 +236,8 @@ nobody; one of the two is required.`,
 		cmd.Flags().StringVar(&metricsAddr, "metrics", "", "admin HTTP address serving /metrics (empty: off)")
 		cmd.Flags().StringVar(&tlsDir, "tls", "", "credentials dir: ca.crt, node.crt, node.key (paros cert node)")
 		cmd.Flags().BoolVar(&insecure, "insecure", false, "serve plaintext with no authentication (experiments only)")
+		cmd.Flags().DurationVar(&pace.pass, "scrub-pass", pace.pass, "bound on one full scrub pass over the retained records (at least 100 ticks)")
+		cmd.Flags().DurationVar(&pace.interval, "scrub-interval", pace.interval, "least time between two scrub pages (at least one tick)")
 		cmd.Flags().StringVar(&pprofAddr, "pprof", "", "HTTP address serving net/http/pprof (empty: off; for bench/)")
 		_ = cmd.Flags().MarkHidden("pprof")
 		return cmd

@@ -88,7 +88,11 @@ type proc struct {
 	advertise string
 	// creds is the machine's credentials dir (ca.crt, node.crt, node.key)
 	// passed to --tls; empty serves --insecure.
-	creds  string
+	creds string
+	// bin is the paros binary to run (empty: the shipped build in binDir);
+	// args are extra flags for serve.
+	bin    string
+	args   []string
 	cmd    *exec.Cmd
 	stderr *bytes.Buffer
 	done   chan error
@@ -113,7 +117,11 @@ func (c *cell) start(p *proc) {
 	} else {
 		args = append(args, "--insecure")
 	}
-	p.cmd = exec.Command(filepath.Join(binDir, "paros"), args...)
+	bin := filepath.Join(binDir, "paros")
+	if p.bin != "" {
+		bin = p.bin
+	}
+	p.cmd = exec.Command(bin, append(args, p.args...)...)
 	p.cmd.Stderr = p.stderr
 	if err := p.cmd.Start(); err != nil {
 		c.t.Fatal(err)
