@@ -30,6 +30,10 @@ type scrubber struct {
 	paced     bool
 	// idle counts ticks since the last page was asked.
 	idle int
+	// end is the last slot of the pass under way, fixed when the pass
+	// starts or resumes here: under steady writes the chosen index runs
+	// ahead of the cursor and a pass bounded by it would never end.
+	end  Slot
 	page *scrubPage
 	// mismatches found (bounded): copies that disagree at one ballot.
 	mismatches []ScrubMismatch
@@ -94,8 +98,8 @@ func (n *Node) tickScrub(l *leading) {
 	}
 	chosen := n.rep.chosenIndex
 	floor := n.acc.Floor()
-	if sc.cursor != 0 && sc.cursor > chosen {
-		// The pass reached the chosen index: it is complete (when this
+	if sc.cursor != 0 && sc.end != 0 && sc.cursor > sc.end {
+		// The pass reached its end: it is complete (when this
 		// node paced it; a cursor handed in from elsewhere just ends).
 		if sc.paced {
 			n.counters.ScrubPasses++
@@ -113,17 +117,20 @@ func (n *Node) tickScrub(l *leading) {
 		if chosen < floor {
 			return // nothing chosen and retained yet
 		}
-		sc.cursor, sc.sincePass, sc.started, sc.paced = floor, 0, true, true
+		sc.cursor, sc.sincePass, sc.started, sc.paced, sc.end = floor, 0, true, true, chosen
 		sc.idle = math.MaxInt // the first page of a pass goes at once
 	}
 	if !sc.paced {
 		// Resuming a pass another leader (or an earlier boot) began.
 		n.counters.ScrubResumed++
-		sc.paced, sc.started = true, true
+		sc.paced, sc.started, sc.end = true, true, chosen
 	}
 	sc.cursor = max(sc.cursor, floor)
+	chosen = min(chosen, sc.end)
 	if sc.cursor > chosen {
-		return // a trim point ahead of the chosen index: nothing retained yet
+		// A trim point ahead of the chosen index (nothing retained yet), or
+		// past the pass's end (the pass completes at the next tick).
+		return
 	}
 	// The pages left are spread over what is left of the bound, never
 	// faster than the rate limit (which wins when they conflict: the pass
@@ -165,7 +172,7 @@ func (n *Node) handleScrub(m Message) {
 	}
 	n.counters.ScrubAnswered++
 	// The leader's progress, for whichever node leads next.
-	n.scrub.cursor, n.scrub.paced = m.Slot, false
+	n.scrub.cursor, n.scrub.paced, n.scrub.end = m.Slot, false, 0
 	n.cur.writes = append(n.cur.writes, WriteOp{Kind: OpScrubCursor, Slot: m.Slot})
 	n.send(Message{Type: MsgScrubReply, To: m.From, Ballot: m.Ballot, Slot: m.Slot, Next: m.Next, Scrub: entries})
 }
@@ -334,7 +341,9 @@ func (n *Node) repairFromPeer(entries []SlotCommand) {
 			continue
 		}
 		delete(n.repairs, e.Slot)
-		if c, ok := n.rep.Chosen(e.Slot); ok && !c.Equal(e.Command) {
+		if n.rep.isCold(e.Slot) {
+			// the local copy is the damaged record: nothing to compare
+		} else if c, ok := n.rep.Chosen(e.Slot); ok && !c.Equal(e.Command) {
 			n.contract.raise("slot %d chosen as %s here, a peer's chosen copy is %s", e.Slot, c, e.Command)
 			return
 		}

@@ -1,0 +1,47 @@
+// This file checks how serve's scrub flags become the scrubber's tunables:
+// wall time to whole ticks of the production tick (the pass bound rounded
+// down, the interval rounded up), the defaults equal to the core's
+// production pace, and a pace below the floors refused as a bad
+// configuration (exit 2) before anything starts.
+package main
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/parosdb/paros/host"
+)
+
+func TestScrubPaceInTicks(t *testing.T) {
+	cases := []struct {
+		pace                  scrubPace
+		passTicks, everyTicks int
+		refused               bool
+	}{
+		{pace: defaultScrubPace, passTicks: 72_000, everyTicks: 2},
+		{pace: scrubPace{pass: 5 * time.Second, interval: 50 * time.Millisecond}, passTicks: 100, everyTicks: 1},
+		{pace: scrubPace{pass: 5*time.Second + 49*time.Millisecond, interval: 75 * time.Millisecond}, passTicks: 100, everyTicks: 2},
+		{pace: scrubPace{pass: 4999 * time.Millisecond, interval: 50 * time.Millisecond}, refused: true},
+		{pace: scrubPace{pass: time.Hour, interval: 49 * time.Millisecond}, refused: true},
+		{pace: scrubPace{pass: time.Hour, interval: 0}, refused: true},
+	}
+	for _, c := range cases {
+		tun := host.Production()
+		err := c.pace.apply(&tun)
+		var ee exitError
+		switch {
+		case c.refused && (!errors.As(err, &ee) || ee.code != exitBadConfig):
+			t.Errorf("pace %+v: %v, want a bad-config refusal (exit %d)", c.pace, err, exitBadConfig)
+		case !c.refused && err != nil:
+			t.Errorf("pace %+v refused: %v", c.pace, err)
+		case !c.refused && (tun.ScrubPassTicks != c.passTicks || tun.ScrubIntervalTicks != c.everyTicks):
+			t.Errorf("pace %+v: pass %d ticks, interval %d ticks; want %d and %d", c.pace,
+				tun.ScrubPassTicks, tun.ScrubIntervalTicks, c.passTicks, c.everyTicks)
+		case !c.refused:
+			if err := tun.Validate(); err != nil {
+				t.Errorf("pace %+v: the tunables are refused: %v", c.pace, err)
+			}
+		}
+	}
+}
