@@ -24,6 +24,11 @@ type JournalSpec struct {
 	// Members by reconfiguration.
 	Matchmakers []paxos.NodeID
 	Joiner      bool
+	// Replicas are the journal's replica nodes (the replica tier): the
+	// leader pushes them every chosen value. Replica: this process serves
+	// the journal as one of them (it learns and serves reads, never votes).
+	Replicas []paxos.NodeID
+	Replica  bool
 }
 
 // JournalStatus is where a journal's incarnation stands.
@@ -119,7 +124,10 @@ func newJournalRT(id paxos.NodeID, s JournalSpec) (*journalRT, error) {
 	}
 	mms := slices.Clone(s.Matchmakers)
 	slices.Sort(mms)
-	cfg := paxos.Config{ID: id, Acceptors: sys, Mode: s.Mode, Matchmakers: mms, Joiner: s.Joiner}
+	reps := slices.Clone(s.Replicas)
+	slices.Sort(reps)
+	cfg := paxos.Config{ID: id, Acceptors: sys, Mode: s.Mode, Matchmakers: mms, Joiner: s.Joiner,
+		Replicas: reps, Replica: s.Replica}
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("paros/host: journal %s: %w", s.ID, err)
 	}

@@ -47,6 +47,11 @@ func (h *Host) AddJournal(s JournalSpec) error {
 
 // admin answers Reconfigure and Retire.
 func (h *Host) admin(j *journalRT, c Call) AdminReply {
+	if j.cfg.Replica {
+		// A replica is in no configuration: it can neither lead a change
+		// nor vouch for a retirement.
+		return AdminReply{Refusal: "replica", Detail: fmt.Sprintf("journal %s: node %d is a replica", j.spec.ID, h.id)}
+	}
 	switch c.Kind {
 	case CallReconfigure:
 		sys, err := quorum.New(c.Reconfigure.Members, c.Reconfigure.Quorum)

@@ -43,6 +43,9 @@ type Acceptor struct {
 	// faulty holds records whose value was lost and identity survived.
 	faulty map[Slot]Ballot
 	out    *[]WriteOp
+	// learner: the records are a replica node's chosen log, never votes;
+	// they persist as OpLearned (which no audit counts as a vote).
+	learner bool
 	// contract receives a peer's contract violation (contract.go).
 	contract *contract
 }
@@ -317,8 +320,18 @@ func (a *Acceptor) Learn(s Slot, b Ballot, cmd journal.Command) (repaired bool) 
 	a.put(r, b, cmd)
 	delete(a.faulty, s)
 	a.last = max(a.last, s)
-	a.emit(WriteOp{Kind: OpAccept, Slot: s, Ballot: b, Command: cmd})
+	a.emit(WriteOp{Kind: a.chosenKind(), Slot: s, Ballot: b, Command: cmd})
 	return repaired
+}
+
+// chosenKind is the op that records a chosen value learned from a peer: an
+// upserted accept on an acceptor (a learned chosen value overwrites a stale
+// lower-ballot vote), a Learned record on a replica node.
+func (a *Acceptor) chosenKind() OpKind {
+	if a.learner {
+		return OpLearned
+	}
+	return OpAccept
 }
 
 // truncate drops every record below floor. The caller emits the durable

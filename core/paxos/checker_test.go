@@ -105,7 +105,13 @@ func runSeed(t testing.TB, seed uint64, steps int, trace bool) gates {
 		// every lagging peer, Phase 1 and retry reads them back from disk.
 		opts.HotSlotsMax, opts.HotBytesMax = 1+int(seed/2%6), 64
 	}
-	net := newNetwork(t, sys, mode, opts, seed)
+	// A quarter of the seeds run a replica tier of one or two replica
+	// nodes, crashed, read from and written to like any node.
+	var replicas []paxos.NodeID
+	if seed%4 == 3 {
+		replicas = []paxos.NodeID{101, 102}[:1+seed/4%2]
+	}
+	net := newNetworkWithReplicas(t, sys, replicas, mode, opts, seed)
 	net.trace = trace
 	rng := net.rng
 	var g gates

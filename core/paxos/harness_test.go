@@ -43,6 +43,8 @@ type tnode struct {
 	applied        map[paxos.Slot]paxos.Committed // this boot's folds
 	pendingFolds   []paxos.Committed              // folds of batches not yet durable
 	reads          map[uint64]paxos.ReadState
+	// ops counts the durable ops the node emitted, by kind (all boots).
+	ops map[paxos.OpKind]int
 }
 
 type network struct {
@@ -58,12 +60,21 @@ type network struct {
 	cut     map[paxos.NodeID]bool
 	log     []string
 	oracles *oracles
+	// replicas are the deployment's replica nodes (in nodes, after the
+	// acceptors): learners that never vote.
+	replicas []paxos.NodeID
 }
 
 func newNetwork(t testing.TB, sys quorum.System, mode journal.WriterMode, opts paxos.Options, seed uint64) *network {
-	net := &network{t: t, cfg: sys, mode: mode, opts: opts, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
+	return newNetworkWithReplicas(t, sys, nil, mode, opts, seed)
+}
+
+// newNetworkWithReplicas adds replica nodes (ids outside sys) to the
+// network: every node's configuration names them.
+func newNetworkWithReplicas(t testing.TB, sys quorum.System, replicas []paxos.NodeID, mode journal.WriterMode, opts paxos.Options, seed uint64) *network {
+	net := &network{t: t, cfg: sys, mode: mode, opts: opts, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), replicas: replicas}
 	net.oracles = newOracles(net)
-	for _, id := range sys.Members() {
+	for _, id := range slices.Concat(sys.Members(), replicas) {
 		tn := &tnode{id: id, store: memstore.New()}
 		net.nodes = append(net.nodes, tn)
 		net.boot(tn)
@@ -100,7 +111,8 @@ func (net *network) logf(format string, args ...any) {
 
 // boot (re)starts a node from its store's durable state.
 func (net *network) boot(tn *tnode) {
-	cfg := paxos.Config{ID: tn.id, Acceptors: net.cfg, Mode: net.mode}
+	cfg := paxos.Config{ID: tn.id, Acceptors: net.cfg, Mode: net.mode, Replicas: net.replicas,
+		Replica: slices.Contains(net.replicas, tn.id)}
 	// Boot from what the store's boot scan hands a host (its cold prefix
 	// left on disk and folded back in pages), as a process does.
 	bs, err := tn.store.Boot()
@@ -127,6 +139,12 @@ func (net *network) drain(tn *tnode) {
 	for tn.up && tn.node.HasReady() {
 		rd := tn.node.Ready()
 		tn.store.Append(rd.Writes)
+		if tn.ops == nil {
+			tn.ops = map[paxos.OpKind]int{}
+		}
+		for _, op := range rd.Writes {
+			tn.ops[op.Kind]++
+		}
 		if len(rd.Writes) > 0 {
 			tn.lastBatch = rd.Batch
 		}

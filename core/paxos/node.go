@@ -92,6 +92,9 @@ type Node struct {
 	// knownCommit is the highest watermark heard from any leader.
 	knownCommit    Slot
 	lastCommitSent Slot
+	// lastPushed is the commit watermark last pushed to the replicas, with
+	// the values up to it (node_replica.go).
+	lastPushed Slot
 
 	cur, handed batch
 	readyOut    bool
@@ -149,6 +152,9 @@ type Counters struct {
 	Probes, MatchRefusals, StaleConfigurations, Reconfigurations uint64
 	ReconfiguredElections, ResignedRemoved, RemovedPromises      uint64
 	JoinerVotes, Collections, ReadsAbandoned                     uint64
+	// ReplicaPushes counts Commits a replica node learned pushed values
+	// from (node_replica.go); its other paths count as a node's do.
+	ReplicaPushes uint64
 	// OwnMatchmaker counts answers of the matchmaker this node's own
 	// process runs (a founding machine's), which the host loops back.
 	OwnMatchmaker uint64
@@ -189,13 +195,16 @@ func NewNode(cfg Config, opts Options, st Storage) (*Node, error) {
 	if err := validateBoot(st); err != nil {
 		return nil, err
 	}
-	idx, _ := cfg.Acceptors.IndexOf(cfg.ID)
+	idx, ok := cfg.Acceptors.IndexOf(cfg.ID)
+	if !ok {
+		idx = -1 // a replica node is no member
+	}
 	n := &Node{cfg: cfg, opts: opts, me: idx, sys: cfg.Acceptors, sealed: sealed,
 		phase: following{}, electionTimeout: opts.ElectionTicks, wantTimeout: true}
 	switch {
 	case len(cfg.Matchmakers) == 0:
 		n.belief, n.learned = Configuration{Acceptors: cfg.Acceptors}, true
-	case cfg.Joiner:
+	case cfg.Joiner, cfg.Replica:
 		// Believes nothing yet; sys stays the formatted configuration, which
 		// no tally uses before a configuration is learned.
 	default:
@@ -218,6 +227,7 @@ func NewNode(cfg Config, opts Options, st Storage) (*Node, error) {
 		return nil, err
 	}
 	n.acc = acc
+	n.acc.learner = cfg.Replica
 	n.acc.contract = &n.contract
 	if ss, ok := st.(ScrubSource); ok && ss.ScrubLog() != nil {
 		n.scrub.log, n.scrub.cursor = ss.ScrubLog(), ss.ScrubCursor()
@@ -258,8 +268,14 @@ func (n *Node) ID() NodeID { return n.cfg.ID }
 // IsLeader reports whether the node leads (Phase 1 won, not deposed).
 func (n *Node) IsLeader() bool { _, ok := n.phase.(*leading); return ok }
 
-// Role names the proposer phase: follower, candidate or leader.
-func (n *Node) Role() string { return n.phase.phaseName() }
+// Role names the proposer phase (follower, candidate or leader), or
+// "replica" on a replica node.
+func (n *Node) Role() string {
+	if n.cfg.Replica {
+		return "replica"
+	}
+	return n.phase.phaseName()
+}
 
 // LeaderBallot is the ballot the node leads at (zero when not leading).
 func (n *Node) LeaderBallot() Ballot {
@@ -404,6 +420,9 @@ func (n *Node) Tick() {
 	case *leading:
 		n.tickLeader(p)
 	default:
+		if n.cfg.Replica {
+			break // a replica never campaigns
+		}
 		n.electionElapsed++
 		if n.electionElapsed >= n.electionTimeout {
 			n.campaign()
@@ -441,7 +460,9 @@ func (n *Node) Step(m Message) {
 	// tallies in; from is -1 outside the believed one.
 	from, ok := n.sys.IndexOf(m.From)
 	if !ok {
-		if !n.matchmakers() || m.From == 0 {
+		// A replica node asks the acceptors for watermarks and chosen values.
+		fromReplica := (m.Type == MsgPreRead || m.Type == MsgCatchUpRequest) && slices.Contains(n.cfg.Replicas, m.From)
+		if !n.matchmakers() && !fromReplica || m.From == 0 {
 			return
 		}
 		from = -1
@@ -456,6 +477,12 @@ func (n *Node) Step(m Message) {
 	}
 	if n.highestSeen.Less(m.Ballot) {
 		n.highestSeen = m.Ballot
+	}
+	if n.cfg.Replica {
+		n.stepReplica(m)
+		n.afterEvent()
+		n.assertInvariants()
+		return
 	}
 	switch m.Type {
 	case MsgPrepare:

@@ -74,8 +74,23 @@ func (n *Node) handleCatchUpResponse(m Message) {
 	if m.From == n.catchUpTarget {
 		n.catchUpOpen = false
 	}
-	n.repairFromPeer(m.Entries)
+	n.learnChosen(m.Entries)
+	bytes := 0
 	for _, e := range m.Entries {
+		bytes += commandBytes(e.Command)
+	}
+	full := len(m.Entries) >= n.opts.CatchUpBatch || len(m.Entries) > 0 && bytes >= MessageBytesMax
+	if full && n.rep.chosenIndex < max(n.knownCommit, m.Entries[len(m.Entries)-1].Slot+1) {
+		n.requestCatchUp(m.From)
+	}
+}
+
+// learnChosen learns a page of chosen values (a catch-up page, or the
+// values a leader pushed to a replica), in slot order from the chosen
+// index: a page that does not continue it teaches nothing.
+func (n *Node) learnChosen(entries []SlotCommand) {
+	n.repairFromPeer(entries)
+	for _, e := range entries {
 		if e.Slot <= n.rep.chosenIndex {
 			continue
 		}
@@ -94,14 +109,6 @@ func (n *Node) handleCatchUpResponse(m Message) {
 			n.counters.RepairedFromPeer++
 		}
 		n.rep.markChosen(e.Slot, e.Command)
-	}
-	bytes := 0
-	for _, e := range m.Entries {
-		bytes += commandBytes(e.Command)
-	}
-	full := len(m.Entries) >= n.opts.CatchUpBatch || len(m.Entries) > 0 && bytes >= MessageBytesMax
-	if full && n.rep.chosenIndex < max(n.knownCommit, m.Entries[len(m.Entries)-1].Slot+1) {
-		n.requestCatchUp(m.From)
 	}
 }
 

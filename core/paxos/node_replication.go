@@ -53,12 +53,18 @@ func (n *Node) broadcastHeartbeat(l *leading) {
 		// followers' read basis (node_reads.go).
 		cfg, since, fence = n.sys, n.belief.Since, l.recoverEnd
 	}
+	beat := Message{Type: MsgHeartbeat, Ballot: l.ballot, Commit: c, Config: cfg, Since: since, Watermark: fence}
 	for _, id := range n.heartbeatAddressees(l) {
 		if id != n.cfg.ID {
-			n.send(Message{Type: MsgHeartbeat, To: id, Ballot: l.ballot, Commit: c, Config: cfg, Since: since, Watermark: fence})
+			beat.To = id
+			n.send(beat)
 		}
 	}
 	n.lastCommitSent = max(n.lastCommitSent, c)
+	// The replicas are learners too: they hear the values chosen since the
+	// last push, then the beat.
+	n.pushCommit(l, c)
+	n.beatReplicas(beat)
 }
 
 // flushCommit announces a moved commit watermark in a Commit message. It is
@@ -76,6 +82,7 @@ func (n *Node) flushCommit() {
 		}
 	}
 	n.lastCommitSent = c
+	n.pushCommit(l, c)
 }
 
 // resendPending re-sends up to ResendBatch open Accepts, from a fair cursor,

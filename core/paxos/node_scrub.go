@@ -363,7 +363,7 @@ func (a *Acceptor) repairChosen(s Slot, b Ballot, cmd journal.Command) bool {
 	if !a.isCold(s) {
 		a.put(a.log.ensure(s), b, cmd)
 	}
-	a.emit(WriteOp{Kind: OpAccept, Slot: s, Ballot: b, Command: cmd})
+	a.emit(WriteOp{Kind: a.chosenKind(), Slot: s, Ballot: b, Command: cmd})
 	return true
 }
 

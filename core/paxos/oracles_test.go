@@ -8,6 +8,7 @@ package paxos_test
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/core/paxos"
@@ -141,6 +142,9 @@ func (o *oracles) durableQuorums() {
 				o.fail("at most one command is ever accepted for one (slot, ballot): slot %d ballot %s: %s and %s", r.Slot, r.Ballot, v, r.Command)
 			}
 			vals[k] = r.Command
+			if slices.Contains(o.net.replicas, tn.id) {
+				continue // a replica's Learned record is not a vote
+			}
 			votes[k] = append(votes[k], i)
 		}
 	}

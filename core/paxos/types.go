@@ -2,6 +2,7 @@ package paxos
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/core/quorum"
@@ -90,6 +91,27 @@ type Config struct {
 	// matchmakers tell it its configuration: it never campaigns under the
 	// configuration it was formatted with.
 	Joiner bool
+	// Replica: this node is a replica node (the replica tier): it learns
+	// the chosen log, persists it as Learned records and serves reads, and
+	// it never votes — it is in no configuration, answers no Prepare, no
+	// Accept and no PreRead, acks no beat and never campaigns.
+	Replica bool
+	// Replicas are the deployment's replica nodes (sorted, distinct, none an
+	// acceptor): a leader adds them to every Learners message (Commit and
+	// Heartbeat), and slot s's reply owner is Replicas[s % len(Replicas)].
+	Replicas []NodeID
+}
+
+// ReplicasMax bounds the replica tier of one journal.
+const ReplicasMax = 16
+
+// ReplyOwner is the replica that answers the client for slot s (s %
+// replica_count); 0 when the deployment runs no replicas.
+func (c Config) ReplyOwner(s Slot) NodeID {
+	if len(c.Replicas) == 0 {
+		return 0
+	}
+	return c.Replicas[s%Slot(len(c.Replicas))]
 }
 
 // MatchmakersMax bounds the matchmaker set.
@@ -102,8 +124,16 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: node id 0", ErrConfig)
 	case c.Acceptors.IsZero():
 		return fmt.Errorf("%w: no acceptors", ErrConfig)
-	case !c.Acceptors.Contains(c.ID):
+	case !c.Replica && !c.Acceptors.Contains(c.ID):
 		return fmt.Errorf("%w: node %d is not an acceptor (colocated nodes must be)", ErrConfig, c.ID)
+	case c.Replica && c.Acceptors.Contains(c.ID):
+		return fmt.Errorf("%w: replica %d is an acceptor (a replica never votes)", ErrConfig, c.ID)
+	case c.Replica && c.Joiner:
+		return fmt.Errorf("%w: replica %d formatted as a joiner", ErrConfig, c.ID)
+	case c.Replica && !slices.Contains(c.Replicas, c.ID):
+		return fmt.Errorf("%w: replica %d is not among the replicas %v", ErrConfig, c.ID, c.Replicas)
+	case len(c.Replicas) > ReplicasMax:
+		return fmt.Errorf("%w: %d replicas (at most %d)", ErrConfig, len(c.Replicas), ReplicasMax)
 	case c.Mode != journal.ModeSingle && c.Mode != journal.ModeMulti:
 		return fmt.Errorf("%w: writer mode unset", ErrConfig)
 	case c.Joiner && len(c.Matchmakers) == 0:
@@ -114,6 +144,11 @@ func (c Config) Validate() error {
 	for i, id := range c.Matchmakers {
 		if id == 0 || (i > 0 && c.Matchmakers[i-1] >= id) {
 			return fmt.Errorf("%w: matchmakers %v not sorted, distinct and nonzero", ErrConfig, c.Matchmakers)
+		}
+	}
+	for i, id := range c.Replicas {
+		if id == 0 || (i > 0 && c.Replicas[i-1] >= id) || c.Acceptors.Contains(id) {
+			return fmt.Errorf("%w: replicas %v not sorted, distinct, nonzero and outside the acceptors", ErrConfig, c.Replicas)
 		}
 	}
 	return validateSystem(c.Acceptors)
