@@ -138,7 +138,7 @@ func (s JournalSpec) marker(node paxos.NodeID) storage.Marker {
 	members := slices.Clone(s.Members)
 	slices.Sort(members)
 	return storage.Marker{Journal: s.ID, Node: node, Members: members, Quorum: s.Quorum, Mode: s.Mode,
-		Matchmakers: uint32(len(s.Matchmakers)), Joiner: s.Joiner}
+		Matchmakers: uint32(len(s.Matchmakers)), Joiner: s.Joiner, Replica: s.Replica}
 }
 
 // boot opens the journal's store, checks the operator's claim against the

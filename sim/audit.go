@@ -35,6 +35,9 @@ type audit struct {
 	chains map[jpos]uint64
 	// cfg holds the reconfiguration oracles' state (audit_config.go).
 	cfg configAudit
+	// writeSlots holds the slots of accepted writes, per journal, when the
+	// seed runs replicas (replica.go).
+	writeSlots map[journal.ID][]paxos.Slot
 }
 
 type jslot struct {
@@ -61,7 +64,7 @@ type jpos struct {
 func newAudit(w *World) *audit {
 	return &audit{w: w, gates: map[string]int{}, chosen: map[jslot]journal.Command{}, verdict: map[jslot]journal.Outcome{},
 		promise: map[njournal]paxos.Ballot{}, memPromise: map[njournal]incBallot{}, hotChecked: map[njournal]incSlot{}, records: map[jpos]uint64{}, acked: map[jpos]uint64{}, chains: map[jpos]uint64{},
-		cfg: newConfigAudit()}
+		cfg: newConfigAudit(), writeSlots: map[journal.ID][]paxos.Slot{}}
 }
 
 func (a *audit) violation(claim, format string, args ...any) {
@@ -94,6 +97,7 @@ func (a *audit) Committed(node paxos.NodeID, j journal.ID, c paxos.Committed) {
 		a.chosen[k] = c.Command
 		a.verdict[k] = c.Outcome
 		a.backed(node, j, c)
+		a.acceptedWrite(j, c)
 	}
 	if c.Outcome.Kind == journal.Accepted && c.Command.Kind == journal.KindWrite && c.Command.Entry.Leader.IsSet() &&
 		c.Command.Entry.Leader != c.State.Leader {
@@ -124,6 +128,9 @@ func (a *audit) backed(node paxos.NodeID, j journal.ID, c paxos.Committed) {
 	at := map[paxos.Ballot][]paxos.NodeID{}
 	for _, p := range a.w.procs {
 		st := p.stores[j]
+		if p.replica() {
+			continue // a replica's Learned record is no vote
+		}
 		if st == nil {
 			if p.retired[j] {
 				always = append(always, p.id)
@@ -378,7 +385,7 @@ func (a *audit) converged() bool {
 				continue
 			}
 			if n := p.h.Node(js.ID); n != nil {
-				if len(a.w.shape.Matchmakers) > 0 && !newest.Acceptors.Contains(p.id) {
+				if len(a.w.shape.Matchmakers) > 0 && !newest.Acceptors.Contains(p.id) && !p.replica() {
 					continue
 				}
 				nodes = append(nodes, n)
@@ -419,6 +426,9 @@ func (a *audit) durableQuorums() {
 					a.violation("at most one command is ever accepted for one (slot, ballot)", "%s slot %d ballot %s", short(js.ID), r.Slot, r.Ballot)
 				}
 				vals[k] = r.Command
+				if p.replica() {
+					continue // a replica's Learned record is no vote
+				}
 				votes[k] = append(votes[k], p.id)
 			}
 		}

@@ -151,7 +151,7 @@ func (w *World) downBudget() int { return (len(w.shape.Nodes) - 1) / 2 }
 func (w *World) downCount() int {
 	n := 0
 	for _, p := range w.procs {
-		if !p.up && !p.downForGood {
+		if !p.up && !p.downForGood && !p.replica() {
 			n++
 		}
 	}
@@ -161,7 +161,7 @@ func (w *World) downCount() int {
 func (w *World) pickUp() *proc {
 	var up []*proc
 	for _, p := range w.procs {
-		if p.up {
+		if p.up && !p.replica() { // replicas have their own attrition (replica.go)
 			up = append(up, p)
 		}
 	}

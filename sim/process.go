@@ -54,6 +54,9 @@ type proc struct {
 // journals (spares and matchmakers are not).
 func (p *proc) founding() bool { return slices.Contains(p.w.shape.Nodes, p.id) }
 
+// replica reports whether the process is a replica node (replica.go).
+func (p *proc) replica() bool { return slices.Contains(p.w.shape.Replicas, p.id) }
+
 // serves reports whether the process serves journal j (as a founder or a
 // joiner, and not retired).
 func (p *proc) serves(j journal.ID) bool {
@@ -61,7 +64,7 @@ func (p *proc) serves(j journal.ID) bool {
 		return false
 	}
 	_, joined := p.joined[j]
-	return joined || (p.founding() && p.stores[j] != nil)
+	return joined || ((p.founding() || p.replica()) && p.stores[j] != nil)
 }
 
 // env implements host.Env for one incarnation of a process.
@@ -205,7 +208,7 @@ func (w *World) specs(p *proc, claim storage.Claim, edited bool) []host.JournalS
 			continue
 		}
 		s := host.JournalSpec{ID: js.ID, Members: w.shape.Nodes, Quorum: w.shape.Quorum, Mode: js.Mode, Claim: claim,
-			Matchmakers: w.shape.Matchmakers}
+			Matchmakers: w.shape.Matchmakers, Replicas: w.shape.Replicas, Replica: p.replica()}
 		if js, ok := p.joined[js.ID]; ok {
 			// Joined at run time: its store was formatted then.
 			s = js

@@ -146,7 +146,7 @@ func (w *World) drawQuorum(n int) quorum.Spec {
 // join formats journal js on machine p as a joiner of members.
 func (w *World) join(p *proc, js JournalShape, members []paxos.NodeID, spec quorum.Spec) bool {
 	s := host.JournalSpec{ID: js.ID, Members: members, Quorum: spec, Mode: js.Mode, Claim: storage.ClaimFirstBoot,
-		Matchmakers: w.shape.Matchmakers, Joiner: true}
+		Matchmakers: w.shape.Matchmakers, Joiner: true, Replicas: w.shape.Replicas}
 	p.stores[js.ID] = memstore.New()
 	if err := p.h.AddJournal(s); err != nil {
 		w.audit.violation("reconfiguration: a fresh machine joins a journal", "n%d %s: %v", p.id, short(js.ID), err)
@@ -162,7 +162,7 @@ func (w *World) join(p *proc, js JournalShape, members []paxos.NodeID, spec quor
 func (w *World) pickServing(j journal.ID) *proc {
 	var out []*proc
 	for _, p := range w.procs {
-		if p.up && p.h != nil && p.h.Node(j) != nil {
+		if p.up && p.h != nil && p.h.Node(j) != nil && !p.replica() {
 			out = append(out, p)
 		}
 	}

@@ -111,7 +111,7 @@ func (w *World) rotFault() {
 		return
 	}
 	for _, p := range w.procs {
-		if p.up || p.wiped || p.downForGood {
+		if p.up || p.wiped || p.downForGood || p.replica() {
 			continue
 		}
 		j := w.shape.Journals[w.g.intn(len(w.shape.Journals))].ID
@@ -131,7 +131,7 @@ func (w *World) rotFault() {
 // quorum before it may Noop the slot (CTRL case 2).
 func (w *World) rotLoneVote() bool {
 	for _, p := range w.procs {
-		if p.up || p.wiped || p.downForGood {
+		if p.up || p.wiped || p.downForGood || p.replica() {
 			continue
 		}
 		for _, js := range w.shape.Journals {
@@ -156,7 +156,7 @@ func (w *World) lone(p *proc, j journal.ID, slot paxos.Slot) bool {
 		return false
 	}
 	for _, q := range w.procs {
-		if q == p || q.stores[j] == nil {
+		if q == p || q.stores[j] == nil || q.replica() {
 			continue
 		}
 		if _, _, ok := q.stores[j].Accepted(slot); ok {
@@ -238,7 +238,7 @@ func (w *World) outageNow() {
 		}
 		hit := 0
 		for _, p := range w.procs {
-			if st := p.stores[j]; st != nil && !p.wiped && top > 0 && w.plantBeyond(p, j, top) {
+			if st := p.stores[j]; st != nil && !p.wiped && !p.replica() && top > 0 && w.plantBeyond(p, j, top) {
 				hit++
 			}
 		}
@@ -256,7 +256,7 @@ func (w *World) outageNow() {
 		w.rotLoneVote()
 		for range min(w.rot.budget, 2) {
 			for _, p := range w.procs {
-				if st := p.stores[j]; st != nil && !p.up && !p.wiped && !p.downForGood && !w.rotted(p, j) {
+				if st := p.stores[j]; st != nil && !p.up && !p.wiped && !p.downForGood && !p.replica() && !w.rotted(p, j) {
 					if r, ok := w.pickRecord(j, st.Records(), nil); ok {
 						w.plant(p, j, r.Slot, "outage")
 					}
@@ -339,7 +339,9 @@ func (a *audit) unrecoverableHeld() {
 		return
 	}
 	for _, p := range a.w.procs {
-		if st := p.stores[lost.j]; st != nil && !p.wiped {
+		// A replica may hold the value it learned before the loss: it is
+		// no vote, and no Phase 1 ever asks it.
+		if st := p.stores[lost.j]; st != nil && !p.wiped && !p.replica() {
 			if _, _, ok := st.Accepted(lost.s); ok || st.FirstSlot() > lost.s {
 				a.violation("ctrl: an unrecoverable slot is never accepted again", "%s slot %d holds a record (or was truncated past) on n%d", short(lost.j), lost.s, p.id)
 			}

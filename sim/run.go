@@ -59,6 +59,9 @@ type Counts struct {
 	CtrlReproposed, CtrlNoops, CtrlResigned, CtrlUnrecoverable uint64
 	RepairedFromMemory, RepairedFromPeer                       uint64
 	ScrubPages, ScrubPasses, ScrubResumed                      uint64
+	// The replica tier: trim-point jumps, catch-ups, Commits with pushed
+	// values learned, and reads served, on replica nodes.
+	ReplicaTrimJumps, ReplicaCatchUps, ReplicaPushes, ReplicaReads uint64
 }
 
 // Result is the outcome of one seed.
@@ -85,6 +88,7 @@ type World struct {
 	g         rng
 	shape     Shape
 	procs     []*proc
+	byID      map[paxos.NodeID]*proc
 	net       *network
 	clients   *clients
 	audit     *audit
@@ -97,7 +101,7 @@ type World struct {
 	opNext  uint64
 }
 
-func (w *World) proc(id paxos.NodeID) *proc { return w.procs[id-1] }
+func (w *World) proc(id paxos.NodeID) *proc { return w.byID[id] }
 
 func (w *World) system() quorum.System {
 	s, err := quorum.New(w.shape.Nodes, w.shape.Quorum)
@@ -122,7 +126,7 @@ func Run(seed uint64, o Options) (res Result) {
 
 func run(seed uint64, o Options) Result {
 	o = o.withDefaults()
-	w := &World{seed: seed, opts: o, g: newRNG(seed), opCalls: map[host.CallID]operatorCall{}}
+	w := &World{seed: seed, opts: o, g: newRNG(seed), opCalls: map[host.CallID]operatorCall{}, byID: map[paxos.NodeID]*proc{}}
 	w.sched.trace = o.Trace
 	w.shape = drawShape(w.g, o)
 	w.rot = newRotLedger(w.shape.RotBudget)
@@ -132,7 +136,7 @@ func run(seed uint64, o Options) Result {
 	for _, id := range w.shape.Procs() {
 		p := &proc{w: w, id: id, stores: map[journal.ID]*memstore.Store{}, failNext: map[journal.ID]bool{}, failed: map[journal.ID]bool{},
 			joined: map[journal.ID]host.JournalSpec{}, retired: map[journal.ID]bool{}}
-		if slices.Contains(w.shape.Nodes, id) {
+		if slices.Contains(w.shape.Nodes, id) || slices.Contains(w.shape.Replicas, id) {
 			for _, j := range w.shape.Journals {
 				p.stores[j.ID] = memstore.New()
 			}
@@ -141,6 +145,7 @@ func run(seed uint64, o Options) Result {
 			p.registry = memstore.NewRegistry()
 		}
 		w.procs = append(w.procs, p)
+		w.byID[id] = p
 	}
 	w.sched.note("seed %d shape %s", seed, w.shape)
 	for _, p := range w.procs {
@@ -149,6 +154,7 @@ func run(seed uint64, o Options) Result {
 	w.chaosEnd = o.ChaosMs * ms
 	w.clients.start()
 	w.chaos()
+	w.replicaChaos()
 	w.operate()
 	w.sched.runUntil(w.chaosEnd)
 
@@ -170,6 +176,7 @@ func run(seed uint64, o Options) Result {
 	w.sched.runUntil(w.chaosEnd + o.TailMs*ms)
 
 	w.audit.converged()
+	w.audit.replyOwners()
 	w.audit.durableQuorums()
 	w.audit.unrecoverableHeld()
 	for _, p := range w.procs {
@@ -228,6 +235,12 @@ func (w *World) collect(p *proc) {
 			w.counts.ScrubPages += c.ScrubPages
 			w.counts.ScrubPasses += c.ScrubPasses
 			w.counts.ScrubResumed += c.ScrubResumed
+			if p.replica() {
+				w.counts.ReplicaTrimJumps += c.TrimJumps
+				w.counts.ReplicaCatchUps += c.CatchUps
+				w.counts.ReplicaPushes += c.ReplicaPushes
+				w.counts.ReplicaReads += c.ReadsServed
+			}
 			if c.ScrubMismatches > 0 {
 				w.audit.violation("scrub: two copies of one slot under one ballot never differ", "n%d %s: %v", p.id, short(j.ID), n.ScrubMismatches())
 			}
@@ -296,6 +309,9 @@ func (w *World) gateCounts(r *Result) {
 	set("scrub: a damaged record is rewritten from the value in memory", c.RepairedFromMemory)
 	set("scrub: a pass over the retained log completes", c.ScrubPasses)
 	set("scrub: a new scrubber resumes from the durable cursor", c.ScrubResumed)
+	set("replica: a replica below the floor jumps to the trim point", c.ReplicaTrimJumps)
+	set("replica: a replica heals a gap by catch-up", c.ReplicaCatchUps)
+	set("replica: a replica learns the values a leader pushed", c.ReplicaPushes)
 }
 
 // lincheck checks every journal's client history with porcupine.
@@ -383,6 +399,13 @@ func GateNames() []string {
 		"scrub: the scrubber repaired a record no client read",
 		"scrub: a pass over the retained log completes",
 		"scrub: a new scrubber resumes from the durable cursor",
+		// The replica tier (replica.go).
+		"replica: a replica below the floor jumps to the trim point",
+		"replica: a replica heals a gap by catch-up",
+		"replica: a replica learns the values a leader pushed",
+		"replica: a replica served a quorum read",
+		"replica: a replica served a journal read",
+		"replica: the reply owner of an acknowledged slot applied it",
 	}
 	slices.Sort(g)
 	return g

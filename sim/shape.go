@@ -21,8 +21,12 @@ type Shape struct {
 	// window (reconfig.go).
 	Matchmakers []paxos.NodeID
 	Spares      []paxos.NodeID
-	Journals    []JournalShape
-	Tun         host.Tunables
+	// Replicas is the replica tier (replica.go): 0–2 replica processes
+	// (ids ReplicaIDBase+rank) that learn every journal and serve reads,
+	// with their own attrition and disks outside the rot budget.
+	Replicas []paxos.NodeID
+	Journals []JournalShape
+	Tun      host.Tunables
 	// Network: latency range, drop and duplicate percent.
 	LatencyMin, LatencyMax int64
 	DropPct, DupPct        int
@@ -180,8 +184,15 @@ func drawShape(g rng, o Options) Shape {
 	s.RotRunning = g.pct(60)
 	s.RotOutage = g.pct(15)
 	s.RotBeyond = s.RotOutage && len(s.Matchmakers) == 0 && g.pct(40)
+	for i := range g.intn(3) {
+		s.Replicas = append(s.Replicas, ReplicaIDBase+paxos.NodeID(i))
+	}
 	return s
 }
+
+// ReplicaIDBase is the first replica process id (reference design: a
+// replica is NodeId(1000+rank)).
+const ReplicaIDBase paxos.NodeID = 1000
 
 // Servers are the machines that may serve a journal: the founding nodes
 // and the spares.
@@ -196,7 +207,7 @@ func (s Shape) Procs() []paxos.NodeID {
 			out = append(out, id)
 		}
 	}
-	return out
+	return append(out, s.Replicas...)
 }
 
 func nodeIDs(n int) []paxos.NodeID {
@@ -225,6 +236,9 @@ func (s Shape) String() string {
 		if slices.Contains(s.Nodes, s.Matchmakers[0]) {
 			mm += " colocated"
 		}
+	}
+	if len(s.Replicas) > 0 {
+		mm += fmt.Sprintf(" replicas=%d", len(s.Replicas))
 	}
 	return fmt.Sprintf("n=%d %s%s journals=%s election=%d drop=%d%% dup=%d%%", len(s.Nodes), q, mm, modes, s.Tun.ElectionTicks, s.DropPct, s.DupPct)
 }

@@ -180,10 +180,10 @@ func (cs *clients) step(c *client) {
 	if c.role == reader {
 		if g.pct(15) {
 			cs.send(c, opLaggingRead, host.Call{Kind: host.CallRead, Read: journal.ReadRequest{Journal: c.j.ID,
-				FromSeq: c.lagging, Limit: uint32(g.intn(8)), WaitMs: 0}}, cs.server(c))
+				FromSeq: c.lagging, Limit: uint32(g.intn(8)), WaitMs: 0}}, cs.readServer(c))
 			return
 		}
-		cs.send(c, opRead, host.Call{Kind: host.CallRead, Read: c.rd.Request(uint32(g.intn(8)), uint32(g.intn(150)))}, cs.server(c))
+		cs.send(c, opRead, host.Call{Kind: host.CallRead, Read: c.rd.Request(uint32(g.intn(8)), uint32(g.intn(150)))}, cs.readServer(c))
 		return
 	}
 	if c.retry != nil {
@@ -483,6 +483,7 @@ func (cs *clients) finishRead(f *inflight, r host.Response, timedOut bool) {
 		rr = journal.ReadReply{} // unserved: the Reader does not move
 	}
 	from := f.call.Read.FromSeq
+	cs.replicaServed(f, rr)
 	if f.op == opLaggingRead {
 		if !rr.Served {
 			return

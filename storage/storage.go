@@ -194,13 +194,17 @@ type Marker struct {
 	// Joiner: the store was formatted for a node joining Members by
 	// reconfiguration (it believes nothing until told its configuration).
 	Joiner bool
+	// Replica: the store is a replica node's (the replica tier): Node is
+	// not among Members, and its records are Learned, never votes. The
+	// number of replicas is not recorded: adding one reformats nothing.
+	Replica bool
 }
 
 // Equal reports whether two markers name the same configuration.
 func (m Marker) Equal(o Marker) bool {
 	return m.Journal == o.Journal && m.Node == o.Node && slices.Equal(m.Members, o.Members) &&
 		m.Quorum == o.Quorum && m.Mode == o.Mode && m.Proxies == o.Proxies &&
-		m.Replicas == o.Replicas && m.Matchmakers == o.Matchmakers && m.Joiner == o.Joiner
+		m.Replicas == o.Replicas && m.Matchmakers == o.Matchmakers && m.Joiner == o.Joiner && m.Replica == o.Replica
 }
 
 // Validate refuses a marker that names no usable configuration.
@@ -214,7 +218,12 @@ func (m Marker) Validate() error {
 	if _, err := quorum.New(m.Members, m.Quorum); err != nil {
 		return fmt.Errorf("%w: %v", ErrBadMarker, err)
 	}
-	if !slices.Contains(m.Members, m.Node) {
+	switch {
+	case m.Replica && m.Joiner:
+		return fmt.Errorf("%w: replica %d formatted as a joiner", ErrBadMarker, m.Node)
+	case m.Replica && slices.Contains(m.Members, m.Node):
+		return fmt.Errorf("%w: replica %d among members %v", ErrBadMarker, m.Node, m.Members)
+	case !m.Replica && !slices.Contains(m.Members, m.Node):
 		return fmt.Errorf("%w: node %d not among members %v", ErrBadMarker, m.Node, m.Members)
 	}
 	return nil
@@ -227,6 +236,9 @@ func (m Marker) String() string {
 	}
 	if m.Joiner {
 		s += " joiner"
+	}
+	if m.Replica {
+		s += " replica"
 	}
 	return s + "}"
 }

@@ -26,6 +26,10 @@ package paxos
 // Phase-1 quorum depends on them and a replica disk lost or rotted costs
 // nothing but the replica's own catch-up.
 
+// ReplyOwner is the replica that answers the client for slot s (0 without
+// replicas): Config.ReplyOwner.
+func (n *Node) ReplyOwner(s Slot) NodeID { return n.cfg.ReplyOwner(s) }
+
 // stepReplica dispatches the messages a replica node steps; every other
 // type is dropped (a replica is in no quorum).
 func (n *Node) stepReplica(m Message) {

@@ -57,6 +57,8 @@ const (
 
 	// markerFlagJoiner is the optional flags byte of a joiner's marker.
 	markerFlagJoiner = 1
+	// markerFlagReplica is the flags byte of a replica node's marker.
+	markerFlagReplica = 2
 
 	// markerMembersMax bounds the members a marker may name.
 	markerMembersMax = 1024
@@ -354,10 +356,13 @@ func encodeMarker(key []byte, m storage.Marker) ([]byte, error) {
 	b = binary.BigEndian.AppendUint32(b, m.Proxies)
 	b = binary.BigEndian.AppendUint32(b, m.Replicas)
 	b = binary.BigEndian.AppendUint32(b, m.Matchmakers)
-	if m.Joiner {
+	switch {
+	case m.Joiner:
 		// An optional flags byte: markers written before joiners existed
 		// end at the matchmaker count and still decode.
 		b = append(b, markerFlagJoiner)
+	case m.Replica:
+		b = append(b, markerFlagReplica)
 	}
 	return seal(key, b), nil
 }
@@ -402,10 +407,14 @@ func decodeMarker(key, v []byte, jid journal.ID) (storage.Marker, error) {
 	p = p[1:]
 	m.Proxies, m.Replicas, m.Matchmakers = u32(), u32(), u32()
 	if len(p) == 1 {
-		if p[0] != markerFlagJoiner {
+		switch p[0] {
+		case markerFlagJoiner:
+			m.Joiner = true
+		case markerFlagReplica:
+			m.Replica = true
+		default:
 			return storage.Marker{}, valueErr("marker flags %#x", p[0])
 		}
-		m.Joiner = true
 	}
 	if m.Journal != jid {
 		return storage.Marker{}, valueErr("marker names journal %s under the key of %s", m.Journal, jid)

@@ -96,6 +96,20 @@ func TestCodecRoundTrip(t *testing.T) {
 	if m, err := decodeMarker(mk, enc, codecJournal); err != nil || !m.Equal(sampleMarker()) || m.Quorum != sampleMarker().Quorum {
 		t.Fatalf("marker %s %v", m, err)
 	}
+	// A replica node's marker (Node outside Members) and a joiner's keep
+	// their flag through the codec.
+	for _, flagged := range []storage.Marker{
+		{Journal: codecJournal, Node: 1000, Members: []paxos.NodeID{1, 3, 5}, Mode: journal.ModeMulti, Replica: true},
+		{Journal: codecJournal, Node: 5, Members: []paxos.NodeID{1, 3, 5}, Mode: journal.ModeSingle, Joiner: true},
+	} {
+		enc, err := encodeMarker(mk, flagged)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m, err := decodeMarker(mk, enc, codecJournal); err != nil || !m.Equal(flagged) {
+			t.Fatalf("marker %s decoded as %s %v", flagged, m, err)
+		}
+	}
 	for _, s := range samples() {
 		if err := s.decode(s.key, s.val); err != nil {
 			t.Fatalf("%s: %v", s.name, err)
