@@ -5,7 +5,9 @@ package paxos_test
 // delivered at once. The leader proposes single-record entries, one per
 // Ready or 64 per Ready, and the benchmark reports chosen slots per second
 // and allocations per slot for the whole cell (all three nodes' CPU; the
-// leader's share is below it).
+// leader's share is below it). The replicas variants add two replica
+// nodes, to which the leader pushes every chosen value: the leader's
+// ns/slot is the replica tier's cost to the write path.
 
 import (
 	"testing"
@@ -18,6 +20,7 @@ import (
 
 type benchCell struct {
 	nodes []*paxos.Node
+	byID  map[paxos.NodeID]*paxos.Node
 	queue []paxos.Message
 	next  []paxos.Message
 	// leaderTime accumulates wall time spent inside the leader's calls
@@ -25,16 +28,21 @@ type benchCell struct {
 	leaderTime time.Duration
 }
 
-func newBenchCell(b *testing.B) *benchCell {
+func newBenchCell(b *testing.B, replicas int) *benchCell {
 	sys := majority(3)
-	c := &benchCell{}
-	for _, id := range sys.Members() {
-		n, err := paxos.NewNode(paxos.Config{ID: id, Acceptors: sys, Mode: journal.ModeSingle},
+	c := &benchCell{byID: map[paxos.NodeID]*paxos.Node{}}
+	var reps []paxos.NodeID
+	for i := range replicas {
+		reps = append(reps, paxos.NodeID(101+i))
+	}
+	for _, id := range append(sys.Members(), reps...) {
+		n, err := paxos.NewNode(paxos.Config{ID: id, Acceptors: sys, Mode: journal.ModeSingle, Replicas: reps, Replica: id > 100},
 			paxos.Options{PipelineWindow: 4096, ProposeQueueMax: 8192}, memstore.New())
 		if err != nil {
 			b.Fatal(err)
 		}
 		c.nodes = append(c.nodes, n)
+		c.byID[id] = n
 	}
 	for !c.nodes[0].IsLeader() {
 		c.nodes[0].Tick()
@@ -73,14 +81,14 @@ func (c *benchCell) pump() {
 				c.leaderTime += time.Since(t0)
 				continue
 			}
-			c.nodes[m.To-1].Step(*m)
+			c.byID[m.To].Step(*m)
 		}
 		clear(c.next)
 	}
 }
 
-func benchPropose(b *testing.B, perReady int) {
-	c := newBenchCell(b)
+func benchPropose(b *testing.B, perReady, replicas int) {
+	c := newBenchCell(b, replicas)
 	leader := c.nodes[0]
 	uuid := journal.LeaderUUID{Hi: 1, Lo: 1}
 	leader.ProposeControl(journal.SetLeader(uuid, journal.LeaderUUID{}))
@@ -113,6 +121,8 @@ func benchPropose(b *testing.B, perReady int) {
 }
 
 func BenchmarkNodeThroughput(b *testing.B) {
-	b.Run("single", func(b *testing.B) { benchPropose(b, 1) })
-	b.Run("batch64", func(b *testing.B) { benchPropose(b, 64) })
+	b.Run("single", func(b *testing.B) { benchPropose(b, 1, 0) })
+	b.Run("batch64", func(b *testing.B) { benchPropose(b, 64, 0) })
+	b.Run("single-2replicas", func(b *testing.B) { benchPropose(b, 1, 2) })
+	b.Run("batch64-2replicas", func(b *testing.B) { benchPropose(b, 64, 2) })
 }
