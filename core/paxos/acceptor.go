@@ -72,10 +72,7 @@ func newAcceptor(st Storage, out *[]WriteOp, cold *coldReader, coldThrough Slot)
 	}
 	for _, f := range st.FaultyEntries() {
 		if f.Slot >= a.floor {
-			if a.faulty == nil {
-				a.faulty = make(map[Slot]Ballot)
-			}
-			a.faulty[f.Slot] = f.Ballot
+			a.markFaulty(f.Slot, f.Ballot)
 			a.last = max(a.last, f.Slot)
 		}
 	}
