@@ -43,41 +43,6 @@ var (
 	ErrUnknownMachine = errors.New("paros/client: unknown machine")
 )
 
-// RetireRefusedError is a machine's refusal to retire from a journal.
-// Reason is the node's word for it:
-//
-//	reason          meaning                                              what to do
-//	--------------  ---------------------------------------------------  -------------------------------
-//	plain           the cell has no matchmakers                          nothing: members never retire
-//	leader          the machine leads the journal                        reconfigure it out first
-//	member          it is a member of the configuration in force         reconfigure it out first
-//	stale           its configuration is not the watermark's (it has     retry with the leader's current
-//	                not heard from the current leader yet, or the        watermark (Inspect)
-//	                watermark is old)
-//	not_collected   the watermark does not cover every configuration     wait for the leader's GC
-//	                naming it                                            (Inspect: GCEffective)
-//	unknown_journal it does not serve the journal (retired already)      nothing
-//
-// Detail is the rest of the node's answer.
-type RetireRefusedError struct {
-	Reason, Detail string
-}
-
-func (e *RetireRefusedError) Error() string {
-	if e.Detail == "" {
-		return "paros/client: retire refused: " + e.Reason
-	}
-	return "paros/client: retire refused: " + e.Reason + ": " + e.Detail
-}
-
-// Unwrap is ErrUnknownJournal for the reason unknown_journal.
-func (e *RetireRefusedError) Unwrap() error {
-	if e.Reason == "unknown_journal" {
-		return ErrUnknownJournal
-	}
-	return nil
-}
-
 // Configuration is a journal's acceptor configuration as Reconfigure takes
 // it. Each member is a node id in hex (as parosctl inspect prints it) of a
 // machine of the cell, or the host:port of a machine to add to the cell
@@ -135,9 +100,11 @@ func (c *Client) conn(addr string) (*grpc.ClientConn, error) {
 // survey is one look at every machine of the cell the Client can reach.
 type survey struct {
 	cellID uint64
-	// machines maps every machine the cell lists (any answer's Machines)
-	// to its address.
+	// machines maps every acceptor machine the cell lists (any answer's
+	// Machines) to its address; replicas its replica machines, which are
+	// told of a newcomer (Admit) and never made members.
 	machines map[uint64]string
+	replicas map[uint64]string
 	// answers are the machines that answered, by node id (a refusal such
 	// as unknown_journal is an answer).
 	answers map[uint64]MemberStatus
@@ -148,7 +115,7 @@ type survey struct {
 // look inspects journal id on every server the Client was given, then on
 // every machine of the cell those answers list and that is not among them.
 func (c *Client) look(ctx context.Context, id journal.ID) survey {
-	sv := survey{machines: map[uint64]string{}, answers: map[uint64]MemberStatus{}}
+	sv := survey{machines: map[uint64]string{}, replicas: map[uint64]string{}, answers: map[uint64]MemberStatus{}}
 	add := func(st MemberStatus) {
 		if st.NodeID == 0 {
 			if st.Err != nil {
@@ -161,7 +128,11 @@ func (c *Client) look(ctx context.Context, id journal.ID) survey {
 		}
 		sv.answers[st.NodeID] = st
 		for _, m := range st.Machines {
-			sv.machines[m.NodeID] = m.Addr
+			if m.Replica {
+				sv.replicas[m.NodeID] = m.Addr
+			} else {
+				sv.machines[m.NodeID] = m.Addr
+			}
 		}
 	}
 	ictx, cancel := context.WithTimeout(ctx, learnTimeout) // a machine that does not answer holds no poll up
@@ -170,9 +141,11 @@ func (c *Client) look(ctx context.Context, id journal.ID) survey {
 		add(st)
 	}
 	var rest []string
-	for node, addr := range sv.machines {
-		if _, ok := sv.answers[node]; !ok {
-			rest = append(rest, addr)
+	for _, known := range []map[uint64]string{sv.machines, sv.replicas} {
+		for node, addr := range known {
+			if _, ok := sv.answers[node]; !ok {
+				rest = append(rest, addr)
+			}
 		}
 	}
 	out := make([]MemberStatus, len(rest))
@@ -350,6 +323,9 @@ func (c *Client) resolve(ctx context.Context, sv survey, to Configuration) (targ
 			if err != nil || node == 0 {
 				return tg, fmt.Errorf("%w: member %q: want a node id in hex or a host:port", ErrInvalidConfiguration, m)
 			}
+			if _, ok := sv.replicas[node]; ok {
+				return tg, fmt.Errorf("%w: %016x is a replica machine, never a member", ErrInvalidConfiguration, node)
+			}
 			if _, ok := sv.machines[node]; !ok {
 				return tg, fmt.Errorf("%w: %016x is no machine of cell %016x", ErrUnknownMachine, node, sv.cellID)
 			}
@@ -360,7 +336,10 @@ func (c *Client) resolve(ctx context.Context, sv survey, to Configuration) (targ
 		if err != nil {
 			return tg, err
 		}
+		_, replica := sv.replicas[r.GetNodeId()]
 		switch _, known := sv.machines[r.GetNodeId()]; {
+		case replica || r.GetRole() == "replica":
+			return tg, fmt.Errorf("%w: %s is a replica machine, never a member", ErrInvalidConfiguration, m)
 		case r.GetCellId() != 0 && r.GetCellId() != sv.cellID:
 			return tg, fmt.Errorf("%w: %s is machine %016x of cell %016x, not of cell %016x",
 				ErrUnknownMachine, m, r.GetNodeId(), r.GetCellId(), sv.cellID)
@@ -635,54 +614,4 @@ func (c *Client) reconfigureAt(ctx context.Context, addr string, req *pb.Reconfi
 		return "", nil
 	}
 	return r.GetRefusal(), nil
-}
-
-// Retire asks machine node to retire from journal id: to delete its copy
-// of the journal, which a reconfiguration left it out of. watermark is the
-// leader's effective GC watermark (Inspect: GCWatermark once GCEffective,
-// with node among Retirable). The machine judges the request itself and
-// refuses it unless it is safe: a *RetireRefusedError says why. A retired
-// machine never serves the journal again.
-//
-// Errors: *RetireRefusedError, ErrUnknownMachine (node is no machine of
-// the cell), ErrNoServer (the machine could not be reached: nothing was
-// sent), ErrDenied, ErrAmbiguous (the request may have been received, and
-// honoured: Retire again, which a retired machine refuses as
-// unknown_journal).
-func (c *Client) Retire(ctx context.Context, id journal.ID, node uint64, watermark Ballot) error {
-	if !id.IsSet() || node == 0 || watermark.IsZero() {
-		return fmt.Errorf("paros/client: Retire needs a journal, a node and a watermark (journal %s, node %016x, watermark %s)", id, node, watermark)
-	}
-	sv := c.look(ctx, journal.ID{})
-	if len(sv.answers) == 0 {
-		if denied(sv.lastErr) {
-			return fmt.Errorf("%w: %w", ErrDenied, sv.lastErr)
-		}
-		return fmt.Errorf("%w (last error: %v)", ErrNoServer, sv.lastErr)
-	}
-	addr, ok := sv.machines[node]
-	if !ok {
-		return fmt.Errorf("%w: %016x is no machine of cell %016x", ErrUnknownMachine, node, sv.cellID)
-	}
-	cc, err := c.conn(addr)
-	if err != nil {
-		return err
-	}
-	actx, cancel := context.WithTimeout(ctx, adminCallTimeout)
-	defer cancel()
-	var p peer.Peer
-	r, err := pb.NewAdminClient(cc).Retire(actx, &pb.RetireRequest{Journal: wire.JournalIDToPB(id),
-		GcWatermark: &pb.Ballot{Round: watermark.Round, Node: watermark.Node}}, grpc.Peer(&p))
-	if err != nil {
-		err = machineError(addr, "retire", err, &p)
-		if errors.Is(err, ErrNoServer) || errors.Is(err, ErrDenied) {
-			return err
-		}
-		return fmt.Errorf("%w: %w", ErrAmbiguous, err)
-	}
-	if r.GetAccepted() {
-		return nil
-	}
-	reason, detail, _ := strings.Cut(r.GetRefusal(), ": ")
-	return &RetireRefusedError{Reason: reason, Detail: detail}
 }

@@ -88,6 +88,9 @@ type Client struct {
 	// extra are those connections by address, kept until Close; guarded by
 	// mu. Invariant: len(extra) <= extraConnsMax.
 	extra map[string]*grpc.ClientConn
+	// replicaReads: reads ask the replica machines first (WithReplicaReads,
+	// replicas.go).
+	replicaReads bool
 }
 
 // server is one address and what is known about the machine behind it.
@@ -100,6 +103,7 @@ type server struct {
 	// Guarded by Client.mu.
 	known     bool   // node id learned
 	nodeID    uint64 // valid when known
+	replica   bool   // valid when known: a replica machine (reads only)
 	cellID    uint64 // 0: the machine is idle, not yet in a cell
 	journals  []journal.ID
 	askedAt   time.Time // last Inspect attempt
@@ -118,6 +122,8 @@ type options struct {
 	credsSet bool
 	token    string // WithToken; "" sends none
 	err      error  // an option that failed (WithCAFile), returned by Dial
+	// noReplicaReads: WithReplicaReads(false).
+	noReplicaReads bool
 }
 
 // WithDialOptions adds gRPC dial options to every connection (interceptors,
@@ -212,7 +218,7 @@ func open(addrs []string, opts ...Option) (*Client, error) {
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(8<<20), grpc.MaxCallSendMsgSize(8<<20)),
 	}, append(auth, o.dial...)...)
 	c := &Client{leaders: map[journal.ID]int{}, readFrom: map[journal.ID]int{}, dopts: dopts, extra: map[string]*grpc.ClientConn{},
-		machines: map[uint64]string{}}
+		machines: map[uint64]string{}, replicaReads: !o.noReplicaReads}
 	c.servers.Store(&[]*server{})
 	seen := map[string]bool{}
 	for _, a := range addrs {
@@ -373,17 +379,6 @@ func (c *Client) forgetLeader(id journal.ID, i int) {
 	c.mu.Unlock()
 }
 
-// readerOf is the index of the server that last served a read of journal
-// id, else its believed leader, else -1.
-func (c *Client) readerOf(id journal.ID) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if i, ok := c.readFrom[id]; ok {
-		return i
-	}
-	return c.leaderLocked(id)
-}
-
 func (c *Client) setReader(id journal.ID, i int) {
 	c.mu.Lock()
 	c.readFrom[id] = i
@@ -465,6 +460,7 @@ func (c *Client) learn(ctx context.Context, want func(*server) bool) {
 			}
 			c.mu.Lock()
 			s.known, s.nodeID, s.cellID, s.journals, s.lastReply, s.lastErr = true, r.GetNodeId(), r.GetCellId(), js, time.Now(), nil
+			s.replica = r.GetMachineRole() == roleReplica
 			for _, m := range r.GetMachines() {
 				if m.GetNodeId() != 0 && m.GetAddr() != "" && len(c.machines) < ServersMax+extraConnsMax {
 					c.machines[m.GetNodeId()] = m.GetAddr()

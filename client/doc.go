@@ -73,6 +73,16 @@
 // Calls take a context.Context; a call whose context ends while a request
 // may have been received reports ErrAmbiguous, never "not done".
 //
+// # Replicas
+//
+// A cell may run replica machines (`paros serve --role replica`, named at
+// `parosctl init --replicas`): each serves linearizable reads of every
+// journal and never votes. Give their addresses to Dial beside the nodes'
+// and every read (Reader, Journal.Read, Resolve) asks a replica first,
+// then the other replicas, then the nodes, within the call's one loop of
+// rounds; writes never go to a replica. WithReplicaReads(false) asks the
+// nodes first, the replicas last.
+//
 // # Operating the cell
 //
 // On a cell formed with matchmakers (the default of `parosctl init`),

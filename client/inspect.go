@@ -26,8 +26,9 @@ type MemberStatus struct {
 	Journals       []journal.ID
 
 	// Journal facts (a journal was named).
-	// Role is "leader", "candidate" or "follower"; LeaderHint the node the
-	// server last heard leading (0: unknown).
+	// Role is "leader", "candidate" or "follower", or "replica" on a
+	// replica machine; LeaderHint the node the server last heard leading
+	// (0: unknown).
 	Role       string
 	LeaderHint uint64
 	// PromisedRound and PromisedNode are the ballot the server promised.
@@ -76,6 +77,8 @@ type MemberStatus struct {
 type CellMachine struct {
 	NodeID uint64
 	Addr   string
+	// Replica: a replica machine (reads only; never a member).
+	Replica bool
 }
 
 // Ballot is a consensus ballot: a round, and the node that owns it.
@@ -133,7 +136,7 @@ func statusOf(addr string, id journal.ID, r *pb.InspectReply, err error) MemberS
 		st.Journals = append(st.Journals, wire.JournalIDFromPB(j))
 	}
 	for _, m := range r.GetMachines() {
-		st.Machines = append(st.Machines, CellMachine{NodeID: m.GetNodeId(), Addr: m.GetAddr()})
+		st.Machines = append(st.Machines, CellMachine{NodeID: m.GetNodeId(), Addr: m.GetAddr(), Replica: m.GetRole() == roleReplica})
 	}
 	if ref := r.GetRefusal(); ref != "" {
 		st.Err = refusalError(ref, id)

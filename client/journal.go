@@ -64,6 +64,10 @@ func (j *Journal) ID() journal.ID { return j.id }
 // or ErrNoServer; or when a server refused the credentials (ErrDenied,
 // nothing was proposed).
 //
+// Write, Truncate and SetLeader never go to a replica machine (it could
+// only redirect): when every server of the Client is one, they end at once
+// with an ErrNoServer.
+//
 // req.Journal must be the handle's journal or unset (it is filled in).
 func (j *Journal) Write(ctx context.Context, req journal.WriteRequest) (journal.Reply, error) {
 	req.Journal = j.check(req.Journal)
@@ -100,10 +104,12 @@ func (j *Journal) SetLeader(ctx context.Context, req journal.SetLeaderRequest) (
 	})
 }
 
-// Read sends a Read, to the server that last served this journal first.
-// An unserved page, an UnknownJournal answer or a transport error is asked
-// of the next server; a read has no effect, so nothing about it is
-// ambiguous. The reply is the first served page (records, an empty page
+// Read sends a Read, to the server that last served this journal first;
+// when the Client knows replica machines among its servers, to them first
+// (WithReplicaReads: the replica that last served, the other replicas, then
+// the nodes). An unserved page, an UnknownJournal answer or a transport
+// error is asked of the next server; a read has no effect, so nothing about
+// it is ambiguous. The reply is the first served page (records, an empty page
 // after the long-poll, or Truncated), else the last unserved or
 // UnknownJournal answer once the rounds run out. The error is non-nil only
 // when no server answered at all: the context's error, or ErrNoServer; or
@@ -120,7 +126,7 @@ func (j *Journal) Read(ctx context.Context, req journal.ReadRequest) (journal.Re
 	d := backoffMin
 	for range roundsMax {
 		onlyUnknown := true
-		for _, i := range j.c.order(j.c.readerOf(j.id)) {
+		for _, i := range j.c.readOrder(j.id) {
 			if ctx.Err() != nil {
 				break
 			}
@@ -196,7 +202,10 @@ func (j *Journal) mutate(ctx context.Context, invoke invoker) (journal.Reply, er
 	d := backoffMin
 	for range roundsMax {
 		tried := map[int]bool{} // the list may grow mid-round (a learned machine)
-		queue := j.c.order(j.c.leaderOf(j.id))
+		queue := j.c.writeOrder(j.id)
+		if len(queue) == 0 {
+			return journal.Reply{}, errOnlyReplicas
+		}
 		onlyUnknown := true
 		for len(queue) > 0 && ctx.Err() == nil {
 			i := queue[0]
@@ -235,7 +244,7 @@ func (j *Journal) mutate(ctx context.Context, invoke invoker) (journal.Reply, er
 			switch r.NoVerdict {
 			case journal.NotLeader:
 				last, haveLast, onlyUnknown = r, true, false
-				if h := j.c.indexOfNode(ctx, r.LeaderHint); h >= 0 && !tried[h] {
+				if h := j.c.indexOfNode(ctx, r.LeaderHint); h >= 0 && !tried[h] && !j.c.isReplica(h) {
 					j.c.setLeader(j.id, h)
 					queue = append([]int{h}, queue...)
 				}

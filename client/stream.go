@@ -85,8 +85,10 @@ func (j *Journal) OpenWriteStream(ctx context.Context) (*WriteStream, error) {
 
 // findLeader asks each server in turn whether it leads the journal (or
 // whom it names) and remembers the answer. When none says (an election is
-// on), it returns the first server that answered at all, else the next
-// one after the last it tried, so a dead server is not asked forever.
+// on), it returns the first node that answered at all, else the next one
+// after the last it tried, so a dead server is not asked forever. A
+// replica machine is asked whom it names, and never returned while the
+// Client has a node to write to (it only redirects writes).
 func (j *Journal) findLeader(ctx context.Context) int {
 	alive := -1
 	for i := range j.c.list() {
@@ -96,7 +98,7 @@ func (j *Journal) findLeader(ctx context.Context) int {
 		if err != nil {
 			continue
 		}
-		if alive < 0 {
+		if alive < 0 && !j.c.isReplica(i) {
 			alive = i
 		}
 		if r.GetRole() == "leader" {
@@ -110,6 +112,13 @@ func (j *Journal) findLeader(ctx context.Context) int {
 	}
 	if alive >= 0 {
 		return alive
+	}
+	if nodes := j.c.writeOrder(j.id); len(nodes) > 0 {
+		j.c.mu.Lock()
+		j.c.rotate++
+		i := nodes[j.c.rotate%len(nodes)]
+		j.c.mu.Unlock()
+		return i
 	}
 	j.c.mu.Lock()
 	j.c.rotate++

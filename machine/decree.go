@@ -1,6 +1,7 @@
 package machine
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -30,7 +31,8 @@ type Service struct {
 // operator's tool hands to JoinCell on a machine it adds.
 func (s *Service) Identify(_ context.Context, req *pb.IdentifyRequest) (*pb.IdentifyReply, error) {
 	r := s.M.Record()
-	out := &pb.IdentifyReply{NodeId: r.NodeID, Addr: s.M.cfg.Advertise, CellId: r.CellID, Incarnation: r.Incarnation}
+	out := &pb.IdentifyReply{NodeId: r.NodeID, Addr: s.M.cfg.Advertise, CellId: r.CellID, Incarnation: r.Incarnation,
+		Role: s.M.cfg.Role.String()}
 	if req.GetPlan() {
 		out.Plan = planOf(r)
 	}
@@ -53,6 +55,9 @@ func planOf(r machinerecord.Record) *pb.CellPlan {
 		p.Journals = append(p.Journals, wire.JournalIDToPB(j.ID()))
 	}
 	p.Matchmakers = slices.Clone(r.Matchmakers)
+	for _, m := range r.Replicas {
+		p.Replicas = append(p.Replicas, &pb.Member{NodeId: m.NodeID, Addr: m.Addr})
+	}
 	return p
 }
 
@@ -71,6 +76,10 @@ func (s *Service) PrepareCell(_ context.Context, req *pb.PrepareCellRequest) (*p
 		// malformed, never promised (the hostile-input probe's PrepareCell
 		// at round 2^64-1 was written to the machine record).
 		reply.Refusal = "malformed"
+		return reply, nil
+	}
+	if m.cfg.Role == RoleReplica {
+		reply.Refusal = roleReplicaName // a replica votes on nothing, the plan included
 		return reply, nil
 	}
 	if b.IsZero() || !promised.Less(b) {
@@ -103,6 +112,9 @@ func (s *Service) FormCell(_ context.Context, req *pb.FormCellRequest) (*pb.Form
 	if !b.InRange() {
 		return &pb.FormCellReply{Refusal: "malformed"}, nil
 	}
+	if m.cfg.Role == RoleReplica {
+		return &pb.FormCellReply{Refusal: roleReplicaName}, nil
+	}
 	if b.IsZero() || b.Less(promised) {
 		return &pb.FormCellReply{Refusal: "promised_higher", Promise: wire.BallotToPB(promised)}, nil
 	}
@@ -125,23 +137,8 @@ func (s *Service) FormCell(_ context.Context, req *pb.FormCellRequest) (*pb.Form
 	// Format every store of the plan before the vote is recorded: a crash in
 	// between leaves formatted stores and no vote, and the next FormCell of
 	// the same plan finds them formatted under the same marker.
-	for _, spec := range (&Machine{rec: next}).specs(storage.ClaimFirstBoot) {
-		want := storage.Marker{Journal: spec.ID, Node: paxos.NodeID(next.NodeID), Members: spec.Members, Quorum: spec.Quorum, Mode: spec.Mode,
-			Matchmakers: uint32(len(spec.Matchmakers))}
-		st := m.db.Journal(spec.ID)
-		bs, err := st.Boot()
-		if err != nil {
-			return &pb.FormCellReply{Refusal: "storage"}, nil
-		}
-		if bs.Marker != nil {
-			if !bs.Marker.Equal(want) {
-				return &pb.FormCellReply{Refusal: "storage"}, nil
-			}
-			continue
-		}
-		if err := st.Format(want); err != nil {
-			return &pb.FormCellReply{Refusal: "storage"}, nil
-		}
+	if refusal := m.formatStores(next); refusal != "" {
+		return &pb.FormCellReply{Refusal: refusal}, nil
 	}
 	if slices.Contains(next.Matchmakers, next.NodeID) {
 		// The matchmaker's registry store is formatted with the journals'.
@@ -184,6 +181,10 @@ func recordWithPlan(r machinerecord.Record, p *pb.CellPlan) (machinerecord.Recor
 		r.Journals = append(r.Journals, machinerecord.JournalID{Tenant: id.Tenant, Journal: id.Journal})
 	}
 	r.Matchmakers = slices.Clone(p.GetMatchmakers())
+	r.Replicas = nil
+	for _, mb := range p.GetReplicas() {
+		r.Replicas = append(r.Replicas, machinerecord.Member{NodeID: mb.GetNodeId(), Addr: mb.GetAddr()})
+	}
 	check := r
 	if check.Founder() {
 		check.VoteRound = 1 // a founder's record comes with its vote; an admitted machine's without
@@ -194,16 +195,21 @@ func recordWithPlan(r machinerecord.Record, p *pb.CellPlan) (machinerecord.Recor
 // CellInit forms a cell over the given member addresses, acting as the
 // decree's proposer. Every member must answer Phase 1; the plan is the one
 // a member already voted for (an interrupted formation resumes) or a new
-// one; a majority of votes chooses it.
+// one; a majority of votes chooses it. The replica machines (req.replicas)
+// vote on nothing: the plan names them, and once it is chosen each joins
+// the cell (joinReplicas); the cell is initialized when all have.
 //
 // With credentials the proposer dials the members over mutual TLS,
 // accepting any node of this cell (security.Node.PeerConfig(0)): a member
 // is known by its address until it answers. The node id a member's
 // Identify reports must be the one its certificate names, or the member is
-// refused ("member_identity_mismatch"): the plan names proven ids only.
+// refused ("member_identity_mismatch"): the plan names proven ids only; and
+// each machine must have been started as the role the request gives it
+// ("member_role_mismatch").
 func (s *Service) CellInit(ctx context.Context, req *pb.CellInitRequest) (*pb.CellInitReply, error) {
-	addrs := req.GetMembers()
-	if len(addrs) == 0 || req.GetJournals() > 64 {
+	addrs, repAddrs := req.GetMembers(), req.GetReplicas()
+	if len(addrs) == 0 || req.GetJournals() > 64 || len(repAddrs) > paxos.ReplicasMax ||
+		slices.ContainsFunc(repAddrs, func(a string) bool { return slices.Contains(addrs, a) }) {
 		return &pb.CellInitReply{Refusal: "malformed"}, nil
 	}
 	self := s.M.cfg.Advertise
@@ -212,30 +218,26 @@ func (s *Service) CellInit(ctx context.Context, req *pb.CellInitRequest) (*pb.Ce
 	}
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	peers := make([]pb.MachineClient, len(addrs))
-	for i, a := range addrs {
-		if a == self {
-			peers[i] = localClient{s}
-			continue
-		}
-		conn, err := grpc.NewClient(a, grpc.WithTransportCredentials(s.M.peerCredentials(0)))
-		if err != nil {
-			return &pb.CellInitReply{Refusal: "member_unreachable"}, nil
-		}
-		defer conn.Close()
-		peers[i] = pb.NewMachineClient(conn)
+	peers, closeAll, err := s.dialMachines(addrs)
+	defer closeAll()
+	if err != nil {
+		return &pb.CellInitReply{Refusal: "member_unreachable"}, nil
 	}
-	ids := make([]uint64, len(addrs))
-	for i, p := range peers {
-		var from peer.Peer
-		r, err := p.Identify(ctx, &pb.IdentifyRequest{}, grpc.Peer(&from))
-		if err != nil {
-			return &pb.CellInitReply{Refusal: "member_unreachable: " + addrs[i]}, nil
-		}
-		if !s.provenID(addrs[i] == self, &from, r.GetNodeId()) {
-			return &pb.CellInitReply{Refusal: "member_identity_mismatch: " + addrs[i]}, nil
-		}
-		ids[i] = r.GetNodeId()
+	replicas, closeReplicas, err := s.dialMachines(repAddrs)
+	defer closeReplicas()
+	if err != nil {
+		return &pb.CellInitReply{Refusal: "replica_unreachable"}, nil
+	}
+	ids, refusal := s.identifyAll(ctx, addrs, peers, RoleNode)
+	if refusal != "" {
+		return &pb.CellInitReply{Refusal: refusal}, nil
+	}
+	repIDs, refusal := s.identifyAll(ctx, repAddrs, replicas, RoleReplica)
+	if refusal != "" {
+		return &pb.CellInitReply{Refusal: refusal}, nil
+	}
+	if slices.ContainsFunc(repIDs, func(id uint64) bool { return slices.Contains(ids, id) }) {
+		return &pb.CellInitReply{Refusal: "malformed"}, nil // one machine under two addresses
 	}
 	round := s.M.Record().PromisedRound + 1
 	for attempt := 0; attempt < 8; attempt++ {
@@ -278,7 +280,8 @@ func (s *Service) CellInit(ctx context.Context, req *pb.CellInitRequest) (*pb.Ce
 				// reconfigure from its first day.
 				plan.Matchmakers = slices.Sorted(slices.Values(ids))
 			}
-		} else if !sameMembers(plan, ids) {
+			plan.Replicas = planReplicas(repAddrs, repIDs)
+		} else if !sameMembers(plan.GetMembers(), ids) || !sameMembers(plan.GetReplicas(), repIDs) {
 			return &pb.CellInitReply{Refusal: "other_cell_init", Plan: plan}, nil
 		}
 		formed := 0
@@ -287,12 +290,67 @@ func (s *Service) CellInit(ctx context.Context, req *pb.CellInitRequest) (*pb.Ce
 				formed++
 			}
 		}
-		if formed*2 > len(peers) {
-			return &pb.CellInitReply{Initialized: true, Plan: plan}, nil
+		if formed*2 <= len(peers) {
+			return &pb.CellInitReply{Refusal: "contended", Plan: plan}, nil
 		}
-		return &pb.CellInitReply{Refusal: "contended", Plan: plan}, nil
+		if refusal := joinReplicas(ctx, plan, repAddrs, replicas); refusal != "" {
+			return &pb.CellInitReply{Refusal: refusal, Plan: plan}, nil
+		}
+		return &pb.CellInitReply{Initialized: true, Plan: plan}, nil
 	}
 	return &pb.CellInitReply{Refusal: "contended"}, nil
+}
+
+// dialMachines makes a Machine client of each address (this machine's own
+// is answered in process), and a function that closes the connections.
+func (s *Service) dialMachines(addrs []string) ([]pb.MachineClient, func(), error) {
+	var conns []*grpc.ClientConn
+	closeAll := func() {
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	}
+	out := make([]pb.MachineClient, len(addrs))
+	for i, a := range addrs {
+		if a == s.M.cfg.Advertise {
+			out[i] = localClient{s}
+			continue
+		}
+		conn, err := grpc.NewClient(a, grpc.WithTransportCredentials(s.M.peerCredentials(0)))
+		if err != nil {
+			return nil, closeAll, err
+		}
+		conns = append(conns, conn)
+		out[i] = pb.NewMachineClient(conn)
+	}
+	return out, closeAll, nil
+}
+
+// identifyAll asks each machine who it is, and returns their node ids, or
+// a refusal: one did not answer, answered an id its certificate does not
+// prove, or was started as another role than want.
+func (s *Service) identifyAll(ctx context.Context, addrs []string, machines []pb.MachineClient, want Role) ([]uint64, string) {
+	unreachable := "member_unreachable: "
+	if want == RoleReplica {
+		unreachable = "replica_unreachable: "
+	}
+	ids := make([]uint64, len(addrs))
+	for i, p := range machines {
+		var from peer.Peer
+		r, err := p.Identify(ctx, &pb.IdentifyRequest{}, grpc.Peer(&from))
+		if err != nil {
+			return nil, unreachable + addrs[i]
+		}
+		if !s.provenID(addrs[i] == s.M.cfg.Advertise, &from, r.GetNodeId()) {
+			return nil, "member_identity_mismatch: " + addrs[i]
+		}
+		// A machine of a version without roles answers none: a node.
+		if role, err := ParseRole(cmp.Or(r.GetRole(), roleNodeName)); err != nil || role != want {
+			return nil, fmt.Sprintf("member_role_mismatch: %s is a %s, wanted as a %s", addrs[i], cmp.Or(r.GetRole(), roleNodeName), want)
+		}
+		ids[i] = r.GetNodeId()
+	}
+	return ids, ""
 }
 
 // provenID reports whether node id, as a member's Identify reported it, is
@@ -310,9 +368,10 @@ func (s *Service) provenID(self bool, from *peer.Peer, id uint64) bool {
 	return err == nil && certID == id
 }
 
-func sameMembers(p *pb.CellPlan, ids []uint64) bool {
+// sameMembers reports whether ms name exactly the machines ids.
+func sameMembers(ms []*pb.Member, ids []uint64) bool {
 	var a []uint64
-	for _, m := range p.GetMembers() {
+	for _, m := range ms {
 		a = append(a, m.GetNodeId())
 	}
 	b := slices.Clone(ids)

@@ -50,10 +50,12 @@ func (a Access) outgoing(ctx context.Context) context.Context {
 // InitCell is the operator's side of cell init (what `parosctl init`,
 // `paros dev`, the test cell and the bench harness do): it asks the machine
 // at via to run the decree over members with the given number of journals,
-// and retries while a member is not up yet or another proposer contends,
-// until ctx ends. It returns the chosen plan. access is how the machine is
-// reached: on a secure cell, TLS with the cell's CA and an admin token.
-func InitCell(ctx context.Context, via string, members []string, journals uint32, access Access) (*pb.CellPlan, error) {
+// naming replicas (machines started as replicas; none: nil) as the cell's
+// replica machines, and retries while a machine is not up yet or another
+// proposer contends, until ctx ends. It returns the chosen plan once every
+// replica joined. access is how the machine is reached: on a secure cell,
+// TLS with the cell's CA and an admin token.
+func InitCell(ctx context.Context, via string, members, replicas []string, journals uint32, access Access) (*pb.CellPlan, error) {
 	if access.Token != "" && access.TLS == nil {
 		return nil, errTokenPlaintext
 	}
@@ -65,7 +67,7 @@ func InitCell(ctx context.Context, via string, members []string, journals uint32
 	last := "no answer"
 	for {
 		cctx, cancel := context.WithTimeout(access.outgoing(ctx), 10*time.Second)
-		r, err := pb.NewMachineClient(conn).CellInit(cctx, &pb.CellInitRequest{Members: members, Journals: journals})
+		r, err := pb.NewMachineClient(conn).CellInit(cctx, &pb.CellInitRequest{Members: members, Replicas: replicas, Journals: journals})
 		cancel()
 		if err == nil && r.GetInitialized() {
 			return r.GetPlan(), nil

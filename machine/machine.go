@@ -75,6 +75,10 @@ type Config struct {
 	// Nil is the explicit insecure mode: a random node id, plaintext, no
 	// authentication.
 	TLS *security.Node
+	// Role is what the machine is started as (role.go): a node (the zero
+	// value) or a replica. A machine of a cell must be started as the role
+	// its record gives it (ErrRoleMismatch).
+	Role Role
 }
 
 // Machine is one running paros machine.
@@ -124,8 +128,15 @@ func Open(cfg Config) (*Machine, error) {
 		return nil, fmt.Errorf("%w: the record in %s is node %016x, the certificate names node %016x",
 			ErrCertificateMismatch, cfg.DataDir, rec.NodeID, cfg.TLS.NodeID)
 	}
+	if rec.CellID != 0 && recordRole(rec) != cfg.Role {
+		return nil, fmt.Errorf("%w: the record in %s makes node %016x a %s of cell %016x; it was started as a %s",
+			ErrRoleMismatch, cfg.DataDir, rec.NodeID, recordRole(rec), rec.CellID, cfg.Role)
+	}
 	m.rec = rec
-	m.log = cfg.Logger.With("node", rec.NodeID)
+	m.log = cfg.Logger.With("node", rec.NodeID, "role", cfg.Role.String())
+	if cfg.Metrics != nil {
+		cfg.Metrics.SetRole(cfg.Role.String())
+	}
 	db, err := pebblestore.Open(filepath.Join(cfg.DataDir, storeDir), &pebblestore.Options{Logger: pebbleLog{m.log}})
 	if err != nil {
 		return nil, fmt.Errorf("paros/machine: open the store: %w", err)
@@ -193,8 +204,13 @@ func (m *Machine) Runtime() *runtime.Runtime {
 // journals: single-writer, majority quorums over the founding members, with
 // the cell's matchmakers; every machine serves the journals it joined, as
 // the joiner it was formatted as. Retired journals are served by nobody
-// here.
+// here. Every spec names the plan's replicas; a replica machine serves
+// every journal of the plan as a replica (replicaSpecs).
 func (m *Machine) specs(claim storage.Claim) []host.JournalSpec {
+	if m.rec.Replica() {
+		return replicaSpecs(m.rec, claim)
+	}
+	reps := replicaIDs(m.rec)
 	var members []paxos.NodeID
 	for _, mb := range m.rec.Members {
 		members = append(members, paxos.NodeID(mb.NodeID))
@@ -209,7 +225,7 @@ func (m *Machine) specs(claim storage.Claim) []host.JournalSpec {
 		for _, j := range m.rec.Journals {
 			if !retired(j.ID()) {
 				out = append(out, host.JournalSpec{ID: j.ID(), Members: members, Quorum: quorum.Spec{Kind: quorum.KindMajority},
-					Mode: journal.ModeSingle, Claim: claim, Matchmakers: mms})
+					Mode: journal.ModeSingle, Claim: claim, Matchmakers: mms, Replicas: reps})
 			}
 		}
 	}
@@ -228,7 +244,8 @@ func (m *Machine) specs(claim storage.Claim) []host.JournalSpec {
 func (m *Machine) joinedSpec(j machinerecord.JoinedJournal, claim storage.Claim) host.JournalSpec {
 	s := host.JournalSpec{ID: j.ID(), Members: nodeIDs(j.Members),
 		Quorum: quorum.Spec{Kind: quorum.Kind(j.Kind), Q1: j.Q1, Q2: j.Q2, Rows: j.Rows, Cols: j.Cols},
-		Mode:   journal.WriterMode(j.Mode), Claim: claim, Matchmakers: nodeIDs(m.rec.Matchmakers), Joiner: true}
+		Mode:   journal.WriterMode(j.Mode), Claim: claim, Matchmakers: nodeIDs(m.rec.Matchmakers), Joiner: true,
+		Replicas: replicaIDs(m.rec)}
 	if !j.Formatted {
 		s.Claim = storage.ClaimFirstBoot
 		if bs, err := m.db.Journal(s.ID).Boot(); err == nil && bs.Marker != nil {
@@ -247,10 +264,11 @@ func nodeIDs(ids []uint64) []paxos.NodeID {
 	return out
 }
 
-// peers is every machine of the cell (founders and admitted) by address.
+// peers is every machine of the cell (founders, admitted and replicas) by
+// address: a leader pushes to the replicas, a replica asks the acceptors.
 func (m *Machine) peers() map[paxos.NodeID]string {
 	peers := map[paxos.NodeID]string{}
-	for _, mb := range append(slices.Clone(m.rec.Members), m.rec.Admitted...) {
+	for _, mb := range cellMachines(m.rec) {
 		peers[paxos.NodeID(mb.NodeID)] = mb.Addr
 	}
 	return peers
@@ -272,7 +290,8 @@ func (m *Machine) serve(claim storage.Claim) error {
 		m.mu.Unlock()
 		close(m.done)
 	}()
-	m.log.Info("serving the cell", "cell", m.rec.CellID, "journals", len(m.rec.Journals))
+	m.log.Info("serving the cell", "cell", m.rec.CellID, "journals", len(m.rec.Journals), "role", recordRole(m.rec).String(),
+		"replicas", len(m.rec.Replicas))
 	return nil
 }
 

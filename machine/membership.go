@@ -54,8 +54,7 @@ func (s *Service) Admit(ctx context.Context, req *pb.AdmitRequest) (*pb.AdmitRep
 }
 
 func known(r machinerecord.Record, id uint64) bool {
-	has := func(x machinerecord.Member) bool { return x.NodeID == id }
-	return slices.ContainsFunc(r.Members, has) || slices.ContainsFunc(r.Admitted, has)
+	return slices.ContainsFunc(cellMachines(r), func(x machinerecord.Member) bool { return x.NodeID == id })
 }
 
 // JoinCell makes an idle machine a machine of an existing cell: it records
@@ -80,12 +79,21 @@ func (s *Service) JoinCell(_ context.Context, req *pb.JoinCellRequest) (*pb.Join
 		return &pb.JoinCellReply{Joined: true}, nil // joined before
 	case next.Founder():
 		return &pb.JoinCellReply{Refusal: "founder"}, nil
-	case !slices.ContainsFunc(next.Admitted, func(x machinerecord.Member) bool { return x.NodeID == m.rec.NodeID }):
+	case recordRole(next) != m.cfg.Role:
+		return &pb.JoinCellReply{Refusal: "role_mismatch"}, nil
+	case !next.Replica() && !slices.ContainsFunc(next.Admitted, func(x machinerecord.Member) bool { return x.NodeID == m.rec.NodeID }):
 		return &pb.JoinCellReply{Refusal: "not_admitted"}, nil
 	}
 	next.Incarnation++
 	if err := next.Validate(); err != nil {
 		return &pb.JoinCellReply{Refusal: "malformed"}, nil
+	}
+	// A replica serves every journal of the plan from the start: its stores
+	// are formatted before the plan is recorded (the commit point, as a
+	// founder's vote), so a crash in between is resumed by the next
+	// JoinCell, never refused as amnesia.
+	if refusal := m.formatStores(next); refusal != "" {
+		return &pb.JoinCellReply{Refusal: refusal}, nil
 	}
 	if err := machinerecord.Store(m.fs, m.cfg.DataDir, next); err != nil {
 		return &pb.JoinCellReply{Refusal: "storage"}, nil
@@ -120,6 +128,8 @@ func (s *Service) JoinJournal(ctx context.Context, req *pb.JoinJournalRequest) (
 	switch {
 	case rec.CellID == 0 || rt == nil:
 		return &pb.JoinJournalReply{Refusal: "no_cell"}, nil
+	case rec.Replica():
+		return &pb.JoinJournalReply{Refusal: roleReplicaName}, nil // in no configuration
 	case len(rec.Matchmakers) == 0:
 		return &pb.JoinJournalReply{Refusal: "plain"}, nil
 	case !slices.ContainsFunc(rec.Journals, func(j machinerecord.JournalID) bool { return j.ID() == id }):

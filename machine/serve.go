@@ -22,12 +22,13 @@ func (m *Machine) Register(gs *grpc.Server) {
 	pb.RegisterMachineServer(gs, &Service{M: m})
 }
 
-// memberIDs are the node ids of the cell's machines, founders and admitted
-// (none before the cell forms: no Peer stream is accepted until then).
+// memberIDs are the node ids of the cell's machines, founders, admitted
+// and replicas (none before the cell forms: no Peer stream is accepted
+// until then).
 func (m *Machine) memberIDs() []uint64 {
-	r := m.Record()
-	out := make([]uint64, 0, len(r.Members)+len(r.Admitted))
-	for _, x := range append(slices.Clone(r.Members), r.Admitted...) {
+	ms := cellMachines(m.Record())
+	out := make([]uint64, 0, len(ms))
+	for _, x := range ms {
 		out = append(out, x.NodeID)
 	}
 	return out
@@ -52,12 +53,15 @@ func (m *Machine) peerCredentials(expect uint64) credentials.TransportCredential
 
 func (m *Machine) adminInfo() server.AdminInfo {
 	r := m.Record()
-	info := server.AdminInfo{NodeID: r.NodeID, CellID: r.CellID}
+	info := server.AdminInfo{NodeID: r.NodeID, CellID: r.CellID, Role: m.cfg.Role.String()}
 	if rt := m.Runtime(); rt != nil {
 		info.Journals = rt.Journals()
 	}
 	for _, x := range append(slices.Clone(r.Members), r.Admitted...) {
 		info.Machines = append(info.Machines, server.CellMachine{NodeID: x.NodeID, Addr: x.Addr})
+	}
+	for _, x := range r.Replicas {
+		info.Machines = append(info.Machines, server.CellMachine{NodeID: x.NodeID, Addr: x.Addr, Role: roleReplicaName})
 	}
 	if rt := m.Runtime(); rt != nil {
 		info.Spec = rt.Spec

@@ -50,6 +50,19 @@ type Metrics struct {
 	RepairedRecords    *prometheus.GaugeVec
 	ScrubMismatches    prometheus.Gauge
 	CtrlDecisions      *prometheus.GaugeVec
+	// Role is 1 for the process's role (SetRole): role="node" on an
+	// acceptor machine, "replica" on a replica machine (paros serve --role).
+	Role *prometheus.GaugeVec
+	// The learner's paths, summed over live journals like the hot
+	// window's: Commits a replica learned pushed values from (a node counts
+	// none), catch-ups asked (a gap below the commit watermark), jumps past
+	// a trimmed range (TrimmedTo), and quorum reads served and expired
+	// unconfirmed. On a replica they tell whether it keeps up from the
+	// leader's pushes or fetches by catch-up.
+	ReplicaPushes prometheus.Gauge
+	CatchUps      prometheus.Gauge
+	TrimJumps     prometheus.Gauge
+	QuorumReads   *prometheus.GaugeVec
 
 	// alarms is what the loop already logged, per served journal, and
 	// statuses each journal's last status seen (loop-owned: a Metrics
@@ -119,13 +132,35 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 			Help: "Slots whose copies differ at one ballot (a bug, never rot: alert on any), summed over live journals."}),
 		CtrlDecisions: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "paros_ctrl_decisions",
 			Help: "CTRL decisions over damaged records by case, summed over live journals (unrecoverable: alert on any)."}, []string{"case"}),
+		Role: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "paros_role",
+			Help: "1 for the role the process serves as: node (an acceptor machine) or replica (paros serve --role)."}, []string{"role"}),
+		ReplicaPushes: prometheus.NewGauge(prometheus.GaugeOpts{Name: "paros_replica_pushes",
+			Help: "Commits a replica learned pushed values from, summed over live journals (0 on a node)."}),
+		CatchUps: prometheus.NewGauge(prometheus.GaugeOpts{Name: "paros_catch_ups",
+			Help: "Catch-ups asked of the leader for a gap below its commit watermark, summed over live journals."}),
+		TrimJumps: prometheus.NewGauge(prometheus.GaugeOpts{Name: "paros_trim_jumps",
+			Help: "Jumps past a range the leader already trimmed, summed over live journals."}),
+		QuorumReads: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "paros_quorum_reads",
+			Help: "Quorum reads served, or expired unconfirmed, summed over live journals."}, []string{"outcome"}),
 		alarms: map[journal.ID]*journalAlarms{}, statuses: map[journal.ID]host.JournalStatus{},
 	}
 	reg.MustRegister(m.Commits, m.CallLatency, m.SyncBatches, m.SyncLatency, m.PeerQueue, m.InboundDropped,
 		m.OutboundDropped, m.Elections, m.Inbox, m.Evicted, m.ColdReads, m.ColdReadFaults, m.ContractFaults,
 		m.ScrubPages, m.ScrubPagesAnswered, m.ScrubPasses, m.ScrubPassOverruns, m.ScrubLastPass, m.RepairedRecords,
-		m.ScrubMismatches, m.CtrlDecisions)
+		m.ScrubMismatches, m.CtrlDecisions, m.Role, m.ReplicaPushes, m.CatchUps, m.TrimJumps, m.QuorumReads)
 	return m
+}
+
+// SetRole exports role ("node" or "replica") as paros_role{role} 1, every
+// other role 0.
+func (m *Metrics) SetRole(role string) {
+	for _, r := range []string{"node", "replica"} {
+		v := 0.0
+		if r == role {
+			v = 1
+		}
+		m.Role.WithLabelValues(r).Set(v)
+	}
 }
 
 var kindNames = map[host.CallKind]string{host.CallWrite: "write", host.CallRead: "read", host.CallTruncate: "truncate",
@@ -173,6 +208,11 @@ func (r *Runtime) sampleMetrics() {
 		sum.CtrlWaits += c.CtrlWaits
 		sum.CtrlResigned += c.CtrlResigned
 		sum.CtrlUnrecoverable += c.CtrlUnrecoverable
+		sum.ReplicaPushes += c.ReplicaPushes
+		sum.CatchUps += c.CatchUps
+		sum.TrimJumps += c.TrimJumps
+		sum.ReadsServed += c.ReadsServed
+		sum.ReadsExpired += c.ReadsExpired
 		r.raiseAlarms(id, n, c)
 	}
 	for id := range r.metrics.alarms {
@@ -208,6 +248,11 @@ func (r *Runtime) sampleMetrics() {
 		{"resigned", sum.CtrlResigned}, {"unrecoverable", sum.CtrlUnrecoverable}} {
 		m.CtrlDecisions.WithLabelValues(d.name).Set(float64(d.v))
 	}
+	m.ReplicaPushes.Set(float64(sum.ReplicaPushes))
+	m.CatchUps.Set(float64(sum.CatchUps))
+	m.TrimJumps.Set(float64(sum.TrimJumps))
+	m.QuorumReads.WithLabelValues("served").Set(float64(sum.ReadsServed))
+	m.QuorumReads.WithLabelValues("expired").Set(float64(sum.ReadsExpired))
 }
 
 // compareIDs orders journal ids as host.Journals sorts them.

@@ -80,7 +80,9 @@ type rule struct {
 //	Machine/FormCell               peer certificate, or admin over everything
 //	Machine/CellInit               token: admin over every journal
 //	Machine/Admit                  token: admin over every journal
-//	Machine/JoinCell               token: admin over every journal
+//	Machine/JoinCell               peer certificate, or admin over everything
+//	                               (cell init's proposer joins the replicas
+//	                               as it asks the members to vote: FormCell)
 //	Machine/JoinJournal            token: admin over every journal
 //
 // No credential answers Unauthenticated (as does an invalid or expired
@@ -103,7 +105,7 @@ var rules = []rule{
 	{pb.Machine_FormCell_FullMethodName, needPeerOrAdmin, 0},
 	{pb.Machine_CellInit_FullMethodName, needAdmin, 0},
 	{pb.Machine_Admit_FullMethodName, needAdmin, 0},
-	{pb.Machine_JoinCell_FullMethodName, needAdmin, 0},
+	{pb.Machine_JoinCell_FullMethodName, needPeerOrAdmin, 0},
 	{pb.Machine_JoinJournal_FullMethodName, needAdmin, 0},
 }
 

@@ -329,21 +329,27 @@ type AdminInfo struct {
 	CellID   uint64
 	Journals []journal.ID
 	Spec     func(journal.ID) (host.JournalSpec, bool)
-	// Machines is every machine of the cell with its address.
+	// Machines is every machine of the cell with its address, replica
+	// machines marked so.
 	Machines []CellMachine
+	// Role is the machine's role ("node" or "replica"), on every answer:
+	// a client prefers replicas for its reads by it.
+	Role string
 }
 
-// CellMachine is one machine of the cell.
+// CellMachine is one machine of the cell; Role is "replica" for a replica
+// machine, empty for an acceptor machine.
 type CellMachine struct {
 	NodeID uint64
 	Addr   string
+	Role   string
 }
 
 func (s *Admin) Inspect(ctx context.Context, req *pb.InspectRequest) (*pb.InspectReply, error) {
 	info := s.Info()
-	out := &pb.InspectReply{NodeId: info.NodeID, CellId: info.CellID}
+	out := &pb.InspectReply{NodeId: info.NodeID, CellId: info.CellID, MachineRole: info.Role}
 	for _, m := range info.Machines {
-		out.Machines = append(out.Machines, &pb.CellMachine{NodeId: m.NodeID, Addr: m.Addr})
+		out.Machines = append(out.Machines, &pb.CellMachine{NodeId: m.NodeID, Addr: m.Addr, Role: m.Role})
 	}
 	listed := listFilter(ctx)
 	for _, j := range info.Journals {

@@ -197,7 +197,7 @@ func (s *parosSys) start(ctx context.Context, dir string) error {
 		access = machine.Access{TLS: tc, Token: s.creds.admin}
 	}
 	ictx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	plan, err := machine.InitCell(ictx, s.addrs[0], s.addrs, parosJournals, access)
+	plan, err := machine.InitCell(ictx, s.addrs[0], s.addrs, nil, parosJournals, access)
 	cancel()
 	if err != nil {
 		return err

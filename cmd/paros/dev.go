@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -26,7 +27,7 @@ import (
 func init() {
 	subcommands = append(subcommands, func() *cobra.Command {
 		var data string
-		var portBase int
+		var portBase, replicas int
 		var verbose, insecure bool
 		cmd := &cobra.Command{
 			Use:   "dev",
@@ -36,25 +37,38 @@ port on 127.0.0.1, forms them into a cell with one journal, and prints the
 endpoints and example parosctl commands. With --data the cell survives
 restarts (the ports must stay the same); the default is a temporary dir.
 
+--replicas N starts N replica machines besides the three (paros serve --role
+replica: they learn the journal and serve reads, and never vote), on the
+ports after the machines', named in the cell plan. A kept cell keeps the
+replicas it was formed with: they cannot be added or removed later.
+
 The cell is secure as a deployment is: dev makes a CA in DIR/certs, a
 certificate per machine (127.0.0.1, localhost), an admin token and a client
 token, and writes DIR/parosctl.env (PAROSCTL_SERVERS, PAROSCTL_CA,
 PAROSCTL_TOKEN) for parosctl. --insecure serves plaintext with no
 authentication instead.`,
 			RunE: func(cmd *cobra.Command, _ []string) error {
-				return runDev(data, portBase, verbose, insecure)
+				if replicas < 0 || replicas > devReplicasMax {
+					return exitError{exitBadConfig, fmt.Errorf("--replicas %d: want 0 to %d", replicas, devReplicasMax)}
+				}
+				return runDev(data, portBase, replicas, verbose, insecure)
 			},
 		}
 		cmd.Flags().StringVar(&data, "data", "", "keep the cell's data here (default: a temporary dir)")
-		cmd.Flags().IntVar(&portBase, "port", 7401, "first of three consecutive ports")
+		cmd.Flags().IntVar(&portBase, "port", 7401, "first of the consecutive ports (three, then one per replica)")
+		cmd.Flags().IntVar(&replicas, "replicas", 0, "replica machines to start besides the three (serve reads, never vote)")
 		cmd.Flags().BoolVar(&verbose, "verbose", false, "log every machine's events")
 		cmd.Flags().BoolVar(&insecure, "insecure", false, "plaintext, no authentication (experiments only)")
 		return cmd
 	})
 }
 
-// devMachines is how many machines paros dev runs.
-const devMachines = 3
+// devMachines is how many machines paros dev runs; devReplicasMax bounds
+// its replica machines (--replicas).
+const (
+	devMachines    = 3
+	devReplicasMax = 4
+)
 
 // devTokenTTL is the lifetime of the tokens paros dev issues (fresh ones on
 // every start).
@@ -62,14 +76,14 @@ const devTokenTTL = 30 * 24 * time.Hour
 
 // devSecrets are the credentials of a secure dev cell.
 type devSecrets struct {
-	nodes       []*security.Node // one per machine
+	nodes       []*security.Node // one per machine, the replicas last
 	caFile      string           // DIR/certs/ca.crt
 	admin       string           // every journal: read, write, admin
 	client      string           // every journal: read, write
 	operatorTLS *tls.Config      // trusts the dev CA
 }
 
-func runDev(data string, portBase int, verbose, insecure bool) error {
+func runDev(data string, portBase, replicas int, verbose, insecure bool) error {
 	temp := data == ""
 	if temp {
 		dir, err := os.MkdirTemp("", "paros-dev-")
@@ -87,41 +101,49 @@ func runDev(data string, portBase int, verbose, insecure bool) error {
 	var sec *devSecrets
 	if !insecure {
 		var err error
-		if sec, err = devCredentials(data); err != nil {
+		if sec, err = devCredentials(data, replicas); err != nil {
 			return err
 		}
 	}
 	var nodes []*node
-	var addrs []string
+	var addrs, repAddrs []string
 	defer func() {
 		for _, n := range nodes {
 			n.stop()
 		}
 	}()
-	for i := range devMachines {
+	for i := range devMachines + replicas {
 		addr := fmt.Sprintf("127.0.0.1:%d", portBase+i)
 		var creds *security.Node
 		if sec != nil {
 			creds = sec.nodes[i]
 		}
-		n, err := startNode(devMachineDir(data, i), addr, addr, "", defaultScrubPace, creds, log.With("machine", i+1))
+		role, dir, name := machine.RoleNode, devMachineDir(data, i), fmt.Sprintf("machine %d", i+1)
+		if i >= devMachines {
+			role, dir, name = machine.RoleReplica, devReplicaDir(data, i-devMachines), fmt.Sprintf("replica %d", i-devMachines+1)
+		}
+		n, err := startNode(dir, addr, addr, "", role, defaultScrubPace, creds, log.With("machine", name))
 		if err != nil {
 			return err
 		}
 		nodes = append(nodes, n)
-		addrs = append(addrs, addr)
+		if role == machine.RoleReplica {
+			repAddrs = append(repAddrs, addr)
+		} else {
+			addrs = append(addrs, addr)
+		}
 	}
 	access := machine.Access{}
 	if sec != nil {
 		access = machine.Access{TLS: sec.operatorTLS, Token: sec.admin}
 	}
-	plan, err := formDevCell(addrs, access)
+	plan, err := formDevCell(addrs, repAddrs, access)
 	if err != nil {
 		return err
 	}
 	j := plan.GetJournals()[0]
 	jref := formatJournalID(j)
-	env := devEnv(strings.Join(addrs, ","), sec)
+	env := devEnv(strings.Join(append(slices.Clone(addrs), repAddrs...), ","), sec)
 	envFile := filepath.Join(data, "parosctl.env")
 	if err := os.WriteFile(envFile, []byte(env), 0o600); err != nil {
 		return err
@@ -129,9 +151,16 @@ func runDev(data string, portBase int, verbose, insecure bool) error {
 	if insecure {
 		fmt.Printf("paros dev: %s\n\n", insecureWarning)
 	}
-	fmt.Printf("paros dev: a cell of three machines is up (data in %s%s)\n\n", data, map[bool]string{true: ", removed on exit", false: ""}[temp])
+	withReplicas := ""
+	if replicas > 0 {
+		withReplicas = fmt.Sprintf(" and %d replica(s)", replicas)
+	}
+	fmt.Printf("paros dev: a cell of three machines%s is up (data in %s%s)\n\n", withReplicas, data, map[bool]string{true: ", removed on exit", false: ""}[temp])
 	for i, a := range addrs {
 		fmt.Printf("  machine %d  %s  node %016x\n", i+1, a, nodes[i].m.NodeID())
+	}
+	for i, a := range repAddrs {
+		fmt.Printf("  replica %d  %s  node %016x  (reads only)\n", i+1, a, nodes[devMachines+i].m.NodeID())
 	}
 	fmt.Printf("\n  cell     %016x\n  journal  %s\n", plan.GetCellId(), jref)
 	if sec != nil {
@@ -149,23 +178,29 @@ func runDev(data string, portBase int, verbose, insecure bool) error {
 	fmt.Println("Ctrl-C stops the cell.")
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	for {
-		select {
-		case <-sig:
-			fmt.Println("\nparos dev: stopping")
-			return nil
-		case <-nodes[0].m.Done():
-			return classify(nodes[0].m.Err())
-		case <-nodes[1].m.Done():
-			return classify(nodes[1].m.Err())
-		case <-nodes[2].m.Done():
-			return classify(nodes[2].m.Err())
-		}
+	// The first machine to stop on its own ends the cell.
+	stopped := make(chan *node, len(nodes))
+	for _, n := range nodes {
+		go func() {
+			<-n.m.Done()
+			stopped <- n
+		}()
+	}
+	select {
+	case <-sig:
+		fmt.Println("\nparos dev: stopping")
+		return nil
+	case n := <-stopped:
+		return classify(n.m.Err())
 	}
 }
 
 func devMachineDir(data string, i int) string {
 	return filepath.Join(data, fmt.Sprintf("machine%d", i+1))
+}
+
+func devReplicaDir(data string, i int) string {
+	return filepath.Join(data, fmt.Sprintf("replica%d", i+1))
 }
 
 // devEnv is the text of parosctl.env: shell lines pointing parosctl at the
@@ -186,11 +221,12 @@ func devEnv(servers string, sec *devSecrets) string {
 }
 
 // devCredentials makes (or, in a kept dir, reuses) the dev cell's CA in
-// data/certs, a certificate per machine in data/certs/machineN (127.0.0.1,
-// localhost) and two fresh tokens. A machine whose data dir already holds
-// a record (an earlier --insecure run) gets a certificate naming the
-// record's node id, so it keeps its identity.
-func devCredentials(data string) (*devSecrets, error) {
+// data/certs, a certificate per machine in data/certs/machineN and per
+// replica in data/certs/replicaN (127.0.0.1, localhost) and two fresh
+// tokens. A machine whose data dir already holds a record (an earlier
+// --insecure run) gets a certificate naming the record's node id, so it
+// keeps its identity.
+func devCredentials(data string, replicas int) (*devSecrets, error) {
 	certs := filepath.Join(data, "certs")
 	if _, err := os.Stat(filepath.Join(certs, security.CACertFile)); errors.Is(err, os.ErrNotExist) {
 		ca, err := security.NewCA("dev")
@@ -202,11 +238,14 @@ func devCredentials(data string) (*devSecrets, error) {
 		}
 	}
 	sec := &devSecrets{caFile: filepath.Join(certs, security.CACertFile)}
-	for i := range devMachines {
-		dir := filepath.Join(certs, fmt.Sprintf("machine%d", i+1))
+	for i := range devMachines + replicas {
+		dir, dataDir := filepath.Join(certs, fmt.Sprintf("machine%d", i+1)), devMachineDir(data, i)
+		if i >= devMachines {
+			dir, dataDir = filepath.Join(certs, fmt.Sprintf("replica%d", i-devMachines+1)), devReplicaDir(data, i-devMachines)
+		}
 		if _, err := os.Stat(filepath.Join(dir, security.NodeCertFile)); errors.Is(err, os.ErrNotExist) {
 			id := security.RandomNodeID()
-			if rec, err := machinerecord.Load(vfs.Default, devMachineDir(data, i)); err == nil {
+			if rec, err := machinerecord.Load(vfs.Default, dataDir); err == nil {
 				id = rec.NodeID
 			}
 			if _, _, err := issueNode(certs, dir, id, []string{"127.0.0.1", "localhost"}); err != nil {
@@ -232,12 +271,13 @@ func devCredentials(data string) (*devSecrets, error) {
 	return sec, nil
 }
 
-// formDevCell runs cell init (it resumes a formed cell: the decree adopts
-// the plan the machines already voted for).
-func formDevCell(addrs []string, access machine.Access) (*pb.CellPlan, error) {
+// formDevCell runs cell init over the machines at addrs with the replicas
+// at replicas (it resumes a formed cell: the decree adopts the plan the
+// machines already voted for).
+func formDevCell(addrs, replicas []string, access machine.Access) (*pb.CellPlan, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	plan, err := machine.InitCell(ctx, addrs[0], addrs, 1, access)
+	plan, err := machine.InitCell(ctx, addrs[0], addrs, replicas, 1, access)
 	if err != nil {
 		return nil, exitError{exitInfra, err}
 	}

@@ -55,7 +55,7 @@ func classify(err error) error {
 		return nil
 	case errors.Is(err, storage.ErrAmnesia), errors.Is(err, storage.ErrConfigMismatch),
 		errors.Is(err, storage.ErrFormatted), errors.Is(err, machine.ErrLostIdentity), errors.Is(err, storage.ErrBadMarker),
-		errors.Is(err, machine.ErrCertificateMismatch),
+		errors.Is(err, machine.ErrCertificateMismatch), errors.Is(err, machine.ErrRoleMismatch),
 		errors.Is(err, machinerecord.ErrDamaged), errors.Is(err, machinerecord.ErrInvalid):
 		// A damaged or edited machine record is a lost identity: restarting
 		// would only meet it again.
@@ -128,8 +128,9 @@ func (p scrubPace) apply(t *host.Tunables) error {
 // (damage_hook.go): a production binary serves no such endpoint.
 var debugHandlers func(mux *http.ServeMux, m *machine.Machine, log *slog.Logger)
 
-// startNode opens a machine and serves it; creds nil is the insecure mode.
-func startNode(dataDir, listen, advertise, metricsAddr string, pace scrubPace, creds *security.Node, log *slog.Logger) (*node, error) {
+// startNode opens a machine of the given role and serves it; creds nil is
+// the insecure mode.
+func startNode(dataDir, listen, advertise, metricsAddr string, role machine.Role, pace scrubPace, creds *security.Node, log *slog.Logger) (*node, error) {
 	if dataDir == "" || listen == "" {
 		return nil, exitError{exitBadConfig, errors.New("--data and --listen are required")}
 	}
@@ -148,7 +149,8 @@ func startNode(dataDir, listen, advertise, metricsAddr string, pace scrubPace, c
 	if creds == nil {
 		log.Warn(insecureWarning, "addr", lis.Addr().String())
 	}
-	m, err := machine.Open(machine.Config{DataDir: dataDir, Advertise: advertise, Tunables: tun, Logger: log, Metrics: metrics, TLS: creds})
+	m, err := machine.Open(machine.Config{DataDir: dataDir, Advertise: advertise, Tunables: tun, Logger: log, Metrics: metrics, TLS: creds,
+		Role: role})
 	if err != nil {
 		lis.Close()
 		return nil, classify(err)
@@ -166,7 +168,8 @@ func startNode(dataDir, listen, advertise, metricsAddr string, pace scrubPace, c
 		n.http = &http.Server{Addr: metricsAddr, Handler: mux}
 		go func() { _ = n.http.ListenAndServe() }()
 	}
-	log.Info("listening", "addr", lis.Addr().String(), "advertise", advertise, "node", fmt.Sprintf("%016x", m.NodeID()), "tls", creds != nil)
+	log.Info("listening", "addr", lis.Addr().String(), "advertise", advertise, "node", fmt.Sprintf("%016x", m.NodeID()), "tls", creds != nil,
+		"role", role.String())
 	return n, nil
 }
 
@@ -180,16 +183,25 @@ func (n *node) stop() {
 
 func init() {
 	subcommands = append(subcommands, func() *cobra.Command {
-		var data, listen, advertise, metricsAddr, pprofAddr, tlsDir string
+		var data, listen, advertise, metricsAddr, pprofAddr, tlsDir, roleName string
 		var insecure bool
 		pace := defaultScrubPace
 		cmd := &cobra.Command{
-			Use:   "serve --data DIR --listen ADDR (--tls DIR | --insecure)",
+			Use:   "serve --data DIR --listen ADDR (--tls DIR | --insecure) [--role node|replica]",
 			Short: "run one paros machine",
 			Long: `serve runs one machine from its data dir. On the first start in an empty dir it
 takes its node id from its certificate and waits to be formed into a cell
 (parosctl init). Every later start is an existing member: a missing store is
 refused as amnesia, a certificate naming another node as a mismatch (exit 78).
+
+--role replica runs a replica machine: it learns every journal of the cell
+from the leaders' pushes, keeps it on disk like a node (same store, boot
+checks and refusals), serves reads, and never votes. It answers a write,
+truncate or set-leader with a redirect to the leader, and refuses
+reconfigure and retire. Replicas are named when the cell is formed
+(parosctl init --replicas) and cannot be added or removed later. A machine
+must be restarted with the role it was formed with (else exit 78). The
+default role is node: an acceptor machine.
 
 --tls DIR holds ca.crt, node.crt and node.key (paros cert node): the machine
 serves TLS 1.3, checks every client's token and every peer's certificate, and
@@ -210,7 +222,11 @@ the bound when the journal is large: the pass then overruns and says so
 				if err != nil {
 					return err
 				}
-				n, err := startNode(data, listen, advertise, metricsAddr, pace, creds, log)
+				role, err := machine.ParseRole(roleName)
+				if err != nil {
+					return exitError{exitBadConfig, fmt.Errorf("--role: %w", err)}
+				}
+				n, err := startNode(data, listen, advertise, metricsAddr, role, pace, creds, log)
 				if err != nil {
 					return err
 				}
@@ -234,6 +250,7 @@ the bound when the journal is large: the pass then overruns and says so
 		cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:7400", "gRPC listen address")
 		cmd.Flags().StringVar(&advertise, "advertise", "", "address peers and clients use (default: the listen address)")
 		cmd.Flags().StringVar(&metricsAddr, "metrics", "", "admin HTTP address serving /metrics (empty: off)")
+		cmd.Flags().StringVar(&roleName, "role", "node", "node (an acceptor machine) or replica (a learner that serves reads; named at parosctl init --replicas)")
 		cmd.Flags().StringVar(&tlsDir, "tls", "", "credentials dir: ca.crt, node.crt, node.key (paros cert node)")
 		cmd.Flags().BoolVar(&insecure, "insecure", false, "serve plaintext with no authentication (experiments only)")
 		cmd.Flags().DurationVar(&pace.pass, "scrub-pass", pace.pass, "bound on one full scrub pass over the retained records (at least 100 ticks)")

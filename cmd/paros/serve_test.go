@@ -2,11 +2,15 @@
 // wall time to whole ticks of the production tick (the pass bound rounded
 // down, the interval rounded up), the defaults equal to the core's
 // production pace, and a pace below the floors refused as a bad
-// configuration (exit 2) before anything starts.
+// configuration (exit 2) before anything starts; and that --role takes node
+// or replica and refuses anything else as a bad configuration, before a
+// data dir is touched.
 package main
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -43,5 +47,24 @@ func TestScrubPaceInTicks(t *testing.T) {
 				t.Errorf("pace %+v: the tunables are refused: %v", c.pace, err)
 			}
 		}
+	}
+}
+
+func TestServeRefusesAnUnknownRole(t *testing.T) {
+	// Arrange: serve with a role that does not exist.
+	data := filepath.Join(t.TempDir(), "m")
+	root := newRoot()
+	root.SetArgs([]string{"serve", "--data", data, "--listen", "127.0.0.1:0", "--insecure", "--role", "learner"})
+
+	// Act.
+	err := root.Execute()
+
+	// Check: a bad configuration (exit 2), and nothing was written.
+	var ee exitError
+	if !errors.As(err, &ee) || ee.code != exitBadConfig {
+		t.Fatalf("serve --role learner: %v, want a bad-config refusal (exit %d)", err, exitBadConfig)
+	}
+	if _, err := os.Stat(data); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the data dir was touched: %v", err)
 	}
 }

@@ -20,11 +20,11 @@ import (
 // answers, once each (CellInit itself resumes an interrupted formation).
 // CellInit needs a token with admin over every journal.
 func initCmd(g *globals) *cobra.Command {
-	var members string
+	var members, replicas string
 	var journals uint32
 	var plain bool
 	cmd := &cobra.Command{
-		Use:   "init --members a,b,c [--journals N] [--plain]",
+		Use:   "init --members a,b,c [--replicas d,e] [--journals N] [--plain]",
 		Short: "form a cell over the founding members (resumes an interrupted formation)",
 		Long: `init forms a cell over the founding members (their addresses): each gets the
 cell plan, with --journals journals, each replicated on every founding member
@@ -35,23 +35,23 @@ later move to other machines and quorum systems ('parosctl reconfigure').
 --plain forms a cell without matchmakers: its journals keep their founding
 members for good, and reconfigure refuses.
 
+--replicas names the cell's replica machines (their addresses; each started
+with 'paros serve --role replica'): they vote on nothing, learn every journal
+from the leaders and serve reads. They join once the plan is chosen. The
+replicas are named here for good: none can be added or removed later.
+
 Running init again with the same members resumes an interrupted formation.`,
 		RunE: func(_ *cobra.Command, _ []string) error {
 			if _, _, err := g.security(); err != nil {
 				return err
 			}
-			var ms []string
-			for _, m := range strings.Split(members, ",") {
-				if m = strings.TrimSpace(m); m != "" {
-					ms = append(ms, m)
-				}
-			}
+			ms, rs := addrList(members), addrList(replicas)
 			if len(ms) == 0 {
 				return fail(exitBadArgs, "--members is required")
 			}
 			var last error
 			for _, a := range ms {
-				r, err := g.cellInit(a, &pb.CellInitRequest{Members: ms, Journals: journals, Plain: plain})
+				r, err := g.cellInit(a, &pb.CellInitRequest{Members: ms, Replicas: rs, Journals: journals, Plain: plain})
 				if denied(err) {
 					return fail(exitRefused, "cell init refused: %v (init needs a token with admin over every journal: --all --ops admin)", err)
 				}
@@ -73,9 +73,21 @@ Running init again with the same members resumes an interrupted formation.`,
 		},
 	}
 	cmd.Flags().StringVar(&members, "members", "", "founding members' addresses")
+	cmd.Flags().StringVar(&replicas, "replicas", "", "replica machines' addresses (paros serve --role replica); fixed for good")
 	cmd.Flags().Uint32Var(&journals, "journals", 1, "initial journals")
 	cmd.Flags().BoolVar(&plain, "plain", false, "no matchmakers: the journals' membership is fixed for good")
 	return cmd
+}
+
+// addrList splits a comma-separated list of addresses, dropping blanks.
+func addrList(s string) []string {
+	var out []string
+	for _, a := range strings.Split(s, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // cellInit sends one CellInit to the machine at addr, with the token as

@@ -136,13 +136,14 @@ type inspectJSON struct {
 	GCEffective  bool        `json:"gc_effective,omitempty"`
 	GCWatermark  *ballotJSON `json:"gc_watermark,omitempty"`
 	Retirable    []uint64    `json:"retirable,omitempty"`
-	// Every machine of the cell, with its address.
+	// Every machine of the cell, with its address; replicas marked.
 	Machines []machineJSON `json:"machines,omitempty"`
 }
 
 type machineJSON struct {
-	NodeID uint64 `json:"node_id"`
-	Addr   string `json:"addr"`
+	NodeID  uint64 `json:"node_id"`
+	Addr    string `json:"addr"`
+	Replica bool   `json:"replica,omitempty"`
 }
 
 func ballotJSONOf(b client.Ballot) *ballotJSON { return &ballotJSON{Round: b.Round, Node: b.Node} }
@@ -163,7 +164,7 @@ func inspectJSONOf(st client.MemberStatus, refusal string) inspectJSON {
 		out.Journals = append(out.Journals, journalJSON{Tenant: j.Tenant, Journal: j.Journal})
 	}
 	for _, m := range st.Machines {
-		out.Machines = append(out.Machines, machineJSON{NodeID: m.NodeID, Addr: m.Addr})
+		out.Machines = append(out.Machines, machineJSON{NodeID: m.NodeID, Addr: m.Addr, Replica: m.Replica})
 	}
 	if st.Role == "" {
 		return out // node facts only, or a refusal

@@ -2,9 +2,10 @@
 // and for the load command: N machines (machine.Open over Pebble stores in
 // a caller's directory), each with a gRPC server on 127.0.0.1:0 carrying
 // every service (machine.Register), formed into a cell through the
-// Machine.CellInit RPC exactly as `parosctl init` forms one. Nothing is
-// faked: the clients under test talk gRPC to the same code `paros serve`
-// runs.
+// Machine.CellInit RPC exactly as `parosctl init` forms one, and as many
+// replica machines as asked for (started as `paros serve --role replica`
+// is, named in the plan as its replicas). Nothing is faked: the clients
+// under test talk gRPC to the same code `paros serve` runs.
 //
 // It also has Proxy, a TCP forwarder that a test can cut and heal, and
 // that can drop the connection right after forwarding a request (so the
@@ -46,8 +47,10 @@ import (
 
 // Bounds of a test cell.
 const (
-	// NodesMax bounds the machines of one cell.
-	NodesMax = 9
+	// NodesMax bounds the machines of one cell; ReplicasMax its replica
+	// machines among them.
+	NodesMax    = 9
+	ReplicasMax = 4
 	// pollEvery is the period of every wait in this package.
 	pollEvery = 10 * time.Millisecond
 )
@@ -57,6 +60,9 @@ const (
 type Options struct {
 	Nodes    int
 	Journals int
+	// Replicas is how many replica machines the cell has besides its Nodes
+	// (default 0): the last of Cell.Nodes, with Node.Replica set.
+	Replicas int
 	// Tunables of every machine (zero: FastTunables).
 	Tunables host.Tunables
 	// Logger receives every machine's log (nil: discarded).
@@ -106,6 +112,8 @@ type Node struct {
 	// Dir is the machine's data dir, Addr its gRPC address (listen and
 	// advertise).
 	Dir, Addr string
+	// Replica: the machine runs as a replica (machine.RoleReplica).
+	Replica bool
 	// Metrics are the machine's Prometheus metrics (they survive Restart).
 	Metrics *runtime.Metrics
 	// TLS is the machine's credentials in a secure cell (nil: plaintext),
@@ -130,8 +138,9 @@ func Start(ctx context.Context, dir string, opts Options) (*Cell, error) {
 	if opts.Journals == 0 {
 		opts.Journals = 1
 	}
-	if opts.Nodes < 1 || opts.Nodes > NodesMax {
-		return nil, fmt.Errorf("testcell: %d nodes, want 1..%d", opts.Nodes, NodesMax)
+	if opts.Nodes < 1 || opts.Replicas < 0 || opts.Replicas > ReplicasMax || opts.Nodes+opts.Replicas > NodesMax {
+		return nil, fmt.Errorf("testcell: %d nodes and %d replicas, want 1..%d machines, at most %d replicas",
+			opts.Nodes, opts.Replicas, NodesMax, ReplicasMax)
 	}
 	if opts.Tunables == (host.Tunables{}) {
 		opts.Tunables = FastTunables()
@@ -145,8 +154,8 @@ func Start(ctx context.Context, dir string, opts Options) (*Cell, error) {
 			return nil, err
 		}
 	}
-	for i := range opts.Nodes {
-		n := &Node{Dir: filepath.Join(dir, fmt.Sprintf("m%d", i+1)), Metrics: runtime.NewMetrics(nil)}
+	for i := range opts.Nodes + opts.Replicas {
+		n := &Node{Dir: filepath.Join(dir, fmt.Sprintf("m%d", i+1)), Metrics: runtime.NewMetrics(nil), Replica: i >= opts.Nodes}
 		if opts.Secure {
 			if err := c.issueNode(dir, n, i); err != nil {
 				c.Close()
@@ -170,7 +179,7 @@ func Start(ctx context.Context, dir string, opts Options) (*Cell, error) {
 		c.Close()
 		return nil, err
 	}
-	plan, err := Form(ctx, c.Addrs()[0], c.Addrs(), opts.Journals, access)
+	plan, err := Form(ctx, c.Addrs()[0], c.Addrs(), c.ReplicaAddrs(), opts.Journals, access)
 	if err != nil {
 		c.Close()
 		return nil, err
@@ -211,8 +220,12 @@ func (c *Cell) AddIdle() (*Node, error) {
 
 // serve opens node n's machine and serves it on lis.
 func (c *Cell) serve(n *Node, lis net.Listener, i int) error {
+	role := machine.RoleNode
+	if n.Replica {
+		role = machine.RoleReplica
+	}
 	m, err := machine.Open(machine.Config{DataDir: n.Dir, Advertise: n.Addr, Tunables: c.opts.Tunables,
-		Logger: c.opts.Logger.With("machine", i+1), Metrics: n.Metrics, TLS: n.TLS})
+		Logger: c.opts.Logger.With("machine", i+1), Metrics: n.Metrics, TLS: n.TLS, Role: role})
 	if err != nil {
 		lis.Close()
 		return err
@@ -228,11 +241,12 @@ func (c *Cell) serve(n *Node, lis net.Listener, i int) error {
 }
 
 // Form runs the cell-init decree from the machine at via over members,
-// asking for journals journals, and retries while a member is not up yet
-// or another proposer contends. It returns the chosen plan. access is
-// how the machine is reached (Cell.Access).
-func Form(ctx context.Context, via string, members []string, journals int, access machine.Access) (*pb.CellPlan, error) {
-	return machine.InitCell(ctx, via, members, uint32(journals), access)
+// naming replicas as the cell's replica machines, asking for journals
+// journals, and retries while a machine is not up yet or another proposer
+// contends. It returns the chosen plan. access is how the machine is
+// reached (Cell.Access).
+func Form(ctx context.Context, via string, members, replicas []string, journals int, access machine.Access) (*pb.CellPlan, error) {
+	return machine.InitCell(ctx, via, members, replicas, uint32(journals), access)
 }
 
 // makeCA makes a secure cell's CA in dir/pki/ca and its admin token.
@@ -306,11 +320,24 @@ func (c *Cell) Access() (machine.Access, error) {
 	return machine.Access{TLS: cfg, Token: c.Token}, nil
 }
 
-// Addrs lists the machines' gRPC addresses.
+// Addrs lists the gRPC addresses of the machines that are no replica.
 func (c *Cell) Addrs() []string {
-	out := make([]string, len(c.Nodes))
-	for i, n := range c.Nodes {
-		out[i] = n.Addr
+	out := make([]string, 0, len(c.Nodes))
+	for _, n := range c.Nodes {
+		if !n.Replica {
+			out = append(out, n.Addr)
+		}
+	}
+	return out
+}
+
+// ReplicaAddrs lists the replica machines' gRPC addresses.
+func (c *Cell) ReplicaAddrs() []string {
+	var out []string
+	for _, n := range c.Nodes {
+		if n.Replica {
+			out = append(out, n.Addr)
+		}
 	}
 	return out
 }

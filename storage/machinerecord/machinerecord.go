@@ -106,6 +106,14 @@ type Record struct {
 	Admitted    []Member        `json:"admitted,omitempty"`
 	Joined      []JoinedJournal `json:"joined,omitempty"`
 	Retired     []JournalID     `json:"retired,omitempty"`
+
+	// Replicas are the cell plan's replica machines (the replica tier),
+	// sorted by node id: learners of every journal that vote on nothing.
+	// Empty on a cell without replicas, so a record written before the
+	// field existed reads and re-encodes unchanged. A record whose NodeID
+	// is among them is a replica machine's (Replica): not a founder, it
+	// holds no vote of the plan.
+	Replicas []Member `json:"replicas,omitempty"`
 }
 
 // JoinedJournal is a journal a machine joined: the configuration the
@@ -132,6 +140,17 @@ func (j JoinedJournal) ID() journal.ID { return journal.ID{Tenant: j.Tenant, Jou
 // Founder reports whether the record's machine is a founding member.
 func (r Record) Founder() bool {
 	for _, m := range r.Members {
+		if m.NodeID == r.NodeID {
+			return true
+		}
+	}
+	return false
+}
+
+// Replica reports whether the record's machine is one of the cell's
+// replica machines.
+func (r Record) Replica() bool {
+	for _, m := range r.Replicas {
 		if m.NodeID == r.NodeID {
 			return true
 		}
@@ -186,6 +205,18 @@ func (r Record) Validate() error {
 			return fmt.Errorf("%w: member %d %q", ErrInvalid, m.NodeID, m.Addr)
 		}
 		seen[m.NodeID] = true
+	}
+	if r.CellID == 0 && len(r.Replicas) > 0 {
+		return fmt.Errorf("%w: replicas without a cell id", ErrInvalid)
+	}
+	if len(r.Replicas) > paxos.ReplicasMax {
+		return fmt.Errorf("%w: %d replicas (at most %d)", ErrInvalid, len(r.Replicas), paxos.ReplicasMax)
+	}
+	for i, m := range r.Replicas {
+		// A replica is never a founder: it would vote and learn at once.
+		if m.NodeID == 0 || seen[m.NodeID] || len(m.Addr) > addrBytesMax || i > 0 && r.Replicas[i-1].NodeID >= m.NodeID {
+			return fmt.Errorf("%w: replica %d %q (replicas are sorted, distinct, nonzero and no member)", ErrInvalid, m.NodeID, m.Addr)
+		}
 	}
 	ids := make(map[JournalID]bool, len(r.Journals))
 	for _, j := range r.Journals {

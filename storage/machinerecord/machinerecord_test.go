@@ -53,9 +53,21 @@ func equal(a, b Record) bool {
 	return bytes.Equal(ea, eb)
 }
 
+// replicaSample is a replica machine's record: the plan's replicas name
+// it, and it holds no vote of the plan.
+var replicaSample = Record{
+	NodeID: 0xbeef, CellID: 0xce11, Incarnation: 1,
+	Members:  []Member{{NodeID: 0xfeed, Addr: "10.0.0.1:7000"}, {NodeID: 2, Addr: "10.0.0.2:7000"}},
+	Journals: []JournalID{{Tenant: 1, Journal: 1}},
+	Replicas: []Member{{NodeID: 0xbeef, Addr: "10.0.0.9:7000"}},
+}
+
 func TestRoundTrip(t *testing.T) {
 	fs := newFS(t)
-	for _, r := range []Record{{NodeID: 1}, sample} {
+	if !replicaSample.Replica() || replicaSample.Founder() || sample.Replica() {
+		t.Fatal("Replica and Founder misjudge the samples")
+	}
+	for _, r := range []Record{{NodeID: 1}, sample, replicaSample} {
 		if err := Store(fs, "/data", r); err != nil {
 			t.Fatal(err)
 		}
@@ -116,6 +128,11 @@ func TestInvalidRecordsAreRefused(t *testing.T) {
 		"too many joined":              {NodeID: 1, CellID: 1, Journals: make([]JournalID, journalsMax+1)},
 		"promise past the round bound": {NodeID: 1, PromisedRound: math.MaxUint64},
 		"vote past the round bound":    {NodeID: 1, CellID: 1, VoteRound: 1<<62 + 1},
+		"replicas no cell":             {NodeID: 1, Replicas: []Member{{NodeID: 2}}},
+		"replica 0":                    {NodeID: 1, CellID: 1, Replicas: []Member{{NodeID: 0}}},
+		"replica a member":             {NodeID: 1, CellID: 1, Members: []Member{{NodeID: 2}}, Replicas: []Member{{NodeID: 2}}},
+		"replicas unsorted":            {NodeID: 1, CellID: 1, Replicas: []Member{{NodeID: 3}, {NodeID: 2}}},
+		"replica a founder":            {NodeID: 2, CellID: 1, VoteRound: 1, Members: []Member{{NodeID: 2}}, Replicas: []Member{{NodeID: 2}}},
 	} {
 		if _, err := Encode(r); !errors.Is(err, ErrInvalid) {
 			t.Errorf("%s: %v, want ErrInvalid", name, err)

@@ -107,9 +107,16 @@ type InspectReply struct {
 	Retirable    []uint64 `protobuf:"varint,22,rep,packed,name=retirable,proto3" json:"retirable,omitempty"`
 	Matchmakers  []uint64 `protobuf:"varint,23,rep,packed,name=matchmakers,proto3" json:"matchmakers,omitempty"`
 	GcEffective  bool     `protobuf:"varint,24,opt,name=gc_effective,json=gcEffective,proto3" json:"gc_effective,omitempty"`
-	// The cell's machines (founders and admitted), with their addresses: on
-	// every answer, so an operator's tool finds a machine by its id.
-	Machines      []*CellMachine `protobuf:"bytes,25,rep,name=machines,proto3" json:"machines,omitempty"`
+	// The cell's machines (founders, admitted, and replicas marked so), with
+	// their addresses: on every answer, so an operator's tool finds a machine
+	// by its id, and tells every machine, replicas included, of a machine it
+	// admits.
+	Machines []*CellMachine `protobuf:"bytes,25,rep,name=machines,proto3" json:"machines,omitempty"`
+	// machine_role is the answering machine's role, on every answer
+	// (node_only too): "node" (an acceptor machine) or "replica" (a learner
+	// that serves reads and refuses writes). A client prefers replicas for
+	// its reads by it.
+	MachineRole   string `protobuf:"bytes,26,opt,name=machine_role,json=machineRole,proto3" json:"machine_role,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -319,10 +326,20 @@ func (x *InspectReply) GetMachines() []*CellMachine {
 	return nil
 }
 
+func (x *InspectReply) GetMachineRole() string {
+	if x != nil {
+		return x.MachineRole
+	}
+	return ""
+}
+
 type CellMachine struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	NodeId        uint64                 `protobuf:"varint,1,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
-	Addr          string                 `protobuf:"bytes,2,opt,name=addr,proto3" json:"addr,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	NodeId uint64                 `protobuf:"varint,1,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
+	Addr   string                 `protobuf:"bytes,2,opt,name=addr,proto3" json:"addr,omitempty"`
+	// role: "replica" for a replica machine (never a member a
+	// reconfiguration may name); empty for an acceptor machine.
+	Role          string `protobuf:"bytes,3,opt,name=role,proto3" json:"role,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -367,6 +384,13 @@ func (x *CellMachine) GetNodeId() uint64 {
 func (x *CellMachine) GetAddr() string {
 	if x != nil {
 		return x.Addr
+	}
+	return ""
+}
+
+func (x *CellMachine) GetRole() string {
+	if x != nil {
+		return x.Role
 	}
 	return ""
 }
@@ -723,7 +747,7 @@ const file_paros_v1_admin_proto_rawDesc = "" +
 	"\x14paros/v1/admin.proto\x12\bparos.v1\x1a\x15paros/v1/common.proto\"\\\n" +
 	"\x0eInspectRequest\x12-\n" +
 	"\ajournal\x18\x01 \x01(\v2\x13.paros.v1.JournalIdR\ajournal\x12\x1b\n" +
-	"\tnode_only\x18\x02 \x01(\bR\bnodeOnly\"\x9a\a\n" +
+	"\tnode_only\x18\x02 \x01(\bR\bnodeOnly\"\xbd\a\n" +
 	"\fInspectReply\x12\x18\n" +
 	"\arefusal\x18\x01 \x01(\tR\arefusal\x12\x17\n" +
 	"\anode_id\x18\x02 \x01(\x04R\x06nodeId\x12\x17\n" +
@@ -752,10 +776,12 @@ const file_paros_v1_admin_proto_rawDesc = "" +
 	"\tretirable\x18\x16 \x03(\x04R\tretirable\x12 \n" +
 	"\vmatchmakers\x18\x17 \x03(\x04R\vmatchmakers\x12!\n" +
 	"\fgc_effective\x18\x18 \x01(\bR\vgcEffective\x121\n" +
-	"\bmachines\x18\x19 \x03(\v2\x15.paros.v1.CellMachineR\bmachines\":\n" +
+	"\bmachines\x18\x19 \x03(\v2\x15.paros.v1.CellMachineR\bmachines\x12!\n" +
+	"\fmachine_role\x18\x1a \x01(\tR\vmachineRole\"N\n" +
 	"\vCellMachine\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\x04R\x06nodeId\x12\x12\n" +
-	"\x04addr\x18\x02 \x01(\tR\x04addr\"\x8c\x02\n" +
+	"\x04addr\x18\x02 \x01(\tR\x04addr\x12\x12\n" +
+	"\x04role\x18\x03 \x01(\tR\x04role\"\x8c\x02\n" +
 	"\x12ReconfigureRequest\x12-\n" +
 	"\ajournal\x18\x01 \x01(\v2\x13.paros.v1.JournalIdR\ajournal\x12\x18\n" +
 	"\amembers\x18\x02 \x03(\x04R\amembers\x12;\n" +

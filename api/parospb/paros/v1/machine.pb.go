@@ -182,7 +182,9 @@ func (x *JoinCellRequest) GetAdmitted() []*Member {
 type JoinCellReply struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Joined bool                   `protobuf:"varint,1,opt,name=joined,proto3" json:"joined,omitempty"`
-	// refusal: other_cell, founder, malformed, not_admitted, storage.
+	// refusal: other_cell, founder, malformed, not_admitted, storage;
+	// role_mismatch (a replica machine the plan does not name as a replica,
+	// or a node machine it names as one).
 	Refusal       string `protobuf:"bytes,2,opt,name=refusal,proto3" json:"refusal,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -328,7 +330,8 @@ type JoinJournalReply struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Joined bool                   `protobuf:"varint,1,opt,name=joined,proto3" json:"joined,omitempty"`
 	// refusal: no_cell, plain, unknown_journal, retired, not_a_member,
-	// invalid_configuration, storage.
+	// invalid_configuration, storage; replica (a replica machine is in no
+	// configuration).
 	Refusal       string `protobuf:"bytes,2,opt,name=refusal,proto3" json:"refusal,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -433,7 +436,11 @@ type IdentifyReply struct {
 	Incarnation uint64                 `protobuf:"varint,4,opt,name=incarnation,proto3" json:"incarnation,omitempty"`
 	// The cell plan (founding members, journals, matchmakers) when asked for
 	// and the machine is in a cell: what JoinCell takes.
-	Plan          *CellPlan `protobuf:"bytes,5,opt,name=plan,proto3" json:"plan,omitempty"`
+	Plan *CellPlan `protobuf:"bytes,5,opt,name=plan,proto3" json:"plan,omitempty"`
+	// role is what the machine was started as (paros serve --role): "node",
+	// an acceptor machine that votes on the cell plan and serves journals as
+	// a member, or "replica", a learner that serves reads and never votes.
+	Role          string `protobuf:"bytes,6,opt,name=role,proto3" json:"role,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -503,6 +510,13 @@ func (x *IdentifyReply) GetPlan() *CellPlan {
 	return nil
 }
 
+func (x *IdentifyReply) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
 // CellPlan is the value the decree chooses.
 type CellPlan struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
@@ -511,7 +525,12 @@ type CellPlan struct {
 	Journals []*JournalId           `protobuf:"bytes,3,rep,name=journals,proto3" json:"journals,omitempty"`
 	// The cell's matchmaker set (node ids); empty: a plain cell, whose
 	// journals never change membership.
-	Matchmakers   []uint64 `protobuf:"varint,4,rep,packed,name=matchmakers,proto3" json:"matchmakers,omitempty"`
+	Matchmakers []uint64 `protobuf:"varint,4,rep,packed,name=matchmakers,proto3" json:"matchmakers,omitempty"`
+	// The cell's replica machines (the replica tier): each learns every
+	// journal of the plan, serves reads and never votes, neither on the plan
+	// nor in any journal. Named at formation for good: no call adds or
+	// removes one. Empty: no replicas.
+	Replicas      []*Member `protobuf:"bytes,5,rep,name=replicas,proto3" json:"replicas,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -570,6 +589,13 @@ func (x *CellPlan) GetJournals() []*JournalId {
 func (x *CellPlan) GetMatchmakers() []uint64 {
 	if x != nil {
 		return x.Matchmakers
+	}
+	return nil
+}
+
+func (x *CellPlan) GetReplicas() []*Member {
+	if x != nil {
+		return x.Replicas
 	}
 	return nil
 }
@@ -810,7 +836,8 @@ func (x *FormCellRequest) GetPlan() *CellPlan {
 type FormCellReply struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Formed bool                   `protobuf:"varint,1,opt,name=formed,proto3" json:"formed,omitempty"`
-	// refusal: not_a_member, promised_higher, storage, malformed.
+	// refusal: not_a_member, promised_higher, storage, malformed, replica (a
+	// replica machine never votes on the plan).
 	Refusal       string  `protobuf:"bytes,2,opt,name=refusal,proto3" json:"refusal,omitempty"`
 	Promise       *Ballot `protobuf:"bytes,3,opt,name=promise,proto3" json:"promise,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -873,7 +900,11 @@ type CellInitRequest struct {
 	Members  []string               `protobuf:"bytes,1,rep,name=members,proto3" json:"members,omitempty"`
 	Journals uint32                 `protobuf:"varint,2,opt,name=journals,proto3" json:"journals,omitempty"`
 	// plain: no matchmakers (by default every founding member runs one).
-	Plain         bool `protobuf:"varint,3,opt,name=plain,proto3" json:"plain,omitempty"`
+	Plain bool `protobuf:"varint,3,opt,name=plain,proto3" json:"plain,omitempty"`
+	// replicas are the addresses of the cell's replica machines (paros serve
+	// --role replica): not members, they vote on nothing; once the plan is
+	// chosen each joins the cell (JoinCell) and formats its stores.
+	Replicas      []string `protobuf:"bytes,4,rep,name=replicas,proto3" json:"replicas,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -929,10 +960,20 @@ func (x *CellInitRequest) GetPlain() bool {
 	return false
 }
 
+func (x *CellInitRequest) GetReplicas() []string {
+	if x != nil {
+		return x.Replicas
+	}
+	return nil
+}
+
 type CellInitReply struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
 	Initialized bool                   `protobuf:"varint,1,opt,name=initialized,proto3" json:"initialized,omitempty"`
-	// refusal: malformed, member_unreachable, contended, other_cell_init, storage.
+	// refusal: malformed, member_unreachable, contended, other_cell_init, storage;
+	// member_role_mismatch (a member started as a replica, or a replica
+	// started as a node); replica_unreachable, replica_refused (the plan is
+	// chosen but a replica has not joined: init again resumes).
 	Refusal       string    `protobuf:"bytes,2,opt,name=refusal,proto3" json:"refusal,omitempty"`
 	Plan          *CellPlan `protobuf:"bytes,3,opt,name=plan,proto3" json:"plan,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -1020,18 +1061,20 @@ const file_paros_v1_machine_proto_rawDesc = "" +
 	"\x06joined\x18\x01 \x01(\bR\x06joined\x12\x18\n" +
 	"\arefusal\x18\x02 \x01(\tR\arefusal\"%\n" +
 	"\x0fIdentifyRequest\x12\x12\n" +
-	"\x04plan\x18\x01 \x01(\bR\x04plan\"\x9f\x01\n" +
+	"\x04plan\x18\x01 \x01(\bR\x04plan\"\xb3\x01\n" +
 	"\rIdentifyReply\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\x04R\x06nodeId\x12\x12\n" +
 	"\x04addr\x18\x02 \x01(\tR\x04addr\x12\x17\n" +
 	"\acell_id\x18\x03 \x01(\x04R\x06cellId\x12 \n" +
 	"\vincarnation\x18\x04 \x01(\x04R\vincarnation\x12&\n" +
-	"\x04plan\x18\x05 \x01(\v2\x12.paros.v1.CellPlanR\x04plan\"\xa2\x01\n" +
+	"\x04plan\x18\x05 \x01(\v2\x12.paros.v1.CellPlanR\x04plan\x12\x12\n" +
+	"\x04role\x18\x06 \x01(\tR\x04role\"\xd0\x01\n" +
 	"\bCellPlan\x12\x17\n" +
 	"\acell_id\x18\x01 \x01(\x04R\x06cellId\x12*\n" +
 	"\amembers\x18\x02 \x03(\v2\x10.paros.v1.MemberR\amembers\x12/\n" +
 	"\bjournals\x18\x03 \x03(\v2\x13.paros.v1.JournalIdR\bjournals\x12 \n" +
-	"\vmatchmakers\x18\x04 \x03(\x04R\vmatchmakers\"5\n" +
+	"\vmatchmakers\x18\x04 \x03(\x04R\vmatchmakers\x12,\n" +
+	"\breplicas\x18\x05 \x03(\v2\x10.paros.v1.MemberR\breplicas\"5\n" +
 	"\x06Member\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\x04R\x06nodeId\x12\x12\n" +
 	"\x04addr\x18\x02 \x01(\tR\x04addr\">\n" +
@@ -1051,11 +1094,12 @@ const file_paros_v1_machine_proto_rawDesc = "" +
 	"\rFormCellReply\x12\x16\n" +
 	"\x06formed\x18\x01 \x01(\bR\x06formed\x12\x18\n" +
 	"\arefusal\x18\x02 \x01(\tR\arefusal\x12*\n" +
-	"\apromise\x18\x03 \x01(\v2\x10.paros.v1.BallotR\apromise\"]\n" +
+	"\apromise\x18\x03 \x01(\v2\x10.paros.v1.BallotR\apromise\"y\n" +
 	"\x0fCellInitRequest\x12\x18\n" +
 	"\amembers\x18\x01 \x03(\tR\amembers\x12\x1a\n" +
 	"\bjournals\x18\x02 \x01(\rR\bjournals\x12\x14\n" +
-	"\x05plain\x18\x03 \x01(\bR\x05plain\"s\n" +
+	"\x05plain\x18\x03 \x01(\bR\x05plain\x12\x1a\n" +
+	"\breplicas\x18\x04 \x03(\tR\breplicas\"s\n" +
 	"\rCellInitReply\x12 \n" +
 	"\vinitialized\x18\x01 \x01(\bR\vinitialized\x12\x18\n" +
 	"\arefusal\x18\x02 \x01(\tR\arefusal\x12&\n" +
@@ -1112,33 +1156,34 @@ var file_paros_v1_machine_proto_depIdxs = []int32{
 	8,  // 5: paros.v1.IdentifyReply.plan:type_name -> paros.v1.CellPlan
 	9,  // 6: paros.v1.CellPlan.members:type_name -> paros.v1.Member
 	16, // 7: paros.v1.CellPlan.journals:type_name -> paros.v1.JournalId
-	18, // 8: paros.v1.PrepareCellRequest.ballot:type_name -> paros.v1.Ballot
-	18, // 9: paros.v1.PrepareCellReply.promise:type_name -> paros.v1.Ballot
-	8,  // 10: paros.v1.PrepareCellReply.vote:type_name -> paros.v1.CellPlan
-	18, // 11: paros.v1.PrepareCellReply.vote_ballot:type_name -> paros.v1.Ballot
-	18, // 12: paros.v1.FormCellRequest.ballot:type_name -> paros.v1.Ballot
-	8,  // 13: paros.v1.FormCellRequest.plan:type_name -> paros.v1.CellPlan
-	18, // 14: paros.v1.FormCellReply.promise:type_name -> paros.v1.Ballot
-	8,  // 15: paros.v1.CellInitReply.plan:type_name -> paros.v1.CellPlan
-	6,  // 16: paros.v1.Machine.Identify:input_type -> paros.v1.IdentifyRequest
-	10, // 17: paros.v1.Machine.PrepareCell:input_type -> paros.v1.PrepareCellRequest
-	12, // 18: paros.v1.Machine.FormCell:input_type -> paros.v1.FormCellRequest
-	14, // 19: paros.v1.Machine.CellInit:input_type -> paros.v1.CellInitRequest
-	0,  // 20: paros.v1.Machine.Admit:input_type -> paros.v1.AdmitRequest
-	2,  // 21: paros.v1.Machine.JoinCell:input_type -> paros.v1.JoinCellRequest
-	4,  // 22: paros.v1.Machine.JoinJournal:input_type -> paros.v1.JoinJournalRequest
-	7,  // 23: paros.v1.Machine.Identify:output_type -> paros.v1.IdentifyReply
-	11, // 24: paros.v1.Machine.PrepareCell:output_type -> paros.v1.PrepareCellReply
-	13, // 25: paros.v1.Machine.FormCell:output_type -> paros.v1.FormCellReply
-	15, // 26: paros.v1.Machine.CellInit:output_type -> paros.v1.CellInitReply
-	1,  // 27: paros.v1.Machine.Admit:output_type -> paros.v1.AdmitReply
-	3,  // 28: paros.v1.Machine.JoinCell:output_type -> paros.v1.JoinCellReply
-	5,  // 29: paros.v1.Machine.JoinJournal:output_type -> paros.v1.JoinJournalReply
-	23, // [23:30] is the sub-list for method output_type
-	16, // [16:23] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	9,  // 8: paros.v1.CellPlan.replicas:type_name -> paros.v1.Member
+	18, // 9: paros.v1.PrepareCellRequest.ballot:type_name -> paros.v1.Ballot
+	18, // 10: paros.v1.PrepareCellReply.promise:type_name -> paros.v1.Ballot
+	8,  // 11: paros.v1.PrepareCellReply.vote:type_name -> paros.v1.CellPlan
+	18, // 12: paros.v1.PrepareCellReply.vote_ballot:type_name -> paros.v1.Ballot
+	18, // 13: paros.v1.FormCellRequest.ballot:type_name -> paros.v1.Ballot
+	8,  // 14: paros.v1.FormCellRequest.plan:type_name -> paros.v1.CellPlan
+	18, // 15: paros.v1.FormCellReply.promise:type_name -> paros.v1.Ballot
+	8,  // 16: paros.v1.CellInitReply.plan:type_name -> paros.v1.CellPlan
+	6,  // 17: paros.v1.Machine.Identify:input_type -> paros.v1.IdentifyRequest
+	10, // 18: paros.v1.Machine.PrepareCell:input_type -> paros.v1.PrepareCellRequest
+	12, // 19: paros.v1.Machine.FormCell:input_type -> paros.v1.FormCellRequest
+	14, // 20: paros.v1.Machine.CellInit:input_type -> paros.v1.CellInitRequest
+	0,  // 21: paros.v1.Machine.Admit:input_type -> paros.v1.AdmitRequest
+	2,  // 22: paros.v1.Machine.JoinCell:input_type -> paros.v1.JoinCellRequest
+	4,  // 23: paros.v1.Machine.JoinJournal:input_type -> paros.v1.JoinJournalRequest
+	7,  // 24: paros.v1.Machine.Identify:output_type -> paros.v1.IdentifyReply
+	11, // 25: paros.v1.Machine.PrepareCell:output_type -> paros.v1.PrepareCellReply
+	13, // 26: paros.v1.Machine.FormCell:output_type -> paros.v1.FormCellReply
+	15, // 27: paros.v1.Machine.CellInit:output_type -> paros.v1.CellInitReply
+	1,  // 28: paros.v1.Machine.Admit:output_type -> paros.v1.AdmitReply
+	3,  // 29: paros.v1.Machine.JoinCell:output_type -> paros.v1.JoinCellReply
+	5,  // 30: paros.v1.Machine.JoinJournal:output_type -> paros.v1.JoinJournalReply
+	24, // [24:31] is the sub-list for method output_type
+	17, // [17:24] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_paros_v1_machine_proto_init() }
