@@ -78,8 +78,12 @@ func (t *transport) close() {
 }
 
 const (
+	// A dead peer is redialled every backoffMax at most, so a restarted
+	// machine is heard from within that (a replica or a node below the
+	// floor catches up from the first beat that reaches it); a link that
+	// carried anything before it failed starts over from backoffMin.
 	backoffMin       = 50 * time.Millisecond
-	backoffMax       = 2 * time.Second
+	backoffMax       = 500 * time.Millisecond
 	mergeEnvelopeMax = 1024
 	// mergeBytesMax bounds a merged Deliver; one message is itself bounded
 	// by paxos.MessageBytesMax plus one write.
@@ -93,7 +97,7 @@ func (t *transport) run(p *peerSender) {
 	defer t.wg.Done()
 	backoff := backoffMin
 	for {
-		err := t.stream(p)
+		sent, err := t.stream(p)
 		select {
 		case <-t.stop:
 			return
@@ -101,6 +105,9 @@ func (t *transport) run(p *peerSender) {
 		}
 		if err != nil {
 			t.r.log.Debug("peer link down", "peer", p.id, "addr", p.addr, "err", err)
+		}
+		if sent {
+			backoff = backoffMin // the link was up: a new failure starts over
 		}
 		select {
 		case <-time.After(backoff):
@@ -121,12 +128,12 @@ func (t *transport) credentials(id paxos.NodeID) credentials.TransportCredential
 }
 
 // stream holds one connection to the peer until it fails or the process
-// stops.
-func (t *transport) stream(p *peerSender) error {
+// stops. sent reports whether any Deliver went out on it.
+func (t *transport) stream(p *peerSender) (sent bool, err error) {
 	conn, err := grpc.NewClient(p.addr, grpc.WithTransportCredentials(t.credentials(p.id)),
 		grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(PeerMessageBytesMax)))
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer conn.Close()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -140,7 +147,7 @@ func (t *transport) stream(p *peerSender) error {
 	}()
 	s, err := pb.NewPeerClient(conn).Stream(ctx)
 	if err != nil {
-		return err
+		return false, err
 	}
 	go func() {
 		for {
@@ -155,7 +162,7 @@ func (t *transport) stream(p *peerSender) error {
 		select {
 		case d = <-p.q:
 		case <-ctx.Done():
-			return ctx.Err()
+			return sent, ctx.Err()
 		}
 		// Merge what else is queued into this send.
 		size := proto.Size(d)
@@ -165,8 +172,9 @@ func (t *transport) stream(p *peerSender) error {
 			case more := <-p.q:
 				if n := proto.Size(more); size+n > mergeBytesMax {
 					if err := s.Send(d); err != nil {
-						return err
+						return sent, err
 					}
+					sent = true
 					d, size = more, n
 					continue
 				}
@@ -177,7 +185,8 @@ func (t *transport) stream(p *peerSender) error {
 			}
 		}
 		if err := s.Send(d); err != nil {
-			return err
+			return sent, err
 		}
+		sent = true
 	}
 }
