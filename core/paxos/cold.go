@@ -151,7 +151,7 @@ func (n *Node) evict() {
 	if n.cold.log == nil {
 		return
 	}
-	a, r := n.acc, n.rep
+	a, r := n.acc, n.lrn
 	base := a.log.base
 	bytes := a.hotBytes
 	for base <= r.applied {

@@ -168,7 +168,7 @@ func (n *Node) recoverSlots(l *leading, el *election, end Slot) bool {
 	for l.nextSlot <= end {
 		s := l.nextSlot
 		cmd := journal.Noop()
-		if c, ok := n.rep.Chosen(s); ok {
+		if c, ok := n.lrn.Chosen(s); ok {
 			cmd = c
 		} else if len(el.faultyBy[s]) > 0 {
 			switch d := decideCtrl(el.ctrlInputAt(s)); d {

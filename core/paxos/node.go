@@ -34,8 +34,8 @@ type Node struct {
 	sys  quorum.System
 
 	acc *Acceptor
-	rep *Replica
-	// sealed is the journal state at rep.floor-1 (what a TrimmedTo names).
+	lrn *Learner
+	// sealed is the journal state at lrn.floor-1 (what a TrimmedTo names).
 	sealed journal.State
 
 	phase phase
@@ -235,25 +235,25 @@ func NewNode(cfg Config, opts Options, st Storage) (*Node, error) {
 	// The acceptor emitted nothing at boot; the out pointer follows n.cur.
 	floor := n.acc.Floor()
 	chosen := max(hs.ChosenIndex, floor-1)
-	n.rep = newReplica(cfg.Mode, floor, floor-1, sealed)
-	n.rep.cold = &n.cold
-	n.rep.contract = &n.contract
+	n.lrn = newLearner(cfg.Mode, floor, floor-1, sealed)
+	n.lrn.cold = &n.cold
+	n.lrn.contract = &n.contract
 	if coldThrough >= floor {
 		// The cold prefix is chosen; the fold reads it back in pages.
-		n.rep.chosen = newSlotLog[chosenValue](coldThrough + 1)
-		n.rep.chosenIndex = coldThrough
-		n.rep.coldChosen = coldThrough
+		n.lrn.chosen = newSlotLog[chosenValue](coldThrough + 1)
+		n.lrn.chosenIndex = coldThrough
+		n.lrn.coldChosen = coldThrough
 	}
 	// Every slot <= the durable chosen index is chosen with the value on
 	// disk. A missing or faulty record clamps the index (CTRL repairs it).
-	for s := n.rep.chosenIndex + 1; s <= chosen; s++ {
+	for s := n.lrn.chosenIndex + 1; s <= chosen; s++ {
 		_, c, ok := n.acc.Record(s)
 		if !ok {
 			break
 		}
-		n.rep.markChosen(s, c)
+		n.lrn.markChosen(s, c)
 	}
-	n.rep.persistedChosen = max(hs.ChosenIndex, n.rep.chosenIndex)
+	n.lrn.persistedChosen = max(hs.ChosenIndex, n.lrn.chosenIndex)
 	n.highestSeen = n.acc.Promised()
 	n.afterEvent()
 	// What boot read is durable: the fold past the hot window leaves memory.
@@ -297,22 +297,22 @@ func (n *Node) LeaderHint() NodeID {
 func (n *Node) Promised() Ballot { return n.acc.Promised() }
 
 // ChosenIndex is the highest contiguous chosen slot.
-func (n *Node) ChosenIndex() Slot { return n.rep.ChosenIndex() }
+func (n *Node) ChosenIndex() Slot { return n.lrn.ChosenIndex() }
 
 // Applied is the highest slot folded.
-func (n *Node) Applied() Slot { return n.rep.Applied() }
+func (n *Node) Applied() Slot { return n.lrn.Applied() }
 
 // Floor is the first retained slot.
-func (n *Node) Floor() Slot { return n.rep.Floor() }
+func (n *Node) Floor() Slot { return n.lrn.Floor() }
 
 // State is the journal state the fold reached.
-func (n *Node) State() journal.State { return n.rep.State() }
+func (n *Node) State() journal.State { return n.lrn.State() }
 
 // Acceptor exposes the acceptor for audits (read only).
 func (n *Node) Acceptor() *Acceptor { return n.acc }
 
-// Replica exposes the learner for audits (read only).
-func (n *Node) Replica() *Replica { return n.rep }
+// Learner exposes the learner for audits (read only).
+func (n *Node) Learner() *Learner { return n.lrn }
 
 // Counters returns how often each recovery path fired.
 func (n *Node) Counters() Counters {
@@ -324,7 +324,7 @@ func (n *Node) Counters() Counters {
 // ReadLog serves a page from the fold (reference design §3.5). Call it after
 // a ReadState for the read came back OK.
 func (n *Node) ReadLog(from journal.Seq, limit, maxBytes int) LogRead {
-	return n.rep.Read(from, limit, maxBytes)
+	return n.lrn.Read(from, limit, maxBytes)
 }
 
 // SetElectionTimeout hands in the jittered election timeout in ticks (the
@@ -359,13 +359,13 @@ func (n *Node) HasReady() bool {
 		len(n.cur.reads) > 0 || len(n.cur.accepts) > 0 {
 		return true
 	}
-	if n.rep.chosenIndex > n.rep.persistedChosen {
+	if n.lrn.chosenIndex > n.lrn.persistedChosen {
 		return true
 	}
-	if n.rep.applied < n.rep.chosenIndex && n.cold.fault == nil {
+	if n.lrn.applied < n.lrn.chosenIndex && n.cold.fault == nil {
 		return true // the fold goes on in pages (Ready continues it)
 	}
-	if l, ok := n.phase.(*leading); ok && n.rep.chosenIndex > n.lastCommitSent && l != nil {
+	if l, ok := n.phase.(*leading); ok && n.lrn.chosenIndex > n.lastCommitSent && l != nil {
 		return true
 	}
 	return false
@@ -377,14 +377,14 @@ func (n *Node) Ready() Ready {
 	if n.readyOut {
 		panic("paxos: Ready called twice without Advance")
 	}
-	if n.rep.applied < n.rep.chosenIndex && len(n.cur.committed) == 0 {
+	if n.lrn.applied < n.lrn.chosenIndex && len(n.cur.committed) == 0 {
 		// The fold's next page (a long catch-up, or the boot's cold
 		// prefix): each Ready carries at most walkSlotsMax folded slots.
 		n.afterEvent()
 	}
 	n.flushAccepts()
 	n.flushCommit()
-	if op, ok := n.rep.chosenIndexOp(); ok {
+	if op, ok := n.lrn.chosenIndexOp(); ok {
 		n.cur.writes = append(n.cur.writes, op)
 	}
 	rd := Ready{Writes: n.cur.writes, Messages: n.cur.messages, Committed: n.cur.committed, ReadStates: n.cur.reads,
@@ -432,7 +432,7 @@ func (n *Node) Tick() {
 		n.catchUpElapsed++
 		if n.catchUpElapsed >= n.opts.CatchUpRetryTicks {
 			n.catchUpOpen = false
-			if n.catchUpTarget != 0 && n.rep.chosenIndex < n.commitHint() {
+			if n.catchUpTarget != 0 && n.lrn.chosenIndex < n.commitHint() {
 				n.requestCatchUp(n.catchUpTarget)
 			}
 		}
@@ -537,8 +537,8 @@ func (n *Node) fromOwnMatchmaker(m Message) bool {
 
 // afterEvent runs the apply walk and settles reads after every input.
 func (n *Node) afterEvent() {
-	if n.rep.applied < n.rep.chosenIndex {
-		n.rep.walk(&n.cur.committed, n.cut)
+	if n.lrn.applied < n.lrn.chosenIndex {
+		n.lrn.walk(&n.cur.committed, n.cut)
 	}
 	if l, ok := n.phase.(*leading); ok {
 		n.releaseDecided(l)
@@ -569,7 +569,7 @@ func (n *Node) StepDown() { n.stepDown(); n.afterEvent(); n.assertInvariants() }
 // assertInvariants checks cross-role invariants at the exit of every public
 // mutating entry point (TigerBeetle style: always on, cheap).
 func (n *Node) assertInvariants() {
-	a, r := n.acc, n.rep
+	a, r := n.acc, n.lrn
 	if a.floor != r.floor {
 		panic(fmt.Sprintf("paxos: node %d acceptor floor %d != learner floor %d", n.cfg.ID, a.floor, r.floor))
 	}

@@ -15,7 +15,7 @@ func (n *Node) requestCatchUp(to NodeID) {
 	n.catchUpTarget = to
 	n.catchUpElapsed = 0
 	n.counters.CatchUps++
-	n.send(Message{Type: MsgCatchUpRequest, To: to, Slot: n.rep.chosenIndex + 1})
+	n.send(Message{Type: MsgCatchUpRequest, To: to, Slot: n.lrn.chosenIndex + 1})
 }
 
 // handleCatchUpRequest replays chosen values from the requested slot, in
@@ -26,8 +26,8 @@ func (n *Node) handleCatchUpRequest(m Message) {
 	if m.Slot == 0 {
 		return
 	}
-	if m.Slot < n.rep.floor {
-		n.send(Message{Type: MsgTrimmedTo, To: m.From, Slot: n.rep.floor, State: n.sealed})
+	if m.Slot < n.lrn.floor {
+		n.send(Message{Type: MsgTrimmedTo, To: m.From, Slot: n.lrn.floor, State: n.sealed})
 		return
 	}
 	var entries []SlotCommand
@@ -35,12 +35,12 @@ func (n *Node) handleCatchUpRequest(m Message) {
 	s := m.Slot
 	// Evicted slots first, read back in chunks (cold.go). A failed read
 	// answers nothing: StorageFault is raised and the requester retries.
-	for s < n.acc.log.base && s <= n.rep.chosenIndex && len(entries) < n.opts.CatchUpBatch {
+	for s < n.acc.log.base && s <= n.lrn.chosenIndex && len(entries) < n.opts.CatchUpBatch {
 		if len(entries) > 0 && bytes >= MessageBytesMax {
 			n.send(Message{Type: MsgCatchUpResponse, To: m.From, Entries: entries})
 			return
 		}
-		to := min(n.acc.log.base, n.rep.chosenIndex+1, s+Slot(min(coldChunkSlots, n.opts.CatchUpBatch-len(entries))))
+		to := min(n.acc.log.base, n.lrn.chosenIndex+1, s+Slot(min(coldChunkSlots, n.opts.CatchUpBatch-len(entries))))
 		recs, ok := n.cold.read(ColdCatchUp, s, to)
 		if !ok {
 			return
@@ -55,7 +55,7 @@ func (n *Node) handleCatchUpRequest(m Message) {
 		}
 		s = to
 	}
-	for ; s <= n.rep.chosenIndex && len(entries) < n.opts.CatchUpBatch; s++ {
+	for ; s <= n.lrn.chosenIndex && len(entries) < n.opts.CatchUpBatch; s++ {
 		if len(entries) > 0 && bytes >= MessageBytesMax {
 			break
 		}
@@ -80,7 +80,7 @@ func (n *Node) handleCatchUpResponse(m Message) {
 		bytes += commandBytes(e.Command)
 	}
 	full := len(m.Entries) >= n.opts.CatchUpBatch || len(m.Entries) > 0 && bytes >= MessageBytesMax
-	if full && n.rep.chosenIndex < max(n.knownCommit, m.Entries[len(m.Entries)-1].Slot+1) {
+	if full && n.lrn.chosenIndex < max(n.knownCommit, m.Entries[len(m.Entries)-1].Slot+1) {
 		n.requestCatchUp(m.From)
 	}
 }
@@ -91,10 +91,10 @@ func (n *Node) handleCatchUpResponse(m Message) {
 func (n *Node) learnChosen(entries []SlotCommand) {
 	n.repairFromPeer(entries)
 	for _, e := range entries {
-		if e.Slot <= n.rep.chosenIndex {
+		if e.Slot <= n.lrn.chosenIndex {
 			continue
 		}
-		if e.Slot != n.rep.chosenIndex+1 || e.Ballot.IsZero() || !e.Command.Valid() {
+		if e.Slot != n.lrn.chosenIndex+1 || e.Ballot.IsZero() || !e.Command.Valid() {
 			break
 		}
 		if own := n.LeaderBallot(); !own.IsZero() && own.Less(e.Ballot) {
@@ -108,7 +108,7 @@ func (n *Node) learnChosen(entries []SlotCommand) {
 		if n.acc.Learn(e.Slot, e.Ballot, e.Command) {
 			n.counters.RepairedFromPeer++
 		}
-		n.rep.markChosen(e.Slot, e.Command)
+		n.lrn.markChosen(e.Slot, e.Command)
 	}
 }
 
@@ -120,14 +120,14 @@ func (n *Node) learnChosen(entries []SlotCommand) {
 // touched: a trim point says where the log starts, not what anyone swore.
 func (n *Node) handleTrimmedTo(m Message) {
 	point := m.Slot
-	if point <= n.rep.floor || point <= n.rep.applied+1 {
+	if point <= n.lrn.floor || point <= n.lrn.applied+1 {
 		return
 	}
 	st := m.State
 	if _, err := journal.Restore(st.Leader, st.Term(), st.NextSeq, st.FirstSeq); err != nil {
 		return // a malformed state: ignore, the peer's resend repairs
 	}
-	if st.NextSeq < n.rep.state.NextSeq || st.FirstSeq < n.rep.state.FirstSeq || st.Term() < n.rep.state.Term() {
+	if st.NextSeq < n.lrn.state.NextSeq || st.FirstSeq < n.lrn.state.FirstSeq || st.Term() < n.lrn.state.Term() {
 		return // a state behind this node's own fold cannot seal a later point
 	}
 	promised := n.acc.Promised()
@@ -137,7 +137,7 @@ func (n *Node) handleTrimmedTo(m Message) {
 	n.stepDown()
 	n.cur.writes = append(n.cur.writes, WriteOp{Kind: OpTrimmedTo, Slot: point, State: st})
 	n.acc.truncate(point)
-	n.rep.trimTo(point, st)
+	n.lrn.trimTo(point, st)
 	n.sealed = st
 	n.knownCommit = max(n.knownCommit, point-1)
 	if n.acc.Promised() != promised {
@@ -154,6 +154,6 @@ func (n *Node) cut(floor Slot, sealed journal.State) {
 	n.counters.Truncations++
 	n.cur.writes = append(n.cur.writes, WriteOp{Kind: OpTruncate, Slot: floor, State: sealed})
 	n.acc.truncate(floor)
-	n.rep.dropBelow(floor)
+	n.lrn.dropBelow(floor)
 	n.sealed = sealed
 }

@@ -50,7 +50,7 @@ func (n *Node) nextBallot() (Ballot, bool) {
 // it, so an acceptor learns which configuration the ballot's Accepts belong
 // to before it votes in them.
 func (n *Node) startPhase1(b Ballot, configs []quorum.System, own Configuration) {
-	from := n.rep.chosenIndex + 1
+	from := n.lrn.chosenIndex + 1
 	el := newElection(b, from, configs, &n.contract)
 	n.phase = &campaigning{el: el, own: own}
 	// The candidate promises its own ballot first. The Prepares wait for
@@ -177,7 +177,7 @@ func (n *Node) handleNack(m Message) {
 			n.stepDown()
 		}
 	}
-	if m.Slot > n.rep.chosenIndex+1 {
+	if m.Slot > n.lrn.chosenIndex+1 {
 		n.requestCatchUp(m.From)
 	}
 }

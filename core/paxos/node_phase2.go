@@ -35,7 +35,7 @@ func (n *Node) propose(cmd journal.Command) ProposeResult {
 	// forged trim point can bring a journal near it); nothing is proposed.
 	// A recovery waiting on a damaged record (ctrl.go) proposes nothing
 	// past it until the slot is settled.
-	if int(l.nextSlot-(n.rep.chosenIndex+1)) >= n.opts.ProposeQueueMax || l.nextSlot > SlotMax || l.ctrl != nil {
+	if int(l.nextSlot-(n.lrn.chosenIndex+1)) >= n.opts.ProposeQueueMax || l.nextSlot > SlotMax || l.ctrl != nil {
 		return ProposeResult{Status: Busy, LeaderHint: n.cfg.ID}
 	}
 	s := n.openRound(l, cmd)
@@ -210,13 +210,13 @@ func (n *Node) decide(l *leading, s Slot) {
 	}
 	n.counters.Decided++
 	n.acc.Learn(s, l.ballot, r.cmd)
-	n.rep.markChosen(s, r.cmd)
+	n.lrn.markChosen(s, r.cmd)
 }
 
 // releaseDecided closes every round at or below the chosen index (some may
 // have been learned through catch-up rather than tallied) and forgets them.
 func (n *Node) releaseDecided(l *leading) {
-	c := n.rep.chosenIndex
+	c := n.lrn.chosenIndex
 	for s := l.rs.log.base; s <= c && s < l.rs.log.end; s++ {
 		if r := l.rs.log.at(s); r.open {
 			r.open = false

@@ -154,7 +154,7 @@ func (n *Node) settleReads() {
 	kept := n.reads[:0]
 	for _, r := range n.reads {
 		idx := max(r.wm, r.fence)
-		if r.settled && n.rep.Covers(idx) {
+		if r.settled && n.lrn.Covers(idx) {
 			n.counters.ReadsServed++
 			n.cur.reads = append(n.cur.reads, ReadState{Ctx: r.ctx, Index: idx, OK: true})
 			continue

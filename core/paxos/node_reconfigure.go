@@ -86,7 +86,7 @@ type collection struct {
 // value an older configuration may have chosen: no future leader needs an
 // older configuration's quorum.
 func (n *Node) collect(l *leading) {
-	if !n.matchmakers() || l.gc.effective || n.rep.chosenIndex < l.recoverEnd {
+	if !n.matchmakers() || l.gc.effective || n.lrn.chosenIndex < l.recoverEnd {
 		return
 	}
 	l.gc.fenced = l.gc.fenced.Add(n.me)

@@ -44,7 +44,7 @@ func (n *Node) tickLeader(l *leading) {
 // broadcastHeartbeat tells every peer the leader's ballot and commit
 // watermark. A heartbeat waits for its batch to be durable.
 func (n *Node) broadcastHeartbeat(l *leading) {
-	c := n.rep.chosenIndex
+	c := n.lrn.chosenIndex
 	var cfg quorum.System
 	var since Ballot
 	var fence Slot
@@ -72,7 +72,7 @@ func (n *Node) broadcastHeartbeat(l *leading) {
 // durable and a decision may not.
 func (n *Node) flushCommit() {
 	l, ok := n.phase.(*leading)
-	c := n.rep.chosenIndex
+	c := n.lrn.chosenIndex
 	if !ok || c <= n.lastCommitSent {
 		return
 	}
@@ -110,7 +110,7 @@ func (n *Node) resendPending(l *leading) {
 // frontier gets decided and quorum reads waiting on it finish. Only a
 // Phase-1-backed leadership may gap-fill, and every leadership here is.
 func (n *Node) noopFill(l *leading) {
-	for l.nextSlot <= min(l.fillTo, SlotMax) && int(l.nextSlot-(n.rep.chosenIndex+1)) < n.opts.ProposeQueueMax {
+	for l.nextSlot <= min(l.fillTo, SlotMax) && int(l.nextSlot-(n.lrn.chosenIndex+1)) < n.opts.ProposeQueueMax {
 		n.counters.GapFills++
 		n.openRound(l, journal.Noop())
 	}
@@ -137,7 +137,7 @@ func (n *Node) handleHeartbeat(m Message) {
 		}
 	}
 	n.learnCommit(m.Ballot, m.Commit, m.From)
-	n.send(Message{Type: MsgHeartbeatAck, To: m.From, Ballot: m.Ballot, Commit: n.rep.chosenIndex,
+	n.send(Message{Type: MsgHeartbeatAck, To: m.From, Ballot: m.Ballot, Commit: n.lrn.chosenIndex,
 		Watermark: n.acc.VoteWatermark()})
 }
 
@@ -175,14 +175,14 @@ func (n *Node) handleCommit(m Message) {
 // catch-up.
 func (n *Node) learnCommit(b Ballot, c Slot, from NodeID) {
 	n.knownCommit = max(n.knownCommit, c)
-	for s := n.rep.chosenIndex + 1; s <= c; s++ {
+	for s := n.lrn.chosenIndex + 1; s <= c; s++ {
 		rb, cmd, ok := n.acc.Record(s)
 		if !ok || rb != b {
 			break
 		}
-		n.rep.markChosen(s, cmd)
+		n.lrn.markChosen(s, cmd)
 	}
-	if n.rep.chosenIndex < c {
+	if n.lrn.chosenIndex < c {
 		n.requestCatchUp(from)
 	}
 }

@@ -96,7 +96,7 @@ func (n *Node) tickScrub(l *leading) {
 			return
 		}
 	}
-	chosen := n.rep.chosenIndex
+	chosen := n.lrn.chosenIndex
 	floor := n.acc.Floor()
 	if sc.cursor != 0 && sc.end != 0 && sc.cursor > sc.end {
 		// The pass reached its end: it is complete (when this
@@ -307,7 +307,7 @@ func (n *Node) repairDamaged(e ScrubEntry, peer NodeID) {
 		}
 	}
 	a.markFaulty(e.Slot, e.Ballot)
-	if e.Slot > n.rep.chosenIndex {
+	if e.Slot > n.lrn.chosenIndex {
 		return // undecided: the CTRL table settles it at the next Phase 1
 	}
 	if n.repairs == nil {
@@ -337,13 +337,13 @@ const repairsMax = 1024
 // records waiting for them (a catch-up page).
 func (n *Node) repairFromPeer(entries []SlotCommand) {
 	for _, e := range entries {
-		if _, ok := n.repairs[e.Slot]; !ok || e.Slot > n.rep.chosenIndex || e.Ballot.IsZero() || !e.Command.Valid() {
+		if _, ok := n.repairs[e.Slot]; !ok || e.Slot > n.lrn.chosenIndex || e.Ballot.IsZero() || !e.Command.Valid() {
 			continue
 		}
 		delete(n.repairs, e.Slot)
-		if n.rep.isCold(e.Slot) {
+		if n.lrn.isCold(e.Slot) {
 			// the local copy is the damaged record: nothing to compare
-		} else if c, ok := n.rep.Chosen(e.Slot); ok && !c.Equal(e.Command) {
+		} else if c, ok := n.lrn.Chosen(e.Slot); ok && !c.Equal(e.Command) {
 			n.contract.raise("slot %d chosen as %s here, a peer's chosen copy is %s", e.Slot, c, e.Command)
 			return
 		}

@@ -680,7 +680,7 @@ func TestUnitReadLogPages(t *testing.T) {
 			t.Errorf("ReadLog(%d, %d, %d) = %d %v, want %s", tc.from, tc.limit, tc.maxBytes, r.Kind, got, tc.want)
 		}
 	}
-	rep := s.node.Replica()
+	rep := s.node.Learner()
 	if e, h := rep.EntryAt(1); h != journal.Found || !journal.Write(e).Equal(e1) {
 		t.Errorf("EntryAt(1) = %v %v", e, h)
 	}

@@ -275,11 +275,16 @@ func (c *cell) ctlEnv(env []string, args ...string) (string, int) {
 }
 
 // initCell forms the cell and returns its journal reference.
-func (c *cell) initCell() string {
+func (c *cell) initCell() string { return c.initArgs("--members", c.servers()) }
+
+// initArgs runs parosctl init with args and one journal, retrying while
+// the processes bind their ports, and returns the journal reference.
+func (c *cell) initArgs(args ...string) string {
+	c.t.Helper()
 	var out string
 	var code int
 	for range 50 { // the processes may still be binding their ports
-		out, code = c.ctl("init", "--members", c.servers(), "--journals", "1")
+		out, code = c.ctl(append(append([]string{"init"}, args...), "--journals", "1")...)
 		if code == 0 {
 			break
 		}

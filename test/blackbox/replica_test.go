@@ -253,20 +253,7 @@ func (c *cell) initWithReplicas(nodes, replicas []*proc) string {
 		}
 		return strings.Join(a, ",")
 	}
-	var out string
-	var code int
-	for range 50 { // the processes may still be binding their ports
-		out, code = c.ctl("init", "--members", join(nodes), "--replicas", join(replicas), "--journals", "1")
-		if code == 0 {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if code != 0 {
-		c.t.Fatalf("init: exit %d: %s", code, out)
-	}
-	_, j, _ := strings.Cut(strings.TrimSpace(out), "journals=")
-	return j
+	return c.initArgs("--members", join(nodes), "--replicas", join(replicas))
 }
 
 // readAcked reads, until ctx ends, the latest acknowledged position of j

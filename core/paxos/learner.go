@@ -12,11 +12,13 @@ type chosenValue struct {
 	ok  bool
 }
 
-// Replica is the learner (reference design §2.2): the chosen log, the
+// Learner is the learner role of every node (the reference design's
+// Replica, §2.2; renamed here because "replica" names the replica tier, a
+// process that runs only this role): the chosen log, the
 // contiguous apply walk — the only place journal.Apply runs — the
 // positions index, and reads by position. It emits only the relaxed
 // SetChosenIndex.
-type Replica struct {
+type Learner struct {
 	mode journal.WriterMode
 	// Invariant: floor-1 <= applied <= chosenIndex.
 	floor       Slot
@@ -44,8 +46,8 @@ type Replica struct {
 	contract *contract
 }
 
-func newReplica(mode journal.WriterMode, floor, chosenIndex Slot, sealed journal.State) *Replica {
-	r := &Replica{mode: mode, floor: floor, chosenIndex: chosenIndex, applied: floor - 1, state: sealed,
+func newLearner(mode journal.WriterMode, floor, chosenIndex Slot, sealed journal.State) *Learner {
+	r := &Learner{mode: mode, floor: floor, chosenIndex: chosenIndex, applied: floor - 1, state: sealed,
 		heldFrom: sealed.NextSeq, persistedChosen: chosenIndex}
 	r.chosen = newSlotLog[chosenValue](floor)
 	r.cold = &coldReader{}
@@ -55,22 +57,22 @@ func newReplica(mode journal.WriterMode, floor, chosenIndex Slot, sealed journal
 }
 
 // ChosenIndex is the highest slot s such that every slot <= s is chosen here.
-func (r *Replica) ChosenIndex() Slot { return r.chosenIndex }
+func (r *Learner) ChosenIndex() Slot { return r.chosenIndex }
 
 // Applied is the highest slot folded.
-func (r *Replica) Applied() Slot { return r.applied }
+func (r *Learner) Applied() Slot { return r.applied }
 
 // State is the journal state the fold has reached.
-func (r *Replica) State() journal.State { return r.state }
+func (r *Learner) State() journal.State { return r.state }
 
 // Floor is the first slot the learner holds.
-func (r *Replica) Floor() Slot { return r.floor }
+func (r *Learner) Floor() Slot { return r.floor }
 
 // Covers reports whether the fold includes slot s.
-func (r *Replica) Covers(s Slot) bool { return s <= r.applied }
+func (r *Learner) Covers(s Slot) bool { return s <= r.applied }
 
 // Chosen returns the chosen value at s if this node holds it.
-func (r *Replica) Chosen(s Slot) (journal.Command, bool) {
+func (r *Learner) Chosen(s Slot) (journal.Command, bool) {
 	if r.isCold(s) {
 		sc, ok := r.cold.one(ColdLookup, s)
 		return sc.Command, ok
@@ -83,12 +85,12 @@ func (r *Replica) Chosen(s Slot) (journal.Command, bool) {
 }
 
 // isCold reports whether s was evicted from the hot window.
-func (r *Replica) isCold(s Slot) bool { return s >= r.floor && s < r.chosen.base }
+func (r *Learner) isCold(s Slot) bool { return s >= r.floor && s < r.chosen.base }
 
 // markChosen records that s is chosen with cmd and advances the contiguous
 // chosen index. It reports whether the index moved. An evicted slot is
 // applied already: there is nothing to learn.
-func (r *Replica) markChosen(s Slot, cmd journal.Command) bool {
+func (r *Learner) markChosen(s Slot, cmd journal.Command) bool {
 	if s < r.chosen.base {
 		return false
 	}
@@ -114,7 +116,7 @@ func (r *Replica) markChosen(s Slot, cmd journal.Command) bool {
 }
 
 // EntryAt implements journal.Positions over the positions index.
-func (r *Replica) EntryAt(seq journal.Seq) (journal.Entry, journal.Held) {
+func (r *Learner) EntryAt(seq journal.Seq) (journal.Entry, journal.Held) {
 	if seq < r.heldFrom {
 		return journal.Entry{}, journal.NotHeld
 	}
@@ -147,7 +149,7 @@ func (r *Replica) EntryAt(seq journal.Seq) (journal.Entry, journal.Held) {
 // walk folds every chosen slot above applied, in order, appending one
 // Committed per slot. It returns the new floor a Truncate asks for (0 if
 // none): the caller drops the prefix on every role and persists the cut.
-func (r *Replica) walk(out *[]Committed, cut func(floor Slot, sealed journal.State)) {
+func (r *Learner) walk(out *[]Committed, cut func(floor Slot, sealed journal.State)) {
 	for budget := walkSlotsMax; r.applied < r.chosenIndex && budget > 0; budget-- {
 		s := r.applied + 1
 		var cmd journal.Command
@@ -190,7 +192,7 @@ const walkSlotsMax = 1024
 
 // coldFold returns the chosen command of cold-prefix slot s, reading the
 // prefix back a page at a time.
-func (r *Replica) coldFold(s Slot) (journal.Command, bool) {
+func (r *Learner) coldFold(s Slot) (journal.Command, bool) {
 	if p := r.foldPage; len(p) == 0 || s < p[0].Slot || s >= p[0].Slot+Slot(len(p)) {
 		recs, ok := r.cold.read(ColdBoot, s, min(r.chosen.base, s+coldFoldSlots))
 		if !ok {
@@ -213,7 +215,7 @@ const coldFoldSlots = 256
 // or, when no record is retained, everything applied, sealed with the
 // current state (seed chapter 000: "drop every log slot whose records all
 // lie below it").
-func (r *Replica) cutPoint() (Slot, journal.State) {
+func (r *Learner) cutPoint() (Slot, journal.State) {
 	first := r.state.FirstSeq
 	if i := r.positions.covering(first, r.state.NextSeq); i < r.positions.len() {
 		return r.positions.entries[i].slot, r.positions.before(i)
@@ -223,7 +225,7 @@ func (r *Replica) cutPoint() (Slot, journal.State) {
 
 // dropBelow forgets every slot below floor after a decided truncation. The
 // positions index keeps only entries at or above the floor slot.
-func (r *Replica) dropBelow(floor Slot) {
+func (r *Learner) dropBelow(floor Slot) {
 	if floor <= r.floor {
 		return
 	}
@@ -241,7 +243,7 @@ func (r *Replica) dropBelow(floor Slot) {
 
 // trimTo installs a trim point: everything below point is chosen and gone,
 // and state is what it folded to.
-func (r *Replica) trimTo(point Slot, state journal.State) {
+func (r *Learner) trimTo(point Slot, state journal.State) {
 	r.floor = point
 	r.chosen.dropBelow(point)
 	r.chosenIndex = max(r.chosenIndex, point-1)
@@ -283,7 +285,7 @@ type LogRead struct {
 
 // Read serves a page from the fold: at most limit records and maxBytes
 // bytes, but always at least one record when one is readable.
-func (r *Replica) Read(from journal.Seq, limit, maxBytes int) LogRead {
+func (r *Learner) Read(from journal.Seq, limit, maxBytes int) LogRead {
 	view := r.state.View()
 	if from < r.state.FirstSeq {
 		return LogRead{Kind: ReadTruncated, View: view}
@@ -329,7 +331,7 @@ func (r *Replica) Read(from journal.Seq, limit, maxBytes int) LogRead {
 
 // chosenIndexOp returns the relaxed chosen-index write when the index moved
 // since the last one.
-func (r *Replica) chosenIndexOp() (WriteOp, bool) {
+func (r *Learner) chosenIndexOp() (WriteOp, bool) {
 	if r.chosenIndex <= r.persistedChosen {
 		return WriteOp{}, false
 	}
