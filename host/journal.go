@@ -261,7 +261,13 @@ func (h *Host) drain(j *journalRT) {
 		// chosen-index hint boot starts from. It is released at once, not
 		// after a trip through the storage goroutine (a leader's verdicts
 		// and a follower's folds ride in such batches).
-		b := &pending{token: h.nextToken(), batch: rd.Batch, durable: !rd.MustSync}
+		//
+		// A replica node's batches are never synced (core/paxos,
+		// node_replica.go), but they carry records: one is released once
+		// the store took its writes, so that nothing leaves the hot window
+		// before a cold read could find it in the store.
+		relaxed := !rd.MustSync && (len(rd.Writes) == 0 || !j.cfg.Replica)
+		b := &pending{token: h.nextToken(), batch: rd.Batch, durable: relaxed}
 		for _, m := range rd.Messages {
 			if m.EarlyOK() {
 				h.enqueue(j, m)

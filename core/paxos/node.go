@@ -390,8 +390,13 @@ func (n *Node) Ready() Ready {
 	rd := Ready{Writes: n.cur.writes, Messages: n.cur.messages, Committed: n.cur.committed, ReadStates: n.cur.reads,
 		Batch: n.acc.batch}
 	n.acc.batch++
+	// A replica node's writes are all relaxed (node_replica.go): it
+	// promises nothing, and its records hold values already chosen and
+	// durable on a Phase-2 quorum, so a crash that loses a suffix of them
+	// costs only a catch-up. An fsync per batch on every replica would
+	// buy nothing and tax the disk the acceptors sync on.
 	for _, op := range rd.Writes {
-		if op.NeedsSync() {
+		if op.NeedsSync() && !n.cfg.Replica {
 			rd.MustSync = true
 			break
 		}

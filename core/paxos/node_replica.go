@@ -20,6 +20,15 @@ package paxos
 // the missing range (CatchUpRequest), and below the leader's floor the
 // answer is a TrimmedTo, and the replica jumps as any node does.
 //
+// Why a replica never syncs. Every write of a replica node is relaxed: its
+// Ready never asks for a sync. Nothing it persists is a promise or a vote;
+// its records are values already chosen and durable on a Phase-2 quorum of
+// acceptors, its floor and sealed state are re-derivable from a peer's
+// TrimmedTo, and every read it serves is confirmed by a fresh quorum read.
+// A crash that loses a suffix of its unsynced writes (a store keeps writes
+// in order, so what survives is a prefix) boots it further behind, and it
+// catches up as after any outage.
+//
 // Why a replica's record is never a vote. Its records are written only for
 // slots already chosen (a pushed or replayed value at or below a leader's
 // commit watermark), under no promise; no Prepare ever reads them, so no
