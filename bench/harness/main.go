@@ -95,7 +95,7 @@ func compare(args []string) error {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	quick := fs.Bool("quick", false, "short phases (under 3 minutes in all)")
 	out := fs.String("out", "", "where to write the results (default: bench/results)")
-	only := fs.String("only", "", "comma-separated systems to run (paros,paros-plaintext,etcd,nats-always,nats-default); default all")
+	only := fs.String("only", "", "comma-separated systems to run (paros,paros-replicas,paros-plaintext,etcd,nats-always,nats-default); default all")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -137,9 +137,10 @@ func compare(args []string) error {
 	if *quick {
 		t = quickTiming
 	}
-	// paros runs secure, as shipped (TLS 1.3 + tokens); "paros (plaintext)"
-	// runs W1 and W2 only, for the TLS-cost comparison.
-	systems := []system{newParos(root, true), newParos(root, false), newEtcd(self), newNATS(self, true), newNATS(self, false)}
+	// paros runs secure, as shipped (TLS 1.3 + tokens); "paros (2
+	// replicas)" is the same with two replica machines (replicas.go);
+	// "paros (plaintext)" runs W1 and W2 only, for the TLS-cost comparison.
+	systems := []system{newParos(root, true), newParosReplicas(root), newParos(root, false), newEtcd(self), newNATS(self, true), newNATS(self, false)}
 	if *only != "" {
 		var keep []system
 		for _, s := range systems {
@@ -149,7 +150,7 @@ func compare(args []string) error {
 		}
 		systems = keep
 		if len(systems) == 0 {
-			return fmt.Errorf("--only %q names no system (paros, paros-plaintext, etcd, nats-always, nats-default)", *only)
+			return fmt.Errorf("--only %q names no system (paros, paros-replicas, paros-plaintext, etcd, nats-always, nats-default)", *only)
 		}
 	}
 
@@ -266,8 +267,8 @@ func plannedSeconds(t timing, systems []system) int {
 			continue
 		}
 		k := 5 * phase // W1, W2 ×2, W3 ×2
-		if s.key() == "paros" {
-			k += 2 * phase // the W2 "64 journals" variant
+		if _, ok := s.(*parosSys); ok {
+			k += 2*phase + readHeavySeconds(t) // the W2 "64 journals" variant, read-heavy
 		}
 		k += int((t.warmup + t.tail).Seconds()) + 1
 		k += int((t.failBefore + t.failAfter).Seconds())
@@ -390,6 +391,7 @@ func runSystem(ctx context.Context, s system, work string, t timing, pb *progres
 	res.Tail = &tr
 	if p, ok := s.(*parosSys); ok {
 		res.addWriterStats("w4", p.takeStats())
+		res.ReadHeavy = runReadHeavy(ctx, p, t, pb, profDir, rep, &res)
 	}
 	pb.phase(s.title() + ": W5 kill -9 the leader")
 	fr := runFailover(ctx, s, w5Inflight, t.failBefore, t.failAfter, func() { pb.add(1) })

@@ -24,7 +24,9 @@ package main
 // and every client.Client dials with client.WithCAFile and
 // client.WithToken. The variant "paros (plaintext)" (`--insecure`, no
 // token) runs W1 and W2 only, to measure what the security costs. The etcd
-// and NATS members run plaintext without authentication.
+// and NATS members run plaintext without authentication. The variant
+// "paros (2 replicas)" is the headline system plus two replica machines
+// (`serve --role replica`, named at cell init); see replicas.go.
 
 import (
 	"bytes"
@@ -34,6 +36,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -48,8 +51,9 @@ import (
 )
 
 // parosJournals is how many journals cell init creates (its maximum):
-// journal 0 carries W1, W2, W3 and W5; journal 1 carries the W4 tail; the
-// W2 "64 journals" variant writes all 64.
+// journal 0 carries W1, W2, W3 and W5; journal 1 carries the W4 tail;
+// journal 2 the read-heavy rows (readheavy.go); the W2 "64 journals"
+// variant writes all 64.
 const parosJournals = 64
 
 type parosSys struct {
@@ -62,8 +66,16 @@ type parosSys struct {
 	addrs  []string
 	pprof  []string
 	procs  []*child
-	cl     *client.Client // the writers' Client
-	jids   []journal.ID
+	// replicas is how many replica machines the cell has (0: none);
+	// raddrs, rpprof and rprocs are theirs, metrics every process's
+	// /metrics address (the members, then the replicas).
+	replicas int
+	raddrs   []string
+	rpprof   []string
+	rprocs   []*child
+	metrics  []string
+	cl       *client.Client // the writers' Client
+	jids     []journal.ID
 
 	// statsMu guards last: the Writer counters of the writer closed last
 	// (read by runSystem after each phase).
@@ -81,6 +93,10 @@ type writerStats struct {
 	Refused   uint64 `json:"refused"`
 	Ambiguous uint64 `json:"ambiguous"`
 	Unsent    uint64 `json:"unsent"`
+	// ReplicaCPUCores is the replica machines' CPU over the phase (from
+	// the claim to the close of its Writers), in cores; 0 without
+	// replicas.
+	ReplicaCPUCores float64 `json:"replicas_cpu_cores,omitempty"`
 }
 
 func (a *writerStats) add(s client.WriterStats) {
@@ -96,7 +112,7 @@ func (a *writerStats) add(s client.WriterStats) {
 // parosCreds are a secure cell's credentials, made with `paros cert`.
 type parosCreds struct {
 	caFile   string   // DIR/certs/ca/ca.crt
-	nodeDirs []string // per member: ca.crt, node.crt, node.key (serve --tls)
+	nodeDirs []string // per member, then per replica: ca.crt, node.crt, node.key (serve --tls)
 	admin    string   // read, write, admin over every journal: cell formation
 	client   string   // read, write over every journal: the load generator
 }
@@ -106,6 +122,9 @@ type parosCreds struct {
 func newParos(root string, secure bool) *parosSys { return &parosSys{root: root, secure: secure} }
 
 func (s *parosSys) key() string {
+	if s.replicas > 0 {
+		return "paros-replicas"
+	}
 	if s.secure {
 		return "paros"
 	}
@@ -113,6 +132,9 @@ func (s *parosSys) key() string {
 }
 
 func (s *parosSys) title() string {
+	if s.replicas > 0 {
+		return fmt.Sprintf("paros (%d replicas)", s.replicas)
+	}
 	if s.secure {
 		return "paros"
 	}
@@ -121,6 +143,10 @@ func (s *parosSys) title() string {
 
 func (s *parosSys) durability() string {
 	d := "default: every batch is fsynced (one synced Pebble commit per group of batches) on a majority before the client is answered"
+	if s.replicas > 0 {
+		d += fmt.Sprintf("; TLS 1.3 and tokens as in paros; %d replica machines learn every journal but never vote, so they add nothing to an acknowledgement", s.replicas)
+		return d
+	}
 	if s.secure {
 		return d + "; TLS 1.3 (mutual between members) and a bearer token on every call, the default"
 	}
@@ -153,13 +179,21 @@ func (s *parosSys) start(ctx context.Context, dir string) error {
 			return err
 		}
 	}
-	ports, err := freePorts(6)
+	// Per process (the members, then the replicas): the listen, pprof and
+	// metrics addresses.
+	n := 3 + s.replicas
+	ports, err := freePorts(3 * n)
 	if err != nil {
 		return err
 	}
-	for i := range 3 {
-		s.addrs = append(s.addrs, fmt.Sprintf("127.0.0.1:%d", ports[i]))
-		s.pprof = append(s.pprof, fmt.Sprintf("127.0.0.1:%d", ports[3+i]))
+	for i := range n {
+		a, p := fmt.Sprintf("127.0.0.1:%d", ports[i]), fmt.Sprintf("127.0.0.1:%d", ports[n+i])
+		if i < 3 {
+			s.addrs, s.pprof = append(s.addrs, a), append(s.pprof, p)
+		} else {
+			s.raddrs, s.rpprof = append(s.raddrs, a), append(s.rpprof, p)
+		}
+		s.metrics = append(s.metrics, fmt.Sprintf("127.0.0.1:%d", ports[2*n+i]))
 	}
 	if s.secure {
 		if s.creds, err = s.makeCreds(ctx, filepath.Join(dir, "certs")); err != nil {
@@ -173,14 +207,17 @@ func (s *parosSys) start(ctx context.Context, dir string) error {
 			sec = []string{"--tls", s.creds.nodeDirs[i]}
 		}
 		args := append([]string{"serve"}, sec...)
-		args = append(args, "--data", data, "--listen", s.addrs[i], "--pprof", s.pprof[i])
+		args = append(args, "--data", data, "--listen", s.addrs[i], "--pprof", s.pprof[i], "--metrics", s.metrics[i])
 		c, err := startChild(fmt.Sprintf("%s-m%d", s.key(), i+1), data+".log", s.bin, args...)
 		if err != nil {
 			return err
 		}
 		s.procs = append(s.procs, c)
 	}
-	for _, a := range s.addrs {
+	if err := s.startReplicas(dir); err != nil {
+		return err
+	}
+	for _, a := range append(slices.Clone(s.addrs), s.raddrs...) {
 		if err := waitTCP(a, 20*time.Second); err != nil {
 			return err
 		}
@@ -197,7 +234,7 @@ func (s *parosSys) start(ctx context.Context, dir string) error {
 		access = machine.Access{TLS: tc, Token: s.creds.admin}
 	}
 	ictx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	plan, err := machine.InitCell(ictx, s.addrs[0], s.addrs, nil, parosJournals, access)
+	plan, err := machine.InitCell(ictx, s.addrs[0], s.addrs, s.raddrs, parosJournals, access)
 	cancel()
 	if err != nil {
 		return err
@@ -205,8 +242,8 @@ func (s *parosSys) start(ctx context.Context, dir string) error {
 	for _, j := range plan.GetJournals() {
 		s.jids = append(s.jids, wire.JournalIDFromPB(j))
 	}
-	if len(s.jids) < 2 {
-		return fmt.Errorf("paros: cell init created %d journals, the bench needs at least 2", len(s.jids))
+	if len(s.jids) <= readHeavyJournal {
+		return fmt.Errorf("paros: cell init created %d journals, the bench needs at least %d", len(s.jids), readHeavyJournal+1)
 	}
 	dctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	s.cl, err = client.Dial(dctx, s.addrs, s.clientOpts()...)
@@ -214,13 +251,14 @@ func (s *parosSys) start(ctx context.Context, dir string) error {
 	if err != nil {
 		return err
 	}
-	// Wait until every journal has a consensus leader.
+	// Wait until every journal has a consensus leader, and every replica
+	// serves reads.
 	for j := range s.jids {
 		if _, err := s.leaderOf(ctx, j, 30*time.Second); err != nil {
 			return err
 		}
 	}
-	return nil
+	return s.waitReplicasServe(ctx, 30*time.Second)
 }
 
 // clientOpts are the options every client.Client of the harness dials
@@ -236,8 +274,8 @@ func (s *parosSys) clientOpts() []client.Option {
 
 // makeCreds makes a secure cell's credentials under dir with the shipped
 // commands, as an operator would: `paros cert ca`, `paros cert node` per
-// member (127.0.0.1, the address clients and peers dial), and two
-// `paros cert token`s over every journal: an admin token for cell
+// member and per replica (127.0.0.1, the address clients and peers dial),
+// and two `paros cert token`s over every journal: an admin token for cell
 // formation, a read/write token for the load generator.
 func (s *parosSys) makeCreds(ctx context.Context, dir string) (*parosCreds, error) {
 	caDir := filepath.Join(dir, "ca")
@@ -245,8 +283,11 @@ func (s *parosSys) makeCreds(ctx context.Context, dir string) (*parosCreds, erro
 	if _, err := s.cert(ctx, "ca", "--dir", caDir, "--name", "bench"); err != nil {
 		return nil, err
 	}
-	for i := range 3 {
+	for i := range 3 + s.replicas {
 		nd := filepath.Join(dir, fmt.Sprintf("m%d", i+1))
+		if i >= 3 {
+			nd = filepath.Join(dir, fmt.Sprintf("r%d", i-2))
+		}
 		if _, err := s.cert(ctx, "node", "--ca", caDir, "--out", nd, "--host", "127.0.0.1"); err != nil {
 			return nil, err
 		}
@@ -310,13 +351,20 @@ func (s *parosSys) leader(ctx context.Context) (int, error) {
 
 func (s *parosSys) kill(i int) { s.procs[i].kill() }
 
-func (s *parosSys) pprofAddr(i int) string { return s.pprof[i] }
+// pprofAddr is member i's pprof address; past the members, replica
+// i-3's.
+func (s *parosSys) pprofAddr(i int) string {
+	if i >= len(s.pprof) {
+		return s.rpprof[i-len(s.pprof)]
+	}
+	return s.pprof[i]
+}
 
 func (s *parosSys) stop() {
 	if s.cl != nil {
 		_ = s.cl.Close()
 	}
-	for _, p := range s.procs {
+	for _, p := range s.allProcs() {
 		p.kill()
 	}
 }
@@ -339,6 +387,10 @@ type parosWriter struct {
 	s    *parosSys
 	ws   []*client.Writer
 	next atomic.Uint64 // round robin over ws
+	// opened and rcpu are when the writer opened and the replicas' CPU
+	// time then.
+	opened time.Time
+	rcpu   time.Duration
 }
 
 // newWriter opens a Writer on journal 0. inflight is how many goroutines
@@ -381,7 +433,7 @@ func (s *parosSys) claim(ctx context.Context, js []int, inflight int) (*parosWri
 	if inflight > sansio.DefaultWindow {
 		panic(fmt.Sprintf("bench: %d appends in flight exceed the Writer's default window of %d", inflight, sansio.DefaultWindow))
 	}
-	w := &parosWriter{s: s}
+	w := &parosWriter{s: s, opened: time.Now(), rcpu: membersCPU(s.rprocs)}
 	for _, j := range js {
 		cw := s.cl.Journal(s.jids[j]).NewWriter()
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -427,6 +479,9 @@ func (w *parosWriter) close() {
 		st.add(cw.Stats())
 		_ = cw.Close()
 	}
+	if len(w.s.rprocs) > 0 {
+		st.ReplicaCPUCores = (membersCPU(w.s.rprocs) - w.rcpu).Seconds() / time.Since(w.opened).Seconds()
+	}
 	w.s.statsMu.Lock()
 	w.s.last = st
 	w.s.statsMu.Unlock()
@@ -434,16 +489,12 @@ func (w *parosWriter) close() {
 
 // subscribe follows the tail of journal 1 with a client.Reader. Each
 // reader has its own Client whose address list starts at a different
-// member, so the readers' first reads go to different members; where a
-// reader reads after that is the library's choice.
+// member (and, with replicas, at a different replica: the library reads
+// from the replicas first), so the readers' first reads go to different
+// servers; where a reader reads after that is the library's choice.
 func (s *parosSys) subscribe(ctx context.Context, reader int, ready func(), fn func(rec []byte)) error {
-	n := len(s.addrs)
-	addrs := make([]string, n)
-	for k := range n {
-		addrs[k] = s.addrs[(reader+k)%n]
-	}
 	dctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	cl, err := client.Dial(dctx, addrs, s.clientOpts()...)
+	cl, err := client.Dial(dctx, s.readerAddrs(reader), s.clientOpts()...)
 	cancel()
 	if err != nil {
 		return err

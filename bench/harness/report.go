@@ -47,6 +47,7 @@ type sysResult struct {
 	Phases     map[string]*loadResult `json:"phases"`
 	Tail       *tailResult            `json:"w4_tail,omitempty"`
 	Failover   *failoverResult        `json:"w5_failover,omitempty"`
+	ReadHeavy  *readHeavyResult       `json:"read_heavy,omitempty"` // paros systems only
 	PeakRSSMiB map[string][]float64   `json:"peak_rss_mib_per_member"`
 	CPUCores   map[string]float64     `json:"members_cpu_cores"`
 	// DiskBytes is what the three members wrote to storage over a phase
@@ -382,6 +383,7 @@ func (r *report) markdown(stamp string) string {
 	}
 	w("\n")
 	r.tlsCostSection(w)
+	r.replicaSection(w)
 
 	w("## Targets\n\n| target | measured | met |\n|---|---|:-:|\n")
 	for _, t := range r.Targets {
@@ -427,7 +429,7 @@ func (r *report) markdown(stamp string) string {
 		w("| %s | %.1f | %s | %s | %s | %s |\n", s.Title, s.StartS, tw, fk, fw, orDash(strings.Join(errs, "; "), "none"))
 	}
 	w("\n")
-	for _, key := range []string{"paros", "paros-plaintext"} {
+	for _, key := range []string{"paros", "paros-replicas", "paros-plaintext"} {
 		s := r.sys(key)
 		if s == nil || len(s.ParosWriter) == 0 {
 			continue
@@ -467,7 +469,7 @@ func (r *report) markdown(stamp string) string {
 	}
 	w("\n")
 	if len(r.Profiles) > 0 {
-		w("## CPU profiles of the paros leader and a follower (`go tool pprof -top`)\n\n")
+		w("## CPU profiles of paros processes: the leader and a follower, or a replica (`go tool pprof -top`)\n\n")
 		for _, p := range r.Profiles {
 			w("### %s %s\n\n```\n%s\n```\n\n", p.System, p.Phase, p.Top)
 		}
@@ -596,6 +598,9 @@ func checkTargets(r *report) []targetCheck {
 	if c, ok := tlsCostTarget(r); ok {
 		out = append(out, c)
 	}
+	if c, ok := replicaTarget(r); ok {
+		out = append(out, c)
+	}
 	if s := r.sys("paros"); s != nil && s.Failover != nil {
 		v := s.Failover.RecoveryMs
 		add("W5: failover ≤ 1 s", fmt.Sprintf("%.0f ms (longest ack gap %.0f ms)", v, s.Failover.GapMs), v > 0 && v <= 1000)
@@ -677,7 +682,7 @@ func (r *report) svg() string {
 		pts    []pt
 		w3     *pt
 	}
-	colors := map[string]string{"paros": "#d62728", "paros-plaintext": "#e8a0a0", "etcd": "#1f77b4", "nats-always": "#2ca02c", "nats-default": "#98df8a"}
+	colors := map[string]string{"paros": "#d62728", "paros-plaintext": "#e8a0a0", "paros-replicas": "#9467bd", "etcd": "#1f77b4", "nats-always": "#2ca02c", "nats-default": "#98df8a"}
 	var ss []series
 	for _, s := range r.Systems {
 		se := series{name: s.Title, color: colors[s.Key]}
@@ -686,6 +691,9 @@ func (r *report) svg() string {
 			se.name = "paros, one client.Writer"
 		case "paros-plaintext":
 			se.name = "paros (plaintext)"
+			se.dashed = true
+		case "paros-replicas":
+			se.name = "paros, 2 replicas"
 			se.dashed = true
 		}
 		for _, id := range []string{"w1", "w2-64", "w2-1000"} {
