@@ -129,7 +129,6 @@ func (w *World) fault() {
 			}
 			w.counts.EditedRestarts++
 			w.start(p, true)
-			w.collect(p)
 			w.crash(p, "operator fixes the configuration")
 			w.restartLater(p, g.between(20*ms, 300*ms))
 		})

@@ -296,7 +296,6 @@ func (p *proc) after() {
 		w := p.w
 		w.sched.note("n%d stops: %v", p.id, err)
 		w.audit.stopped(p, err)
-		w.collect(p)
 		w.crash(p, "fail-stop")
 		w.counts.FailStops++
 		if !p.wiped {
@@ -311,6 +310,9 @@ func (w *World) crash(p *proc, seam string) {
 	if !p.up {
 		return
 	}
+	// The incarnation's counters go with it: count them first (they feed
+	// the gates; a leader that re-proposed and then crashed still did).
+	w.collect(p)
 	unsynced := false
 	for _, j := range w.shape.Journals {
 		if st := p.stores[j.ID]; st != nil {

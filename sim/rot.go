@@ -223,6 +223,7 @@ func (w *World) outage() {
 }
 
 func (w *World) outageNow() {
+	var first *proc // restarted before the others
 	for _, p := range w.procs {
 		if p.up && p.founding() {
 			w.crash(p, "correlated outage")
@@ -251,8 +252,15 @@ func (w *World) outageNow() {
 			w.sched.note("beyond the budget: every copy of %s slot %d", short(j), top)
 		}
 	} else {
-		// A vote that reached no other disk, damaged while every node is
-		// down: the next Phase 1 hears the damage and silence (case 2).
+		// The newest value other disks hold too, damaged on one while every
+		// node is down: it is likely above every node's durable chosen
+		// index, so the next Phase 1 hears the damage beside intact copies
+		// and re-proposes (case 1). Then a vote that reached no other disk:
+		// the next Phase 1 hears the damage and silence (case 2).
+		// The damaged node restarts first, so the first Phase 1 hears it.
+		if w.rot.budget >= 2 || w.g.pct(50) {
+			first = w.rotShared(j)
+		}
 		w.rotLoneVote()
 		for range min(w.rot.budget, 2) {
 			for _, p := range w.procs {
@@ -267,9 +275,53 @@ func (w *World) outageNow() {
 	}
 	for _, p := range w.procs {
 		if !p.up && !p.downForGood && p.founding() {
+			if p == first {
+				w.restartLater(p, w.g.between(20*ms, 80*ms))
+				continue
+			}
 			w.restartLater(p, w.g.between(100*ms, 600*ms))
 		}
 	}
+}
+
+// rotShared damages, on a crashed node, the newest record of journal j
+// that another disk holds at the same slot and ballot, above every disk's
+// durable chosen index (so no boot learns it chosen: a Phase 1 must
+// recover it).
+func (w *World) rotShared(j journal.ID) *proc {
+	var known paxos.Slot
+	for _, p := range w.procs {
+		if st := p.stores[j]; st != nil && !p.replica() && !p.wiped {
+			known = max(known, st.InitialState().ChosenIndex)
+		}
+	}
+	for _, p := range w.procs {
+		st := p.stores[j]
+		if st == nil || p.up || p.wiped || p.downForGood || p.replica() || w.rotted(p, j) {
+			continue
+		}
+		recs := st.Records()
+		for i := len(recs) - 1; i >= 0 && i >= len(recs)-8; i-- {
+			r := recs[i]
+			if r.Slot > known && len(w.rot.copies[jslot{j, r.Slot}]) == 0 && w.heldElsewhere(p, j, r) && w.plant(p, j, r.Slot, "shared") {
+				return p
+			}
+		}
+	}
+	return nil
+}
+
+// heldElsewhere reports whether an acceptor disk other than p's holds r.
+func (w *World) heldElsewhere(p *proc, j journal.ID, r paxos.SlotCommand) bool {
+	for _, q := range w.procs {
+		if q == p || q.stores[j] == nil || q.replica() || q.wiped {
+			continue
+		}
+		if b, _, ok := q.stores[j].Accepted(r.Slot); ok && b == r.Ballot {
+			return true
+		}
+	}
+	return false
 }
 
 // plantBeyond damages p's copy of slot regardless of the budget.

@@ -166,7 +166,6 @@ func run(seed uint64, o Options) Result {
 		p.crashAfterSync = false
 		clear(p.failNext)
 		if !p.up && !p.downForGood {
-			w.collect(p)
 			w.start(p, false)
 		}
 	}
