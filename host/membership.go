@@ -45,6 +45,37 @@ func (h *Host) AddJournal(s JournalSpec) error {
 	return nil
 }
 
+// SetReplicas replaces the replica list of every journal this process
+// serves (the operator added or removed a replica machine): its leaders
+// push chosen values to the new list, its acceptors answer the new
+// replicas' reads and catch-ups, and a later boot uses it too. Nothing is
+// changed unless every journal accepts the list.
+func (h *Host) SetReplicas(ids []paxos.NodeID) error {
+	ids = slices.Clone(ids)
+	slices.Sort(ids)
+	for _, j := range h.journals {
+		c := j.cfg
+		c.Replicas = ids
+		if j.cfg.Replica && !slices.Contains(ids, h.id) {
+			continue // a removed replica: its node checks the rest
+		}
+		if err := c.Validate(); err != nil {
+			return fmt.Errorf("paros/host: journal %s: %w", j.spec.ID, err)
+		}
+	}
+	for _, j := range h.journals {
+		if j.status == Live {
+			if err := j.node.SetReplicas(ids); err != nil {
+				return fmt.Errorf("paros/host: journal %s: %w", j.spec.ID, err)
+			}
+		}
+	}
+	for _, j := range h.journals {
+		j.spec.Replicas, j.cfg.Replicas = ids, ids
+	}
+	return nil
+}
+
 // admin answers Reconfigure and Retire.
 func (h *Host) admin(j *journalRT, c Call) AdminReply {
 	if j.cfg.Replica {

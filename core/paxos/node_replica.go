@@ -1,5 +1,10 @@
 package paxos
 
+import (
+	"fmt"
+	"slices"
+)
+
 // The replica tier (spec 002 "The replica tier"; reference design §2.2,
 // replica_node). A replica node is a Node whose only role is the learner:
 // Config.Replica. It is in no configuration and never votes: it answers no
@@ -34,6 +39,38 @@ package paxos
 // commit watermark), under no promise; no Prepare ever reads them, so no
 // Phase-1 quorum depends on them and a replica disk lost or rotted costs
 // nothing but the replica's own catch-up.
+
+// SetReplicas replaces the deployment's replica list (the operator added
+// or removed a replica machine). The list is no part of any quorum: a
+// leader pushes chosen values to the listed replicas and acceptors answer
+// their PreReads and catch-ups, so a change moves no safety argument, and
+// the machines of a cell may learn it at different times. A leader pushes
+// a new replica the values chosen from then on; what it missed it fetches
+// by catch-up (or jumps to the trim point). A replica node whose own id
+// leaves the list keeps its store and folds what it already has, but the
+// acceptors stop answering it, so its reads go unserved.
+func (n *Node) SetReplicas(ids []NodeID) error {
+	c := n.cfg
+	c.Replicas = slices.Clone(ids)
+	slices.Sort(c.Replicas)
+	if n.cfg.Replica && !slices.Contains(c.Replicas, c.ID) {
+		// Removed: validate the rest as if it were still listed.
+		c.Replica = false
+		c.Acceptors = n.cfg.Acceptors
+		if err := validateReplicas(c); err != nil {
+			return err
+		}
+	} else if err := c.Validate(); err != nil {
+		return err
+	}
+	for _, id := range c.Replicas {
+		if n.sys.Contains(id) {
+			return fmt.Errorf("%w: replica %d is an acceptor of the configuration in force %s", ErrConfig, id, n.sys)
+		}
+	}
+	n.cfg.Replicas = c.Replicas
+	return nil
+}
 
 // ReplyOwner is the replica that answers the client for slot s (0 without
 // replicas): Config.ReplyOwner.

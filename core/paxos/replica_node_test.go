@@ -184,3 +184,45 @@ func TestReplicaConfigurationIsRefusedWhenItCouldVote(t *testing.T) {
 		t.Fatalf("a replica outside the acceptors: %v", err)
 	}
 }
+
+// The replica list changes at run time (the operator added or removed a
+// replica machine): a removed replica hears nothing more and its reads go
+// unserved; added back, it catches up from the pushes and a catch-up.
+func TestReplicaListChangesAtRunTime(t *testing.T) {
+	opts := scenarioOpts()
+	opts.ReadTTLTicks = 6
+	net := newNetworkWithReplicas(t, majority(3), []paxos.NodeID{101, 102}, journal.ModeMulti, opts, 6)
+	n1, r2 := net.node(1), net.node(102)
+	setAll := func(ids ...paxos.NodeID) {
+		for _, tn := range net.nodes {
+			if err := tn.node.SetReplicas(ids); err != nil {
+				t.Fatalf("node %d: SetReplicas(%v): %v", tn.id, ids, err)
+			}
+		}
+	}
+	setAll(101)
+	net.electLeader(n1)
+	for i := range 5 {
+		propose(net, n1, unfenced(fmt.Sprint("w", i)))
+	}
+	net.settle(10)
+	expectEq(t, "listed replica applied", net.node(101).node.Applied(), n1.node.Applied())
+	expectEq(t, "removed replica applied", r2.node.Applied(), paxos.Slot(0))
+	if !r2.node.QuorumRead(9) {
+		t.Fatalf("read not opened")
+	}
+	net.drain(r2)
+	net.settle(opts.ReadTTLTicks + 1)
+	if rs, ok := r2.reads[9]; !ok || rs.OK {
+		t.Fatalf("a removed replica's read: %+v (answered %v), want expired unserved", rs, ok)
+	}
+	setAll(101, 102)
+	propose(net, n1, unfenced("w5"))
+	net.settle(10)
+	expectEq(t, "re-added replica applied", r2.node.Applied(), n1.node.Applied())
+	expectEq(t, "re-added replica state", r2.node.State(), n1.node.State())
+	if err := n1.node.SetReplicas([]paxos.NodeID{2}); !errors.Is(err, paxos.ErrConfig) {
+		t.Fatalf("an acceptor as a replica: %v, want ErrConfig", err)
+	}
+	net.oracles.converged()
+}

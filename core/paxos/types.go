@@ -146,10 +146,22 @@ func (c Config) Validate() error {
 			return fmt.Errorf("%w: matchmakers %v not sorted, distinct and nonzero", ErrConfig, c.Matchmakers)
 		}
 	}
+	if err := validateReplicas(c); err != nil {
+		return err
+	}
+	return validateSystem(c.Acceptors)
+}
+
+// validateReplicas checks the replica list alone: sorted, distinct,
+// nonzero, outside the acceptors, at most ReplicasMax.
+func validateReplicas(c Config) error {
+	if len(c.Replicas) > ReplicasMax {
+		return fmt.Errorf("%w: %d replicas (at most %d)", ErrConfig, len(c.Replicas), ReplicasMax)
+	}
 	for i, id := range c.Replicas {
 		if id == 0 || (i > 0 && c.Replicas[i-1] >= id) || c.Acceptors.Contains(id) {
 			return fmt.Errorf("%w: replicas %v not sorted, distinct, nonzero and outside the acceptors", ErrConfig, c.Replicas)
 		}
 	}
-	return validateSystem(c.Acceptors)
+	return nil
 }
