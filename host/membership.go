@@ -56,9 +56,6 @@ func (h *Host) SetReplicas(ids []paxos.NodeID) error {
 	for _, j := range h.journals {
 		c := j.cfg
 		c.Replicas = ids
-		if j.cfg.Replica && !slices.Contains(ids, h.id) {
-			continue // a removed replica: its node checks the rest
-		}
 		if err := c.Validate(); err != nil {
 			return fmt.Errorf("paros/host: journal %s: %w", j.spec.ID, err)
 		}

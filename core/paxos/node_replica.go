@@ -53,14 +53,7 @@ func (n *Node) SetReplicas(ids []NodeID) error {
 	c := n.cfg
 	c.Replicas = slices.Clone(ids)
 	slices.Sort(c.Replicas)
-	if n.cfg.Replica && !slices.Contains(c.Replicas, c.ID) {
-		// Removed: validate the rest as if it were still listed.
-		c.Replica = false
-		c.Acceptors = n.cfg.Acceptors
-		if err := validateReplicas(c); err != nil {
-			return err
-		}
-	} else if err := c.Validate(); err != nil {
+	if err := c.Validate(); err != nil {
 		return err
 	}
 	for _, id := range c.Replicas {
