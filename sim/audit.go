@@ -388,6 +388,9 @@ func (a *audit) converged() bool {
 				if len(a.w.shape.Matchmakers) > 0 && !newest.Acceptors.Contains(p.id) && !p.replica() {
 					continue
 				}
+				if p.replica() && !slices.Contains(a.w.replicaSet, p.id) {
+					continue // removed: no acceptor answers it any more
+				}
 				nodes = append(nodes, n)
 				top = max(top, n.Applied())
 			}

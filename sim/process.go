@@ -208,7 +208,7 @@ func (w *World) specs(p *proc, claim storage.Claim, edited bool) []host.JournalS
 			continue
 		}
 		s := host.JournalSpec{ID: js.ID, Members: w.shape.Nodes, Quorum: w.shape.Quorum, Mode: js.Mode, Claim: claim,
-			Matchmakers: w.shape.Matchmakers, Replicas: w.shape.Replicas, Replica: p.replica()}
+			Matchmakers: w.shape.Matchmakers, Replicas: w.replicaSet, Replica: p.replica()}
 		if js, ok := p.joined[js.ID]; ok {
 			// Joined at run time: its store was formatted then.
 			s = js

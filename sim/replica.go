@@ -39,7 +39,9 @@ func (w *World) replicaFault() {
 	if !p.up {
 		return
 	}
-	switch k := g.intn(10); {
+	switch k := g.intn(12); {
+	case k >= 10:
+		w.changeReplicas()
 	case k < 5:
 		if g.pct(30) {
 			p.crashAfterSync = true
@@ -58,6 +60,44 @@ func (w *World) replicaFault() {
 		w.sched.note("pause replica n%d", p.id)
 	case k < 8:
 		p.failNext[w.shape.Journals[g.intn(len(w.shape.Journals))].ID] = true
+	}
+}
+
+// changeReplicas is the operator adding or removing a replica machine:
+// one listed replica leaves the list, or one that left comes back. Every
+// process learns the new list on its own, within 0–50 ms (no quorum
+// depends on it), and a process that is down learns it when it restarts.
+func (w *World) changeReplicas() {
+	g := w.g
+	var removed []paxos.NodeID
+	for _, id := range w.shape.Replicas {
+		if !slices.Contains(w.replicaSet, id) {
+			removed = append(removed, id)
+		}
+	}
+	next := slices.Clone(w.replicaSet)
+	if len(removed) > 0 && (len(next) == 0 || g.pct(50)) {
+		next = append(next, removed[g.intn(len(removed))])
+		slices.Sort(next)
+		w.replicaReadds++
+	} else {
+		i := g.intn(len(next))
+		next = slices.Delete(next, i, i+1)
+	}
+	w.replicaSet = next
+	w.counts.ReplicaChanges++
+	w.sched.note("operator sets the replicas to %v", next)
+	for _, p := range w.procs {
+		inc := p.inc
+		w.sched.after(g.between(0, 50*ms), lbl("replicas → n%d", uint64(p.id)), func() {
+			if !p.up || p.inc != inc || p.h == nil {
+				return // it learns the list when it restarts
+			}
+			if err := p.h.SetReplicas(next); err != nil {
+				w.audit.violation("replica: the operator's replica list is accepted", "n%d: %v", p.id, err)
+			}
+			p.after()
+		})
 	}
 }
 
@@ -100,8 +140,12 @@ func (a *audit) replyOwners() {
 		if a.w.lostJournal(js.ID) {
 			continue
 		}
+		set := a.w.replicaSet
+		if len(set) == 0 {
+			continue
+		}
 		for _, s := range a.writeSlots[js.ID] {
-			owner := a.w.shape.Replicas[s%paxos.Slot(len(a.w.shape.Replicas))]
+			owner := set[s%paxos.Slot(len(set))]
 			p := a.w.proc(owner)
 			if !p.up || p.h == nil {
 				continue

@@ -62,6 +62,8 @@ type Counts struct {
 	// The replica tier: trim-point jumps, catch-ups, Commits with pushed
 	// values learned, and reads served, on replica nodes.
 	ReplicaTrimJumps, ReplicaCatchUps, ReplicaPushes, ReplicaReads uint64
+	// ReplicaChanges counts the operator's changes of the replica list.
+	ReplicaChanges uint64
 }
 
 // Result is the outcome of one seed.
@@ -99,6 +101,10 @@ type World struct {
 	// the operator's Admin calls in flight (reconfig.go)
 	opCalls map[host.CallID]operatorCall
 	opNext  uint64
+	// replicaSet is the replica list the operator set last (replica.go);
+	// replicaReadds counts replicas it added back after removing them.
+	replicaSet    []paxos.NodeID
+	replicaReadds int
 }
 
 func (w *World) proc(id paxos.NodeID) *proc { return w.byID[id] }
@@ -129,6 +135,7 @@ func run(seed uint64, o Options) Result {
 	w := &World{seed: seed, opts: o, g: newRNG(seed), opCalls: map[host.CallID]operatorCall{}, byID: map[paxos.NodeID]*proc{}}
 	w.sched.trace = o.Trace
 	w.shape = drawShape(w.g, o)
+	w.replicaSet = slices.Clone(w.shape.Replicas)
 	w.rot = newRotLedger(w.shape.RotBudget)
 	w.net = &network{w: w}
 	w.audit = newAudit(w)
@@ -174,7 +181,10 @@ func run(seed uint64, o Options) Result {
 	w.sched.at(quietFrom, lbl("clients stop"), func() { w.clients.stopped = true })
 	w.sched.runUntil(w.chaosEnd + o.TailMs*ms)
 
-	w.audit.converged()
+	converged := w.audit.converged()
+	if converged && w.replicaReadds > 0 {
+		w.audit.gate("replica: a replica the operator added back catches up")
+	}
 	w.audit.replyOwners()
 	w.audit.durableQuorums()
 	w.audit.unrecoverableHeld()
@@ -311,6 +321,7 @@ func (w *World) gateCounts(r *Result) {
 	set("replica: a replica below the floor jumps to the trim point", c.ReplicaTrimJumps)
 	set("replica: a replica heals a gap by catch-up", c.ReplicaCatchUps)
 	set("replica: a replica learns the values a leader pushed", c.ReplicaPushes)
+	set("replica: the operator changes the replica list at run time", c.ReplicaChanges)
 }
 
 // lincheck checks every journal's client history with porcupine.
@@ -405,6 +416,8 @@ func GateNames() []string {
 		"replica: a replica served a quorum read",
 		"replica: a replica served a journal read",
 		"replica: the reply owner of an acknowledged slot applied it",
+		"replica: the operator changes the replica list at run time",
+		"replica: a replica the operator added back catches up",
 	}
 	slices.Sort(g)
 	return g
