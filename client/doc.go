@@ -63,10 +63,11 @@
 //	                   Journal calls, Reader.Next      expired one, or one without the scope); nothing was
 //	                                                   proposed: fix the credentials
 //	ErrNoMatchmakers   Reconfigure                     the cell is plain: its journals keep their members
-//	ErrInvalidConfig-  Reconfigure                     no node may run the configuration; nothing was
-//	uration                                            reconfigured
-//	ErrUnknownMachine  Reconfigure, Retire             a node id outside the cell, or an address of another
-//	                                                   cell's machine; nothing was reconfigured
+//	ErrInvalidConfig-  Reconfigure, SetReplicas        no node may run the configuration (a replica list: an
+//	uration                                            address twice, too many); nothing was reconfigured
+//	ErrUnknownMachine  Reconfigure, Retire,            a node id outside the cell, or an address of another
+//	                   SetReplicas                     cell's machine; nothing was reconfigured
+//	ErrNotReplica      SetReplicas                     a machine named as a replica is a node or an acceptor
 //	*RetireRefused-    Retire                          the machine judged the retire unsafe; Reason says why
 //	Error                                              (leader, member, stale, not_collected, plain, ...)
 //
@@ -76,12 +77,14 @@
 // # Replicas
 //
 // A cell may run replica machines (`paros serve --role replica`, named at
-// `parosctl init --replicas`): each serves linearizable reads of every
-// journal and never votes. Give their addresses to Dial beside the nodes'
+// `parosctl init --replicas` or added later): each serves linearizable
+// reads of every journal and never votes. Give their addresses to Dial beside the nodes'
 // and every read (Reader, Journal.Read, Resolve) asks a replica first,
 // then the other replicas, then the nodes, within the call's one loop of
 // rounds; writes never go to a replica. WithReplicaReads(false) asks the
-// nodes first, the replicas last.
+// nodes first, the replicas last. Client.SetReplicas changes a running
+// cell's replica machines (`parosctl replicas set`): a new one joins and
+// catches up by itself; one removed keeps running, its reads unserved.
 //
 // # Operating the cell
 //

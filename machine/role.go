@@ -29,8 +29,9 @@ import (
 // How a replica enters the cell: it votes on nothing, so CellInit runs the
 // decree over the members alone and, once the plan is chosen, asks each
 // replica to join (JoinCell): the replica formats its stores, records the
-// plan (the commit point, as a founder's vote) and serves. Replicas are
-// named at formation for good; no call adds or removes one.
+// plan (the commit point, as a founder's vote) and serves. On a running
+// cell the operator changes the list (replicaset.go): a new replica joins
+// the same way, then every machine is told the new list (SetReplicas).
 
 // Role is what a machine is started as.
 type Role uint8

@@ -375,6 +375,34 @@ func (r *Runtime) AddPeer(ctx context.Context, id paxos.NodeID, addr string) err
 	return r.postWait(ctx, func() { r.tr.add(id, addr) })
 }
 
+// SetReplicas replaces the replica list of every journal the process
+// serves (host.SetReplicas) and waits for the outcome: nothing is changed
+// unless every journal accepts it. The specs Spec reports carry the new
+// list too.
+func (r *Runtime) SetReplicas(ctx context.Context, ids []paxos.NodeID) error {
+	ids = slices.Sorted(slices.Values(ids))
+	done := make(chan error, 1)
+	if err := r.postWait(ctx, func() {
+		err := r.h.SetReplicas(ids)
+		if err == nil {
+			r.specMu.Lock()
+			for i := range r.specs {
+				r.specs[i].Replicas = ids
+			}
+			r.specMu.Unlock()
+		}
+		done <- err
+	}); err != nil {
+		return err
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // bootMatchmaker opens the matchmaker's registry store with the boot
 // refusals of a journal store: a missing one under an existing member is
 // amnesia, one formatted under another matchmaker set a mismatch.

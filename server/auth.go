@@ -84,6 +84,8 @@ type rule struct {
 //	                               (cell init's proposer joins the replicas
 //	                               as it asks the members to vote: FormCell)
 //	Machine/JoinJournal            token: admin over every journal
+//	Machine/SetReplicas            peer certificate, or admin over everything
+//	                               (a cell-wide fact, like JoinCell)
 //
 // No credential answers Unauthenticated (as does an invalid or expired
 // token); a credential that does not grant the call, PermissionDenied,
@@ -107,6 +109,7 @@ var rules = []rule{
 	{pb.Machine_Admit_FullMethodName, needAdmin, 0},
 	{pb.Machine_JoinCell_FullMethodName, needPeerOrAdmin, 0},
 	{pb.Machine_JoinJournal_FullMethodName, needAdmin, 0},
+	{pb.Machine_SetReplicas_FullMethodName, needPeerOrAdmin, 0},
 }
 
 // ruleOf indexes rules by full method name.

@@ -9,6 +9,7 @@
 //	parosctl --servers a,b,c inspect [--journal TENANT/JOURNAL]
 //	parosctl --servers a,b,c reconfigure TENANT/JOURNAL --members ID,ID,HOST:PORT [--quorum majority|flexible:Q1:Q2|grid:RxC] [--wait D]
 //	parosctl --servers a,b,c retire --journal TENANT/JOURNAL --node ID --gc-watermark R.N
+//	parosctl --servers a,b,c replicas set HOST:PORT,HOST:PORT|none [--wait D]
 //
 // Every command dials over TLS trusting the cell's CA certificate (--ca, or
 // PAROSCTL_CA) and presents a token (--token, or PAROSCTL_TOKEN; init needs
@@ -25,9 +26,10 @@
 // client.Dial per invocation, then the Journal handle's raw calls (which
 // follow redirects, ask other servers and back off), a Reader, or
 // Client.Inspect. parosctl itself never retries. reconfigure and retire go
-// through Client.Reconfigure and Client.Retire (which reach every machine of
-// the cell). init talks to the Machine service (cell formation), which the
-// client library does not cover.
+// through Client.Reconfigure and Client.Retire, replicas set through
+// Client.SetReplicas (each reaches every machine of the cell). init talks
+// to the Machine service (cell formation), which the client library does
+// not cover.
 package main
 
 import (
@@ -104,7 +106,7 @@ func newRoot() *cobra.Command {
 		}
 	}
 	root.AddCommand(initCmd(g), writeCmd(g), readCmd(g), tailCmd(g), truncateCmd(g), setLeaderCmd(g), inspectCmd(g),
-		reconfigureCmd(g), retireCmd(g))
+		reconfigureCmd(g), retireCmd(g), replicasCmd(g))
 	return root
 }
 

@@ -1,11 +1,13 @@
 // This file checks how parosctl reads the membership commands' arguments:
 // --quorum in each of its three forms (and quorumWord prints what it reads
 // back), --gc-watermark as ROUND.NODE in decimal, and --node in hex; each
-// malformed value is refused with exit code 2 (bad arguments).
+// malformed value is refused with exit code 2 (bad arguments); and replicas
+// set's address list (or none).
 package main
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/parosdb/paros/client"
@@ -65,4 +67,27 @@ func TestBallotAndNodeFlags(t *testing.T) {
 func isBadArgs(err error) bool {
 	var ee exitError
 	return errors.As(err, &ee) && ee.code == exitBadArgs
+}
+
+func TestReplicasSetReadsAddressesOrNone(t *testing.T) {
+	for in, want := range map[string][]string{
+		"none":               {},
+		"a:1":                {"a:1"},
+		" a:1 , b:2,":        {"a:1", "b:2"},
+		"127.0.0.1:7001,c:3": {"127.0.0.1:7001", "c:3"},
+	} {
+		// Act.
+		got, err := parseReplicaAddrs(in)
+
+		// Check.
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("parseReplicaAddrs(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", ",", "host-without-port", "a:1,b"} {
+		var ee exitError
+		if _, err := parseReplicaAddrs(in); !errors.As(err, &ee) || ee.code != exitBadArgs {
+			t.Errorf("parseReplicaAddrs(%q) = %v, want exit %d", in, err, exitBadArgs)
+		}
+	}
 }

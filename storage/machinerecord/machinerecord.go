@@ -114,6 +114,14 @@ type Record struct {
 	// is among them is a replica machine's (Replica): not a founder, it
 	// holds no vote of the plan.
 	Replicas []Member `json:"replicas,omitempty"`
+	// ReplicaRemoved is set on a replica machine's own record when the
+	// operator took it off the cell's replica list (Machine.SetReplicas):
+	// it stays a replica machine (Replica) and keeps its stores, but is no
+	// longer in Replicas, so no acceptor answers it. A later list naming
+	// it again clears the flag. Absent (false) on every other record, so a
+	// record written before the field existed reads and re-encodes
+	// unchanged.
+	ReplicaRemoved bool `json:"replica_removed,omitempty"`
 }
 
 // JoinedJournal is a journal a machine joined: the configuration the
@@ -148,8 +156,17 @@ func (r Record) Founder() bool {
 }
 
 // Replica reports whether the record's machine is one of the cell's
-// replica machines.
+// replica machines: listed in Replicas, or removed from the list
+// (ReplicaRemoved).
 func (r Record) Replica() bool {
+	if r.ReplicaRemoved {
+		return true
+	}
+	return r.listed()
+}
+
+// listed reports whether the record's NodeID is in Replicas.
+func (r Record) listed() bool {
 	for _, m := range r.Replicas {
 		if m.NodeID == r.NodeID {
 			return true
@@ -217,6 +234,9 @@ func (r Record) Validate() error {
 		if m.NodeID == 0 || seen[m.NodeID] || len(m.Addr) > addrBytesMax || i > 0 && r.Replicas[i-1].NodeID >= m.NodeID {
 			return fmt.Errorf("%w: replica %d %q (replicas are sorted, distinct, nonzero and no member)", ErrInvalid, m.NodeID, m.Addr)
 		}
+	}
+	if r.ReplicaRemoved && (r.CellID == 0 || r.listed() || r.Founder() || len(r.Joined) > 0) {
+		return fmt.Errorf("%w: a removed replica is a replica machine of a cell, off its replica list, and serves no joined journal", ErrInvalid)
 	}
 	ids := make(map[JournalID]bool, len(r.Journals))
 	for _, j := range r.Journals {

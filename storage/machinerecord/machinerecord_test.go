@@ -62,12 +62,22 @@ var replicaSample = Record{
 	Replicas: []Member{{NodeID: 0xbeef, Addr: "10.0.0.9:7000"}},
 }
 
+// removedSample is a replica machine's record after the operator took it
+// off the replica list: still a replica machine, listed nowhere.
+var removedSample = Record{
+	NodeID: 0xbeef, CellID: 0xce11, Incarnation: 2,
+	Members:        []Member{{NodeID: 0xfeed, Addr: "10.0.0.1:7000"}, {NodeID: 2, Addr: "10.0.0.2:7000"}},
+	Journals:       []JournalID{{Tenant: 1, Journal: 1}},
+	Replicas:       []Member{{NodeID: 0xcafe, Addr: "10.0.0.8:7000"}},
+	ReplicaRemoved: true,
+}
+
 func TestRoundTrip(t *testing.T) {
 	fs := newFS(t)
-	if !replicaSample.Replica() || replicaSample.Founder() || sample.Replica() {
+	if !replicaSample.Replica() || replicaSample.Founder() || sample.Replica() || !removedSample.Replica() {
 		t.Fatal("Replica and Founder misjudge the samples")
 	}
-	for _, r := range []Record{{NodeID: 1}, sample, replicaSample} {
+	for _, r := range []Record{{NodeID: 1}, sample, replicaSample, removedSample} {
 		if err := Store(fs, "/data", r); err != nil {
 			t.Fatal(err)
 		}
@@ -133,6 +143,9 @@ func TestInvalidRecordsAreRefused(t *testing.T) {
 		"replica a member":             {NodeID: 1, CellID: 1, Members: []Member{{NodeID: 2}}, Replicas: []Member{{NodeID: 2}}},
 		"replicas unsorted":            {NodeID: 1, CellID: 1, Replicas: []Member{{NodeID: 3}, {NodeID: 2}}},
 		"replica a founder":            {NodeID: 2, CellID: 1, VoteRound: 1, Members: []Member{{NodeID: 2}}, Replicas: []Member{{NodeID: 2}}},
+		"removed replica no cell":      {NodeID: 1, ReplicaRemoved: true},
+		"removed replica still listed": {NodeID: 1, CellID: 1, Replicas: []Member{{NodeID: 1}}, ReplicaRemoved: true},
+		"removed replica a founder":    {NodeID: 2, CellID: 1, VoteRound: 1, Members: []Member{{NodeID: 2}}, ReplicaRemoved: true},
 	} {
 		if _, err := Encode(r); !errors.Is(err, ErrInvalid) {
 			t.Errorf("%s: %v, want ErrInvalid", name, err)

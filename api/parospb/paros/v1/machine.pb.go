@@ -21,6 +21,115 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type SetReplicasRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	CellId uint64                 `protobuf:"varint,1,opt,name=cell_id,json=cellId,proto3" json:"cell_id,omitempty"`
+	// The whole replica list (node id and address of each), not a change:
+	// sending it again is a no-op.
+	Replicas      []*Member `protobuf:"bytes,2,rep,name=replicas,proto3" json:"replicas,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetReplicasRequest) Reset() {
+	*x = SetReplicasRequest{}
+	mi := &file_paros_v1_machine_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetReplicasRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetReplicasRequest) ProtoMessage() {}
+
+func (x *SetReplicasRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_paros_v1_machine_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetReplicasRequest.ProtoReflect.Descriptor instead.
+func (*SetReplicasRequest) Descriptor() ([]byte, []int) {
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *SetReplicasRequest) GetCellId() uint64 {
+	if x != nil {
+		return x.CellId
+	}
+	return 0
+}
+
+func (x *SetReplicasRequest) GetReplicas() []*Member {
+	if x != nil {
+		return x.Replicas
+	}
+	return nil
+}
+
+type SetReplicasReply struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Set   bool                   `protobuf:"varint,1,opt,name=set,proto3" json:"set,omitempty"`
+	// refusal: no_cell, other_cell, malformed (a zero id, an id twice, too
+	// many), member (an id is an acceptor machine of the cell, or an acceptor
+	// of a journal's configuration in force), storage.
+	Refusal       string `protobuf:"bytes,2,opt,name=refusal,proto3" json:"refusal,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetReplicasReply) Reset() {
+	*x = SetReplicasReply{}
+	mi := &file_paros_v1_machine_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetReplicasReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetReplicasReply) ProtoMessage() {}
+
+func (x *SetReplicasReply) ProtoReflect() protoreflect.Message {
+	mi := &file_paros_v1_machine_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetReplicasReply.ProtoReflect.Descriptor instead.
+func (*SetReplicasReply) Descriptor() ([]byte, []int) {
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *SetReplicasReply) GetSet() bool {
+	if x != nil {
+		return x.Set
+	}
+	return false
+}
+
+func (x *SetReplicasReply) GetRefusal() string {
+	if x != nil {
+		return x.Refusal
+	}
+	return ""
+}
+
 type AdmitRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	CellId        uint64                 `protobuf:"varint,1,opt,name=cell_id,json=cellId,proto3" json:"cell_id,omitempty"`
@@ -31,7 +140,7 @@ type AdmitRequest struct {
 
 func (x *AdmitRequest) Reset() {
 	*x = AdmitRequest{}
-	mi := &file_paros_v1_machine_proto_msgTypes[0]
+	mi := &file_paros_v1_machine_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -43,7 +152,7 @@ func (x *AdmitRequest) String() string {
 func (*AdmitRequest) ProtoMessage() {}
 
 func (x *AdmitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_machine_proto_msgTypes[0]
+	mi := &file_paros_v1_machine_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -56,7 +165,7 @@ func (x *AdmitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdmitRequest.ProtoReflect.Descriptor instead.
 func (*AdmitRequest) Descriptor() ([]byte, []int) {
-	return file_paros_v1_machine_proto_rawDescGZIP(), []int{0}
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *AdmitRequest) GetCellId() uint64 {
@@ -84,7 +193,7 @@ type AdmitReply struct {
 
 func (x *AdmitReply) Reset() {
 	*x = AdmitReply{}
-	mi := &file_paros_v1_machine_proto_msgTypes[1]
+	mi := &file_paros_v1_machine_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -96,7 +205,7 @@ func (x *AdmitReply) String() string {
 func (*AdmitReply) ProtoMessage() {}
 
 func (x *AdmitReply) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_machine_proto_msgTypes[1]
+	mi := &file_paros_v1_machine_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -109,7 +218,7 @@ func (x *AdmitReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdmitReply.ProtoReflect.Descriptor instead.
 func (*AdmitReply) Descriptor() ([]byte, []int) {
-	return file_paros_v1_machine_proto_rawDescGZIP(), []int{1}
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *AdmitReply) GetAdmitted() bool {
@@ -137,7 +246,7 @@ type JoinCellRequest struct {
 
 func (x *JoinCellRequest) Reset() {
 	*x = JoinCellRequest{}
-	mi := &file_paros_v1_machine_proto_msgTypes[2]
+	mi := &file_paros_v1_machine_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -149,7 +258,7 @@ func (x *JoinCellRequest) String() string {
 func (*JoinCellRequest) ProtoMessage() {}
 
 func (x *JoinCellRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_machine_proto_msgTypes[2]
+	mi := &file_paros_v1_machine_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -162,7 +271,7 @@ func (x *JoinCellRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinCellRequest.ProtoReflect.Descriptor instead.
 func (*JoinCellRequest) Descriptor() ([]byte, []int) {
-	return file_paros_v1_machine_proto_rawDescGZIP(), []int{2}
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *JoinCellRequest) GetPlan() *CellPlan {
@@ -192,7 +301,7 @@ type JoinCellReply struct {
 
 func (x *JoinCellReply) Reset() {
 	*x = JoinCellReply{}
-	mi := &file_paros_v1_machine_proto_msgTypes[3]
+	mi := &file_paros_v1_machine_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -204,7 +313,7 @@ func (x *JoinCellReply) String() string {
 func (*JoinCellReply) ProtoMessage() {}
 
 func (x *JoinCellReply) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_machine_proto_msgTypes[3]
+	mi := &file_paros_v1_machine_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -217,7 +326,7 @@ func (x *JoinCellReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinCellReply.ProtoReflect.Descriptor instead.
 func (*JoinCellReply) Descriptor() ([]byte, []int) {
-	return file_paros_v1_machine_proto_rawDescGZIP(), []int{3}
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *JoinCellReply) GetJoined() bool {
@@ -249,7 +358,7 @@ type JoinJournalRequest struct {
 
 func (x *JoinJournalRequest) Reset() {
 	*x = JoinJournalRequest{}
-	mi := &file_paros_v1_machine_proto_msgTypes[4]
+	mi := &file_paros_v1_machine_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -261,7 +370,7 @@ func (x *JoinJournalRequest) String() string {
 func (*JoinJournalRequest) ProtoMessage() {}
 
 func (x *JoinJournalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_machine_proto_msgTypes[4]
+	mi := &file_paros_v1_machine_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -274,7 +383,7 @@ func (x *JoinJournalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinJournalRequest.ProtoReflect.Descriptor instead.
 func (*JoinJournalRequest) Descriptor() ([]byte, []int) {
-	return file_paros_v1_machine_proto_rawDescGZIP(), []int{4}
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *JoinJournalRequest) GetJournal() *JournalId {
@@ -339,7 +448,7 @@ type JoinJournalReply struct {
 
 func (x *JoinJournalReply) Reset() {
 	*x = JoinJournalReply{}
-	mi := &file_paros_v1_machine_proto_msgTypes[5]
+	mi := &file_paros_v1_machine_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -351,7 +460,7 @@ func (x *JoinJournalReply) String() string {
 func (*JoinJournalReply) ProtoMessage() {}
 
 func (x *JoinJournalReply) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_machine_proto_msgTypes[5]
+	mi := &file_paros_v1_machine_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -364,7 +473,7 @@ func (x *JoinJournalReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinJournalReply.ProtoReflect.Descriptor instead.
 func (*JoinJournalReply) Descriptor() ([]byte, []int) {
-	return file_paros_v1_machine_proto_rawDescGZIP(), []int{5}
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *JoinJournalReply) GetJoined() bool {
@@ -393,7 +502,7 @@ type IdentifyRequest struct {
 
 func (x *IdentifyRequest) Reset() {
 	*x = IdentifyRequest{}
-	mi := &file_paros_v1_machine_proto_msgTypes[6]
+	mi := &file_paros_v1_machine_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -405,7 +514,7 @@ func (x *IdentifyRequest) String() string {
 func (*IdentifyRequest) ProtoMessage() {}
 
 func (x *IdentifyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_machine_proto_msgTypes[6]
+	mi := &file_paros_v1_machine_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -418,7 +527,7 @@ func (x *IdentifyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IdentifyRequest.ProtoReflect.Descriptor instead.
 func (*IdentifyRequest) Descriptor() ([]byte, []int) {
-	return file_paros_v1_machine_proto_rawDescGZIP(), []int{6}
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *IdentifyRequest) GetPlan() bool {
@@ -447,7 +556,7 @@ type IdentifyReply struct {
 
 func (x *IdentifyReply) Reset() {
 	*x = IdentifyReply{}
-	mi := &file_paros_v1_machine_proto_msgTypes[7]
+	mi := &file_paros_v1_machine_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -459,7 +568,7 @@ func (x *IdentifyReply) String() string {
 func (*IdentifyReply) ProtoMessage() {}
 
 func (x *IdentifyReply) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_machine_proto_msgTypes[7]
+	mi := &file_paros_v1_machine_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -472,7 +581,7 @@ func (x *IdentifyReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IdentifyReply.ProtoReflect.Descriptor instead.
 func (*IdentifyReply) Descriptor() ([]byte, []int) {
-	return file_paros_v1_machine_proto_rawDescGZIP(), []int{7}
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *IdentifyReply) GetNodeId() uint64 {
@@ -537,7 +646,7 @@ type CellPlan struct {
 
 func (x *CellPlan) Reset() {
 	*x = CellPlan{}
-	mi := &file_paros_v1_machine_proto_msgTypes[8]
+	mi := &file_paros_v1_machine_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -549,7 +658,7 @@ func (x *CellPlan) String() string {
 func (*CellPlan) ProtoMessage() {}
 
 func (x *CellPlan) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_machine_proto_msgTypes[8]
+	mi := &file_paros_v1_machine_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -562,7 +671,7 @@ func (x *CellPlan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CellPlan.ProtoReflect.Descriptor instead.
 func (*CellPlan) Descriptor() ([]byte, []int) {
-	return file_paros_v1_machine_proto_rawDescGZIP(), []int{8}
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *CellPlan) GetCellId() uint64 {
@@ -610,7 +719,7 @@ type Member struct {
 
 func (x *Member) Reset() {
 	*x = Member{}
-	mi := &file_paros_v1_machine_proto_msgTypes[9]
+	mi := &file_paros_v1_machine_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -622,7 +731,7 @@ func (x *Member) String() string {
 func (*Member) ProtoMessage() {}
 
 func (x *Member) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_machine_proto_msgTypes[9]
+	mi := &file_paros_v1_machine_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -635,7 +744,7 @@ func (x *Member) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Member.ProtoReflect.Descriptor instead.
 func (*Member) Descriptor() ([]byte, []int) {
-	return file_paros_v1_machine_proto_rawDescGZIP(), []int{9}
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Member) GetNodeId() uint64 {
@@ -661,7 +770,7 @@ type PrepareCellRequest struct {
 
 func (x *PrepareCellRequest) Reset() {
 	*x = PrepareCellRequest{}
-	mi := &file_paros_v1_machine_proto_msgTypes[10]
+	mi := &file_paros_v1_machine_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -673,7 +782,7 @@ func (x *PrepareCellRequest) String() string {
 func (*PrepareCellRequest) ProtoMessage() {}
 
 func (x *PrepareCellRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_machine_proto_msgTypes[10]
+	mi := &file_paros_v1_machine_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -686,7 +795,7 @@ func (x *PrepareCellRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrepareCellRequest.ProtoReflect.Descriptor instead.
 func (*PrepareCellRequest) Descriptor() ([]byte, []int) {
-	return file_paros_v1_machine_proto_rawDescGZIP(), []int{10}
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *PrepareCellRequest) GetBallot() *Ballot {
@@ -711,7 +820,7 @@ type PrepareCellReply struct {
 
 func (x *PrepareCellReply) Reset() {
 	*x = PrepareCellReply{}
-	mi := &file_paros_v1_machine_proto_msgTypes[11]
+	mi := &file_paros_v1_machine_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -723,7 +832,7 @@ func (x *PrepareCellReply) String() string {
 func (*PrepareCellReply) ProtoMessage() {}
 
 func (x *PrepareCellReply) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_machine_proto_msgTypes[11]
+	mi := &file_paros_v1_machine_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -736,7 +845,7 @@ func (x *PrepareCellReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrepareCellReply.ProtoReflect.Descriptor instead.
 func (*PrepareCellReply) Descriptor() ([]byte, []int) {
-	return file_paros_v1_machine_proto_rawDescGZIP(), []int{11}
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *PrepareCellReply) GetNodeId() uint64 {
@@ -791,7 +900,7 @@ type FormCellRequest struct {
 
 func (x *FormCellRequest) Reset() {
 	*x = FormCellRequest{}
-	mi := &file_paros_v1_machine_proto_msgTypes[12]
+	mi := &file_paros_v1_machine_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -803,7 +912,7 @@ func (x *FormCellRequest) String() string {
 func (*FormCellRequest) ProtoMessage() {}
 
 func (x *FormCellRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_machine_proto_msgTypes[12]
+	mi := &file_paros_v1_machine_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -816,7 +925,7 @@ func (x *FormCellRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FormCellRequest.ProtoReflect.Descriptor instead.
 func (*FormCellRequest) Descriptor() ([]byte, []int) {
-	return file_paros_v1_machine_proto_rawDescGZIP(), []int{12}
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *FormCellRequest) GetBallot() *Ballot {
@@ -846,7 +955,7 @@ type FormCellReply struct {
 
 func (x *FormCellReply) Reset() {
 	*x = FormCellReply{}
-	mi := &file_paros_v1_machine_proto_msgTypes[13]
+	mi := &file_paros_v1_machine_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -858,7 +967,7 @@ func (x *FormCellReply) String() string {
 func (*FormCellReply) ProtoMessage() {}
 
 func (x *FormCellReply) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_machine_proto_msgTypes[13]
+	mi := &file_paros_v1_machine_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -871,7 +980,7 @@ func (x *FormCellReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FormCellReply.ProtoReflect.Descriptor instead.
 func (*FormCellReply) Descriptor() ([]byte, []int) {
-	return file_paros_v1_machine_proto_rawDescGZIP(), []int{13}
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *FormCellReply) GetFormed() bool {
@@ -911,7 +1020,7 @@ type CellInitRequest struct {
 
 func (x *CellInitRequest) Reset() {
 	*x = CellInitRequest{}
-	mi := &file_paros_v1_machine_proto_msgTypes[14]
+	mi := &file_paros_v1_machine_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -923,7 +1032,7 @@ func (x *CellInitRequest) String() string {
 func (*CellInitRequest) ProtoMessage() {}
 
 func (x *CellInitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_machine_proto_msgTypes[14]
+	mi := &file_paros_v1_machine_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -936,7 +1045,7 @@ func (x *CellInitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CellInitRequest.ProtoReflect.Descriptor instead.
 func (*CellInitRequest) Descriptor() ([]byte, []int) {
-	return file_paros_v1_machine_proto_rawDescGZIP(), []int{14}
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CellInitRequest) GetMembers() []string {
@@ -982,7 +1091,7 @@ type CellInitReply struct {
 
 func (x *CellInitReply) Reset() {
 	*x = CellInitReply{}
-	mi := &file_paros_v1_machine_proto_msgTypes[15]
+	mi := &file_paros_v1_machine_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -994,7 +1103,7 @@ func (x *CellInitReply) String() string {
 func (*CellInitReply) ProtoMessage() {}
 
 func (x *CellInitReply) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_machine_proto_msgTypes[15]
+	mi := &file_paros_v1_machine_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1007,7 +1116,7 @@ func (x *CellInitReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CellInitReply.ProtoReflect.Descriptor instead.
 func (*CellInitReply) Descriptor() ([]byte, []int) {
-	return file_paros_v1_machine_proto_rawDescGZIP(), []int{15}
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CellInitReply) GetInitialized() bool {
@@ -1035,7 +1144,13 @@ var File_paros_v1_machine_proto protoreflect.FileDescriptor
 
 const file_paros_v1_machine_proto_rawDesc = "" +
 	"\n" +
-	"\x16paros/v1/machine.proto\x12\bparos.v1\x1a\x15paros/v1/common.proto\"Q\n" +
+	"\x16paros/v1/machine.proto\x12\bparos.v1\x1a\x15paros/v1/common.proto\"[\n" +
+	"\x12SetReplicasRequest\x12\x17\n" +
+	"\acell_id\x18\x01 \x01(\x04R\x06cellId\x12,\n" +
+	"\breplicas\x18\x02 \x03(\v2\x10.paros.v1.MemberR\breplicas\">\n" +
+	"\x10SetReplicasReply\x12\x10\n" +
+	"\x03set\x18\x01 \x01(\bR\x03set\x12\x18\n" +
+	"\arefusal\x18\x02 \x01(\tR\arefusal\"Q\n" +
 	"\fAdmitRequest\x12\x17\n" +
 	"\acell_id\x18\x01 \x01(\x04R\x06cellId\x12(\n" +
 	"\x06member\x18\x02 \x01(\v2\x10.paros.v1.MemberR\x06member\"B\n" +
@@ -1103,7 +1218,7 @@ const file_paros_v1_machine_proto_rawDesc = "" +
 	"\rCellInitReply\x12 \n" +
 	"\vinitialized\x18\x01 \x01(\bR\vinitialized\x12\x18\n" +
 	"\arefusal\x18\x02 \x01(\tR\arefusal\x12&\n" +
-	"\x04plan\x18\x03 \x01(\v2\x12.paros.v1.CellPlanR\x04plan2\xd2\x03\n" +
+	"\x04plan\x18\x03 \x01(\v2\x12.paros.v1.CellPlanR\x04plan2\x9b\x04\n" +
 	"\aMachine\x12>\n" +
 	"\bIdentify\x12\x19.paros.v1.IdentifyRequest\x1a\x17.paros.v1.IdentifyReply\x12G\n" +
 	"\vPrepareCell\x12\x1c.paros.v1.PrepareCellRequest\x1a\x1a.paros.v1.PrepareCellReply\x12>\n" +
@@ -1111,7 +1226,8 @@ const file_paros_v1_machine_proto_rawDesc = "" +
 	"\bCellInit\x12\x19.paros.v1.CellInitRequest\x1a\x17.paros.v1.CellInitReply\x125\n" +
 	"\x05Admit\x12\x16.paros.v1.AdmitRequest\x1a\x14.paros.v1.AdmitReply\x12>\n" +
 	"\bJoinCell\x12\x19.paros.v1.JoinCellRequest\x1a\x17.paros.v1.JoinCellReply\x12G\n" +
-	"\vJoinJournal\x12\x1c.paros.v1.JoinJournalRequest\x1a\x1a.paros.v1.JoinJournalReplyB7Z5github.com/parosdb/paros/api/parospb/paros/v1;parosv1b\x06proto3"
+	"\vJoinJournal\x12\x1c.paros.v1.JoinJournalRequest\x1a\x1a.paros.v1.JoinJournalReply\x12G\n" +
+	"\vSetReplicas\x12\x1c.paros.v1.SetReplicasRequest\x1a\x1a.paros.v1.SetReplicasReplyB7Z5github.com/parosdb/paros/api/parospb/paros/v1;parosv1b\x06proto3"
 
 var (
 	file_paros_v1_machine_proto_rawDescOnce sync.Once
@@ -1125,65 +1241,70 @@ func file_paros_v1_machine_proto_rawDescGZIP() []byte {
 	return file_paros_v1_machine_proto_rawDescData
 }
 
-var file_paros_v1_machine_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_paros_v1_machine_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_paros_v1_machine_proto_goTypes = []any{
-	(*AdmitRequest)(nil),       // 0: paros.v1.AdmitRequest
-	(*AdmitReply)(nil),         // 1: paros.v1.AdmitReply
-	(*JoinCellRequest)(nil),    // 2: paros.v1.JoinCellRequest
-	(*JoinCellReply)(nil),      // 3: paros.v1.JoinCellReply
-	(*JoinJournalRequest)(nil), // 4: paros.v1.JoinJournalRequest
-	(*JoinJournalReply)(nil),   // 5: paros.v1.JoinJournalReply
-	(*IdentifyRequest)(nil),    // 6: paros.v1.IdentifyRequest
-	(*IdentifyReply)(nil),      // 7: paros.v1.IdentifyReply
-	(*CellPlan)(nil),           // 8: paros.v1.CellPlan
-	(*Member)(nil),             // 9: paros.v1.Member
-	(*PrepareCellRequest)(nil), // 10: paros.v1.PrepareCellRequest
-	(*PrepareCellReply)(nil),   // 11: paros.v1.PrepareCellReply
-	(*FormCellRequest)(nil),    // 12: paros.v1.FormCellRequest
-	(*FormCellReply)(nil),      // 13: paros.v1.FormCellReply
-	(*CellInitRequest)(nil),    // 14: paros.v1.CellInitRequest
-	(*CellInitReply)(nil),      // 15: paros.v1.CellInitReply
-	(*JournalId)(nil),          // 16: paros.v1.JournalId
-	(QuorumSystem)(0),          // 17: paros.v1.QuorumSystem
-	(*Ballot)(nil),             // 18: paros.v1.Ballot
+	(*SetReplicasRequest)(nil), // 0: paros.v1.SetReplicasRequest
+	(*SetReplicasReply)(nil),   // 1: paros.v1.SetReplicasReply
+	(*AdmitRequest)(nil),       // 2: paros.v1.AdmitRequest
+	(*AdmitReply)(nil),         // 3: paros.v1.AdmitReply
+	(*JoinCellRequest)(nil),    // 4: paros.v1.JoinCellRequest
+	(*JoinCellReply)(nil),      // 5: paros.v1.JoinCellReply
+	(*JoinJournalRequest)(nil), // 6: paros.v1.JoinJournalRequest
+	(*JoinJournalReply)(nil),   // 7: paros.v1.JoinJournalReply
+	(*IdentifyRequest)(nil),    // 8: paros.v1.IdentifyRequest
+	(*IdentifyReply)(nil),      // 9: paros.v1.IdentifyReply
+	(*CellPlan)(nil),           // 10: paros.v1.CellPlan
+	(*Member)(nil),             // 11: paros.v1.Member
+	(*PrepareCellRequest)(nil), // 12: paros.v1.PrepareCellRequest
+	(*PrepareCellReply)(nil),   // 13: paros.v1.PrepareCellReply
+	(*FormCellRequest)(nil),    // 14: paros.v1.FormCellRequest
+	(*FormCellReply)(nil),      // 15: paros.v1.FormCellReply
+	(*CellInitRequest)(nil),    // 16: paros.v1.CellInitRequest
+	(*CellInitReply)(nil),      // 17: paros.v1.CellInitReply
+	(*JournalId)(nil),          // 18: paros.v1.JournalId
+	(QuorumSystem)(0),          // 19: paros.v1.QuorumSystem
+	(*Ballot)(nil),             // 20: paros.v1.Ballot
 }
 var file_paros_v1_machine_proto_depIdxs = []int32{
-	9,  // 0: paros.v1.AdmitRequest.member:type_name -> paros.v1.Member
-	8,  // 1: paros.v1.JoinCellRequest.plan:type_name -> paros.v1.CellPlan
-	9,  // 2: paros.v1.JoinCellRequest.admitted:type_name -> paros.v1.Member
-	16, // 3: paros.v1.JoinJournalRequest.journal:type_name -> paros.v1.JournalId
-	17, // 4: paros.v1.JoinJournalRequest.quorum_system:type_name -> paros.v1.QuorumSystem
-	8,  // 5: paros.v1.IdentifyReply.plan:type_name -> paros.v1.CellPlan
-	9,  // 6: paros.v1.CellPlan.members:type_name -> paros.v1.Member
-	16, // 7: paros.v1.CellPlan.journals:type_name -> paros.v1.JournalId
-	9,  // 8: paros.v1.CellPlan.replicas:type_name -> paros.v1.Member
-	18, // 9: paros.v1.PrepareCellRequest.ballot:type_name -> paros.v1.Ballot
-	18, // 10: paros.v1.PrepareCellReply.promise:type_name -> paros.v1.Ballot
-	8,  // 11: paros.v1.PrepareCellReply.vote:type_name -> paros.v1.CellPlan
-	18, // 12: paros.v1.PrepareCellReply.vote_ballot:type_name -> paros.v1.Ballot
-	18, // 13: paros.v1.FormCellRequest.ballot:type_name -> paros.v1.Ballot
-	8,  // 14: paros.v1.FormCellRequest.plan:type_name -> paros.v1.CellPlan
-	18, // 15: paros.v1.FormCellReply.promise:type_name -> paros.v1.Ballot
-	8,  // 16: paros.v1.CellInitReply.plan:type_name -> paros.v1.CellPlan
-	6,  // 17: paros.v1.Machine.Identify:input_type -> paros.v1.IdentifyRequest
-	10, // 18: paros.v1.Machine.PrepareCell:input_type -> paros.v1.PrepareCellRequest
-	12, // 19: paros.v1.Machine.FormCell:input_type -> paros.v1.FormCellRequest
-	14, // 20: paros.v1.Machine.CellInit:input_type -> paros.v1.CellInitRequest
-	0,  // 21: paros.v1.Machine.Admit:input_type -> paros.v1.AdmitRequest
-	2,  // 22: paros.v1.Machine.JoinCell:input_type -> paros.v1.JoinCellRequest
-	4,  // 23: paros.v1.Machine.JoinJournal:input_type -> paros.v1.JoinJournalRequest
-	7,  // 24: paros.v1.Machine.Identify:output_type -> paros.v1.IdentifyReply
-	11, // 25: paros.v1.Machine.PrepareCell:output_type -> paros.v1.PrepareCellReply
-	13, // 26: paros.v1.Machine.FormCell:output_type -> paros.v1.FormCellReply
-	15, // 27: paros.v1.Machine.CellInit:output_type -> paros.v1.CellInitReply
-	1,  // 28: paros.v1.Machine.Admit:output_type -> paros.v1.AdmitReply
-	3,  // 29: paros.v1.Machine.JoinCell:output_type -> paros.v1.JoinCellReply
-	5,  // 30: paros.v1.Machine.JoinJournal:output_type -> paros.v1.JoinJournalReply
-	24, // [24:31] is the sub-list for method output_type
-	17, // [17:24] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	11, // 0: paros.v1.SetReplicasRequest.replicas:type_name -> paros.v1.Member
+	11, // 1: paros.v1.AdmitRequest.member:type_name -> paros.v1.Member
+	10, // 2: paros.v1.JoinCellRequest.plan:type_name -> paros.v1.CellPlan
+	11, // 3: paros.v1.JoinCellRequest.admitted:type_name -> paros.v1.Member
+	18, // 4: paros.v1.JoinJournalRequest.journal:type_name -> paros.v1.JournalId
+	19, // 5: paros.v1.JoinJournalRequest.quorum_system:type_name -> paros.v1.QuorumSystem
+	10, // 6: paros.v1.IdentifyReply.plan:type_name -> paros.v1.CellPlan
+	11, // 7: paros.v1.CellPlan.members:type_name -> paros.v1.Member
+	18, // 8: paros.v1.CellPlan.journals:type_name -> paros.v1.JournalId
+	11, // 9: paros.v1.CellPlan.replicas:type_name -> paros.v1.Member
+	20, // 10: paros.v1.PrepareCellRequest.ballot:type_name -> paros.v1.Ballot
+	20, // 11: paros.v1.PrepareCellReply.promise:type_name -> paros.v1.Ballot
+	10, // 12: paros.v1.PrepareCellReply.vote:type_name -> paros.v1.CellPlan
+	20, // 13: paros.v1.PrepareCellReply.vote_ballot:type_name -> paros.v1.Ballot
+	20, // 14: paros.v1.FormCellRequest.ballot:type_name -> paros.v1.Ballot
+	10, // 15: paros.v1.FormCellRequest.plan:type_name -> paros.v1.CellPlan
+	20, // 16: paros.v1.FormCellReply.promise:type_name -> paros.v1.Ballot
+	10, // 17: paros.v1.CellInitReply.plan:type_name -> paros.v1.CellPlan
+	8,  // 18: paros.v1.Machine.Identify:input_type -> paros.v1.IdentifyRequest
+	12, // 19: paros.v1.Machine.PrepareCell:input_type -> paros.v1.PrepareCellRequest
+	14, // 20: paros.v1.Machine.FormCell:input_type -> paros.v1.FormCellRequest
+	16, // 21: paros.v1.Machine.CellInit:input_type -> paros.v1.CellInitRequest
+	2,  // 22: paros.v1.Machine.Admit:input_type -> paros.v1.AdmitRequest
+	4,  // 23: paros.v1.Machine.JoinCell:input_type -> paros.v1.JoinCellRequest
+	6,  // 24: paros.v1.Machine.JoinJournal:input_type -> paros.v1.JoinJournalRequest
+	0,  // 25: paros.v1.Machine.SetReplicas:input_type -> paros.v1.SetReplicasRequest
+	9,  // 26: paros.v1.Machine.Identify:output_type -> paros.v1.IdentifyReply
+	13, // 27: paros.v1.Machine.PrepareCell:output_type -> paros.v1.PrepareCellReply
+	15, // 28: paros.v1.Machine.FormCell:output_type -> paros.v1.FormCellReply
+	17, // 29: paros.v1.Machine.CellInit:output_type -> paros.v1.CellInitReply
+	3,  // 30: paros.v1.Machine.Admit:output_type -> paros.v1.AdmitReply
+	5,  // 31: paros.v1.Machine.JoinCell:output_type -> paros.v1.JoinCellReply
+	7,  // 32: paros.v1.Machine.JoinJournal:output_type -> paros.v1.JoinJournalReply
+	1,  // 33: paros.v1.Machine.SetReplicas:output_type -> paros.v1.SetReplicasReply
+	26, // [26:34] is the sub-list for method output_type
+	18, // [18:26] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_paros_v1_machine_proto_init() }
@@ -1198,7 +1319,7 @@ func file_paros_v1_machine_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_paros_v1_machine_proto_rawDesc), len(file_paros_v1_machine_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   16,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

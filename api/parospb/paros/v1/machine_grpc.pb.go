@@ -26,6 +26,7 @@ const (
 	Machine_Admit_FullMethodName       = "/paros.v1.Machine/Admit"
 	Machine_JoinCell_FullMethodName    = "/paros.v1.Machine/JoinCell"
 	Machine_JoinJournal_FullMethodName = "/paros.v1.Machine/JoinJournal"
+	Machine_SetReplicas_FullMethodName = "/paros.v1.Machine/SetReplicas"
 )
 
 // MachineClient is the client API for Machine service.
@@ -49,6 +50,11 @@ type MachineClient interface {
 	// JoinJournal formats a journal's store on this machine as a joiner of
 	// the named configuration; a reconfiguration then makes it a member.
 	JoinJournal(ctx context.Context, in *JoinJournalRequest, opts ...grpc.CallOption) (*JoinJournalReply, error)
+	// SetReplicas replaces the cell's replica list on this machine: it
+	// records the list in its machine record and serves every journal with
+	// it (no quorum depends on it, so machines may learn it at different
+	// times). A replica machine left out serves nothing new.
+	SetReplicas(ctx context.Context, in *SetReplicasRequest, opts ...grpc.CallOption) (*SetReplicasReply, error)
 }
 
 type machineClient struct {
@@ -129,6 +135,16 @@ func (c *machineClient) JoinJournal(ctx context.Context, in *JoinJournalRequest,
 	return out, nil
 }
 
+func (c *machineClient) SetReplicas(ctx context.Context, in *SetReplicasRequest, opts ...grpc.CallOption) (*SetReplicasReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetReplicasReply)
+	err := c.cc.Invoke(ctx, Machine_SetReplicas_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // MachineServer is the server API for Machine service.
 // All implementations must embed UnimplementedMachineServer
 // for forward compatibility.
@@ -150,6 +166,11 @@ type MachineServer interface {
 	// JoinJournal formats a journal's store on this machine as a joiner of
 	// the named configuration; a reconfiguration then makes it a member.
 	JoinJournal(context.Context, *JoinJournalRequest) (*JoinJournalReply, error)
+	// SetReplicas replaces the cell's replica list on this machine: it
+	// records the list in its machine record and serves every journal with
+	// it (no quorum depends on it, so machines may learn it at different
+	// times). A replica machine left out serves nothing new.
+	SetReplicas(context.Context, *SetReplicasRequest) (*SetReplicasReply, error)
 	mustEmbedUnimplementedMachineServer()
 }
 
@@ -180,6 +201,9 @@ func (UnimplementedMachineServer) JoinCell(context.Context, *JoinCellRequest) (*
 }
 func (UnimplementedMachineServer) JoinJournal(context.Context, *JoinJournalRequest) (*JoinJournalReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method JoinJournal not implemented")
+}
+func (UnimplementedMachineServer) SetReplicas(context.Context, *SetReplicasRequest) (*SetReplicasReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetReplicas not implemented")
 }
 func (UnimplementedMachineServer) mustEmbedUnimplementedMachineServer() {}
 func (UnimplementedMachineServer) testEmbeddedByValue()                 {}
@@ -328,6 +352,24 @@ func _Machine_JoinJournal_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Machine_SetReplicas_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetReplicasRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MachineServer).SetReplicas(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Machine_SetReplicas_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MachineServer).SetReplicas(ctx, req.(*SetReplicasRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Machine_ServiceDesc is the grpc.ServiceDesc for Machine service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -362,6 +404,10 @@ var Machine_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "JoinJournal",
 			Handler:    _Machine_JoinJournal_Handler,
+		},
+		{
+			MethodName: "SetReplicas",
+			Handler:    _Machine_SetReplicas_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

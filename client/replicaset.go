@@ -1,0 +1,213 @@
+package client
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"google.golang.org/grpc"
+
+	pb "github.com/parosdb/paros/api/parospb/paros/v1"
+	"github.com/parosdb/paros/core/journal"
+)
+
+// Changing a running cell's replica machines (parosctl replicas set). The
+// replica list is no part of any quorum: each machine of the cell may learn
+// a new one on its own, so SetReplicas tells every machine the whole list,
+// and a call interrupted anywhere is finished by calling it again.
+
+// ErrNotReplica: a machine named as a replica is an acceptor: a node
+// machine (started without --role replica) or a member of some journal's
+// configuration. The list was not set on the machine that refused (others
+// may already run it: call SetReplicas again with a list that fits).
+var ErrNotReplica = errors.New("paros/client: a machine named as a replica is an acceptor of the cell")
+
+// replicasMax bounds the replica list (the cell's bound, paxos.ReplicasMax,
+// which the machines check too).
+const replicasMax = 16
+
+// SetReplicas makes the machines at addrs the cell's replica machines, and
+// only them: each address is a replica machine of the cell, or an idle
+// `paros serve --role replica` on an empty data dir (same CA as the cell),
+// which joins the cell. An empty list removes every replica. It needs a
+// token with admin over every journal.
+//
+// The steps, each idempotent:
+//
+//  1. The cell is surveyed (Admin.Inspect on every machine it lists) and
+//     each address identified (Machine.Identify): a node machine or an
+//     acceptor machine of the cell is refused (ErrNotReplica), a machine of
+//     another cell too (ErrUnknownMachine).
+//  2. Every machine of the cell, the replicas leaving included, records
+//     the new list and serves its journals with it (Machine.SetReplicas):
+//     leaders push to the listed replicas, acceptors answer only them. A
+//     replica leaving that does not answer is skipped: the others no longer
+//     answer it anyway.
+//  3. Each idle machine named joins the cell as a replica
+//     (Machine.JoinCell): it formats a store for every journal of the plan
+//     and serves them, catching up by itself.
+//
+// A replica removed keeps its stores and still runs, but its reads go
+// unserved (ErrUnavailable) once the acceptors learnt the list.
+//
+// Errors: ErrNotReplica, ErrUnknownMachine, ErrInvalidConfiguration (an
+// address twice, too many), ErrDenied, ErrNoServer (a machine of the cell
+// or a named one did not answer: call SetReplicas again).
+func (c *Client) SetReplicas(ctx context.Context, addrs []string) error {
+	if len(addrs) > replicasMax {
+		return fmt.Errorf("%w: %d replicas, at most %d", ErrInvalidConfiguration, len(addrs), replicasMax)
+	}
+	sv := c.look(ctx, journal.ID{})
+	if err := sv.surveyed(); err != nil {
+		return err
+	}
+	var list []*pb.Member
+	newcomers := map[uint64]string{}
+	named := map[uint64]string{} // named replicas already of the cell
+	for _, a := range addrs {
+		a = strings.TrimSpace(a)
+		r, err := c.identify(ctx, a)
+		if err != nil {
+			return err
+		}
+		id := r.GetNodeId()
+		_, acceptor := sv.machines[id]
+		switch {
+		case acceptor || r.GetRole() != roleReplica:
+			return fmt.Errorf("%w: %s is machine %016x, a %s", ErrNotReplica, a, id, cmp.Or(r.GetRole(), "node"))
+		case r.GetCellId() != 0 && r.GetCellId() != sv.cellID:
+			return fmt.Errorf("%w: %s is machine %016x of cell %016x, not of cell %016x", ErrUnknownMachine, a, id, r.GetCellId(), sv.cellID)
+		case slices.ContainsFunc(list, func(m *pb.Member) bool { return m.GetNodeId() == id }):
+			return fmt.Errorf("%w: machine %016x named twice", ErrInvalidConfiguration, id)
+		case r.GetCellId() == 0:
+			newcomers[id] = a
+		default:
+			named[id] = a
+		}
+		list = append(list, &pb.Member{NodeId: id, Addr: a})
+	}
+	slices.SortFunc(list, func(a, b *pb.Member) int { return cmp.Compare(a.GetNodeId(), b.GetNodeId()) })
+	if err := c.tellReplicas(ctx, sv, list, named); err != nil {
+		return err
+	}
+	if len(newcomers) == 0 {
+		return nil
+	}
+	return c.joinReplicas(ctx, sv, list, newcomers)
+}
+
+// surveyed checks a survey of the cell: some machine of a cell answered
+// (else ErrNoServer, or ErrDenied).
+func (sv survey) surveyed() error {
+	for _, st := range sv.answers {
+		if denied(st.Err) {
+			return fmt.Errorf("%w: %s: %w", ErrDenied, st.Addr, st.Err)
+		}
+	}
+	switch {
+	case len(sv.answers) == 0 && denied(sv.lastErr):
+		return fmt.Errorf("%w: %w", ErrDenied, sv.lastErr)
+	case len(sv.answers) == 0:
+		return fmt.Errorf("%w (last error: %v)", ErrNoServer, sv.lastErr)
+	case sv.cellID == 0:
+		return fmt.Errorf("%w: no machine answered as a machine of a cell", ErrNoServer)
+	}
+	return nil
+}
+
+// tellReplicas sends list to every machine of the cell: those the survey
+// lists or that answered it as machines of the cell, and the named
+// replicas already of the cell. A replica leaving that does not answer is
+// skipped.
+func (c *Client) tellReplicas(ctx context.Context, sv survey, list []*pb.Member, named map[uint64]string) error {
+	targets := map[uint64]string{}
+	for _, known := range []map[uint64]string{sv.machines, sv.replicas, named} {
+		for node, addr := range known {
+			targets[node] = addr
+		}
+	}
+	for node, st := range sv.answers {
+		if st.CellID == sv.cellID {
+			targets[node] = st.Addr
+		}
+	}
+	listed := func(node uint64) bool {
+		return slices.ContainsFunc(list, func(m *pb.Member) bool { return m.GetNodeId() == node })
+	}
+	for _, node := range slices.Sorted(maps.Keys(targets)) {
+		addr := targets[node]
+		_, wasReplica := sv.replicas[node]
+		refusal, err := callMachine(ctx, c, addr, "set replicas", func(ctx context.Context, m pb.MachineClient, o ...grpc.CallOption) (string, error) {
+			r, err := m.SetReplicas(ctx, &pb.SetReplicasRequest{CellId: sv.cellID, Replicas: list}, o...)
+			return r.GetRefusal(), err
+		})
+		switch {
+		case err != nil && wasReplica && !listed(node) && !denied(err):
+			continue // a replica leaving, unreachable: nothing answers it any more
+		case err != nil:
+			return err
+		case strings.HasPrefix(refusal, "member"):
+			return fmt.Errorf("%w: %s (machine %016x) refused the list: %s", ErrNotReplica, addr, node, refusal)
+		case refusal != "":
+			return fmt.Errorf("paros/client: %s (machine %016x) refused the replica list: %s", addr, node, refusal)
+		}
+	}
+	return nil
+}
+
+// joinReplicas makes each newcomer a replica machine of the cell
+// (JoinCell) with the plan a machine of the cell reports, naming list as
+// its replicas, and every machine admitted after formation.
+func (c *Client) joinReplicas(ctx context.Context, sv survey, list []*pb.Member, newcomers map[uint64]string) error {
+	var plan *pb.CellPlan
+	for _, st := range sv.answers {
+		if st.CellID != sv.cellID {
+			continue
+		}
+		cc, err := c.conn(st.Addr)
+		if err != nil {
+			return err
+		}
+		actx, cancel := context.WithTimeout(ctx, adminCallTimeout)
+		r, err := pb.NewMachineClient(cc).Identify(actx, &pb.IdentifyRequest{Plan: true})
+		cancel()
+		if err == nil && r.GetPlan() != nil {
+			plan = r.GetPlan()
+			break
+		}
+		if denied(err) {
+			return deniedError(st.Addr, err)
+		}
+	}
+	if plan == nil {
+		return fmt.Errorf("%w: no machine of the cell reported its plan", ErrNoServer)
+	}
+	plan.Replicas = list
+	founders := map[uint64]bool{}
+	for _, m := range plan.GetMembers() {
+		founders[m.GetNodeId()] = true
+	}
+	var admitted []*pb.Member
+	for node, addr := range sv.machines {
+		if !founders[node] {
+			admitted = append(admitted, &pb.Member{NodeId: node, Addr: addr})
+		}
+	}
+	for node, addr := range newcomers {
+		r, err := callMachine(ctx, c, addr, "join cell", func(ctx context.Context, m pb.MachineClient, o ...grpc.CallOption) (string, error) {
+			r, err := m.JoinCell(ctx, &pb.JoinCellRequest{Plan: plan, Admitted: admitted}, o...)
+			return r.GetRefusal(), err
+		})
+		if err != nil {
+			return err
+		}
+		if r != "" {
+			return fmt.Errorf("paros/client: machine %016x (%s) refused to join cell %016x as a replica: %s", node, addr, sv.cellID, r)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/parosdb/paros/client"
+)
+
+// The replica tier on a running cell: replicas set, through the client
+// library's Client.SetReplicas. It is a command of its own, not a flag of
+// reconfigure: reconfigure moves one journal's acceptors through a round
+// change, while the replica list is cell-wide (every journal of the plan)
+// and no part of any quorum.
+
+// replicasWait is how long replicas set waits, in all, by default.
+const replicasWait = 30 * time.Second
+
+func replicasCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "replicas",
+		Short: "change the cell's replica machines",
+	}
+	cmd.AddCommand(replicasSetCmd(g))
+	return cmd
+}
+
+func replicasSetCmd(g *globals) *cobra.Command {
+	var wait time.Duration
+	cmd := &cobra.Command{
+		Use:   "set ADDR[,ADDR...]|none",
+		Short: "make exactly these machines the cell's replicas (adding and removing)",
+		Long: `replicas set makes the machines at the given addresses the cell's replica
+machines, and only them ('none' removes every one). Each address is a replica
+machine of the cell or an idle 'paros serve --role replica' on an empty data
+dir (same CA as the cell), which joins the cell, formats a store for every
+journal and catches up by itself. Every machine of the cell records the new
+list. A replica left out keeps its stores and still runs, but no acceptor
+answers it any more: its reads go unserved.
+
+The list is no part of any quorum: writes go on throughout. Running the same
+command again is a no-op, and finishes one that failed half way.
+
+Exit codes: 0 every machine runs the list; 1 a machine did not answer (run it
+again); 2 bad arguments; 3 refused (a node machine or an acceptor named as a
+replica, a machine of another cell, the credentials).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			addrs, err := parseReplicaAddrs(args[0])
+			if err != nil {
+				return err
+			}
+			c, err := g.dial()
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), wait)
+			defer cancel()
+			start := time.Now()
+			if err := c.SetReplicas(ctx, addrs); err != nil {
+				return replicasError(err)
+			}
+			elapsed := time.Since(start)
+			g.print(fmt.Sprintf("replicas set: %s elapsed=%s", replicaList(addrs), elapsed.Round(time.Millisecond)),
+				map[string]any{"replicas": addrs, "elapsed_ms": elapsed.Milliseconds()})
+			return nil
+		},
+	}
+	cmd.Flags().DurationVar(&wait, "wait", replicasWait, "how long to wait for every machine")
+	return cmd
+}
+
+// parseReplicaAddrs reads replicas set's argument: host:port addresses,
+// comma-separated, or none.
+func parseReplicaAddrs(s string) ([]string, error) {
+	addrs := []string{}
+	if strings.TrimSpace(s) == "none" {
+		return addrs, nil
+	}
+	for _, a := range strings.Split(s, ",") {
+		a = strings.TrimSpace(a)
+		switch {
+		case a == "":
+			continue
+		case !strings.Contains(a, ":"):
+			return nil, fail(exitBadArgs, "replica %q: want host:port", a)
+		}
+		addrs = append(addrs, a)
+	}
+	if len(addrs) == 0 {
+		return nil, fail(exitBadArgs, "no replica address: pass ADDR[,ADDR...], or none to remove every replica")
+	}
+	return addrs, nil
+}
+
+func replicaList(addrs []string) string {
+	if len(addrs) == 0 {
+		return "none"
+	}
+	return strings.Join(addrs, ",")
+}
+
+// replicasError maps the error of SetReplicas to an exit code.
+func replicasError(err error) error {
+	switch {
+	case errors.Is(err, client.ErrDenied):
+		return deniedError(err)
+	case errors.Is(err, client.ErrNoServer), errors.Is(err, context.DeadlineExceeded):
+		return fail(exitUnreachable, "unreachable: %v", err)
+	}
+	return fail(exitRefused, "refused: %v", err)
+}
