@@ -40,7 +40,7 @@ restarts (the ports must stay the same); the default is a temporary dir.
 --replicas N starts N replica machines besides the three (paros serve --role
 replica: they learn the journal and serve reads, and never vote), on the
 ports after the machines', named in the cell plan. A kept cell keeps the
-replicas it was formed with: they cannot be added or removed later.
+replicas it was formed with ('parosctl replicas set' changes the list).
 
 The cell is secure as a deployment is: dev makes a CA in DIR/certs, a
 certificate per machine (127.0.0.1, localhost), an admin token and a client

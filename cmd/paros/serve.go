@@ -199,7 +199,7 @@ from the leaders' pushes, keeps it on disk like a node (same store, boot
 checks and refusals), serves reads, and never votes. It answers a write,
 truncate or set-leader with a redirect to the leader, and refuses
 reconfigure and retire. Replicas are named when the cell is formed
-(parosctl init --replicas) and cannot be added or removed later. A machine
+(parosctl init --replicas) or later (parosctl replicas set). A machine
 must be restarted with the role it was formed with (else exit 78). The
 default role is node: an acceptor machine.
 

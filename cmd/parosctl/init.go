@@ -37,8 +37,8 @@ members for good, and reconfigure refuses.
 
 --replicas names the cell's replica machines (their addresses; each started
 with 'paros serve --role replica'): they vote on nothing, learn every journal
-from the leaders and serve reads. They join once the plan is chosen. The
-replicas are named here for good: none can be added or removed later.
+from the leaders and serve reads. They join once the plan is chosen. Later,
+'parosctl replicas set' adds and removes replicas.
 
 Running init again with the same members resumes an interrupted formation.`,
 		RunE: func(_ *cobra.Command, _ []string) error {
@@ -73,7 +73,7 @@ Running init again with the same members resumes an interrupted formation.`,
 		},
 	}
 	cmd.Flags().StringVar(&members, "members", "", "founding members' addresses")
-	cmd.Flags().StringVar(&replicas, "replicas", "", "replica machines' addresses (paros serve --role replica); fixed for good")
+	cmd.Flags().StringVar(&replicas, "replicas", "", "replica machines' addresses (paros serve --role replica); change them later with 'parosctl replicas set'")
 	cmd.Flags().Uint32Var(&journals, "journals", 1, "initial journals")
 	cmd.Flags().BoolVar(&plain, "plain", false, "no matchmakers: the journals' membership is fixed for good")
 	return cmd
