@@ -461,16 +461,25 @@ func (c *Client) admit(ctx context.Context, sv survey, newcomers map[uint64]stri
 				return fmt.Errorf("paros/client: %s refused to admit machine %016x (%s): %s", st.Addr, node, addr, r)
 			}
 		}
-		r, err := callMachine(ctx, c, addr, "join cell", func(ctx context.Context, m pb.MachineClient, o ...grpc.CallOption) (string, error) {
-			r, err := m.JoinCell(ctx, &pb.JoinCellRequest{Plan: plan, Admitted: admitted}, o...)
-			return r.GetRefusal(), err
-		})
-		if err != nil {
+		if err := c.joinCell(ctx, node, addr, plan, admitted, ""); err != nil {
 			return err
 		}
-		if r != "" {
-			return fmt.Errorf("paros/client: machine %016x (%s) refused to join cell %016x: %s", node, addr, sv.cellID, r)
-		}
+	}
+	return nil
+}
+
+// joinCell asks the idle machine node at addr to join the cell of plan
+// (as a replica when what says so, for the error's words).
+func (c *Client) joinCell(ctx context.Context, node uint64, addr string, plan *pb.CellPlan, admitted []*pb.Member, what string) error {
+	r, err := callMachine(ctx, c, addr, "join cell", func(ctx context.Context, m pb.MachineClient, o ...grpc.CallOption) (string, error) {
+		r, err := m.JoinCell(ctx, &pb.JoinCellRequest{Plan: plan, Admitted: admitted}, o...)
+		return r.GetRefusal(), err
+	})
+	if err != nil {
+		return err
+	}
+	if r != "" {
+		return fmt.Errorf("paros/client: machine %016x (%s) refused to join cell %016x%s: %s", node, addr, plan.GetCellId(), what, r)
 	}
 	return nil
 }

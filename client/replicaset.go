@@ -198,15 +198,8 @@ func (c *Client) joinReplicas(ctx context.Context, sv survey, list []*pb.Member,
 		}
 	}
 	for node, addr := range newcomers {
-		r, err := callMachine(ctx, c, addr, "join cell", func(ctx context.Context, m pb.MachineClient, o ...grpc.CallOption) (string, error) {
-			r, err := m.JoinCell(ctx, &pb.JoinCellRequest{Plan: plan, Admitted: admitted}, o...)
-			return r.GetRefusal(), err
-		})
-		if err != nil {
+		if err := c.joinCell(ctx, node, addr, plan, admitted, " as a replica"); err != nil {
 			return err
-		}
-		if r != "" {
-			return fmt.Errorf("paros/client: machine %016x (%s) refused to join cell %016x as a replica: %s", node, addr, sv.cellID, r)
 		}
 	}
 	return nil

@@ -341,16 +341,21 @@ func (r *Runtime) Spec(id journal.ID) (host.JournalSpec, bool) {
 // AddJournal starts serving a journal this machine joins (host.AddJournal:
 // a joiner's first boot formats its store) and waits for the outcome.
 func (r *Runtime) AddJournal(ctx context.Context, spec host.JournalSpec) error {
-	done := make(chan error, 1)
-	if err := r.postWait(ctx, func() {
+	return r.onLoop(ctx, func() error {
 		err := r.h.AddJournal(spec)
 		if err == nil {
 			r.specMu.Lock()
 			r.specs = append(r.specs, spec)
 			r.specMu.Unlock()
 		}
-		done <- err
-	}); err != nil {
+		return err
+	})
+}
+
+// onLoop runs fn on the event loop and waits for its error (or ctx).
+func (r *Runtime) onLoop(ctx context.Context, fn func() error) error {
+	done := make(chan error, 1)
+	if err := r.postWait(ctx, func() { done <- fn() }); err != nil {
 		return err
 	}
 	select {
@@ -381,8 +386,7 @@ func (r *Runtime) AddPeer(ctx context.Context, id paxos.NodeID, addr string) err
 // list too.
 func (r *Runtime) SetReplicas(ctx context.Context, ids []paxos.NodeID) error {
 	ids = slices.Sorted(slices.Values(ids))
-	done := make(chan error, 1)
-	if err := r.postWait(ctx, func() {
+	return r.onLoop(ctx, func() error {
 		err := r.h.SetReplicas(ids)
 		if err == nil {
 			r.specMu.Lock()
@@ -391,16 +395,8 @@ func (r *Runtime) SetReplicas(ctx context.Context, ids []paxos.NodeID) error {
 			}
 			r.specMu.Unlock()
 		}
-		done <- err
-	}); err != nil {
 		return err
-	}
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	})
 }
 
 // bootMatchmaker opens the matchmaker's registry store with the boot
