@@ -66,6 +66,10 @@ type MemberStatus struct {
 	GCEffective bool
 	GCWatermark Ballot
 	Retirable   []uint64
+	// Unrecoverable names slots the server found lost beyond the fault
+	// budget: every copy of a chosen value damaged. The journal halts
+	// there (no write is accepted past it) until an operator restores it.
+	Unrecoverable []uint64
 
 	// Machines are every machine of the cell with the address it is
 	// reached at (founders and machines admitted since), on every answer,
@@ -157,6 +161,7 @@ func statusOf(addr string, id journal.ID, r *pb.InspectReply, err error) MemberS
 	st.ConfigBallot, st.ConfigSince = ballotOf(r.GetConfigBallot()), ballotOf(r.GetConfigSince())
 	st.Matchmakers = r.GetMatchmakers()
 	st.GCEffective, st.GCWatermark, st.Retirable = r.GetGcEffective(), ballotOf(r.GetGcWatermark()), r.GetRetirable()
+	st.Unrecoverable = r.GetUnrecoverable()
 	return st
 }
 

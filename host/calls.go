@@ -115,4 +115,6 @@ type InspectReply struct {
 	GCEffective bool
 	GCWatermark paxos.Ballot
 	Retirable   []paxos.NodeID
+	// Unrecoverable names slots found lost beyond the fault budget (CTRL).
+	Unrecoverable []paxos.Slot
 }

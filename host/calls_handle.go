@@ -219,5 +219,6 @@ func (h *Host) inspect(j *journalRT) InspectReply {
 	r.ChosenIndex, r.Applied, r.Floor, r.State = n.ChosenIndex(), n.Applied(), n.Floor(), n.State().View()
 	r.Config, r.Matchmakers = n.Configuration(), n.Matchmakers()
 	r.GCWatermark, r.Retirable, r.GCEffective = n.Collected()
+	r.Unrecoverable = n.Unrecoverable()
 	return r
 }

@@ -393,6 +393,9 @@ func (s *Admin) Inspect(ctx context.Context, req *pb.InspectRequest) (*pb.Inspec
 	out.QuorumSystem = pb.QuorumSystem(q.Kind)
 	out.Phase1Quorum, out.Phase2Quorum = uint32(q.Q1), uint32(q.Q2)
 	out.Rows, out.Cols = uint32(q.Rows), uint32(q.Cols)
+	for _, s := range in.Unrecoverable {
+		out.Unrecoverable = append(out.Unrecoverable, uint64(s))
+	}
 	if len(in.Matchmakers) > 0 {
 		out.ConfigBallot, out.ConfigSince = wire.BallotToPB(in.Config.Ballot), wire.BallotToPB(in.Config.Since)
 		for _, m := range in.Matchmakers {

@@ -100,6 +100,9 @@ func inspectLine(st client.MemberStatus, id journal.ID, refusal string) string {
 	if len(st.Matchmakers) > 0 {
 		line += fmt.Sprintf(" config=%s since=%s matchmakers=%s", st.ConfigBallot, st.ConfigSince, nodeList(st.Matchmakers))
 	}
+	if len(st.Unrecoverable) > 0 {
+		line += fmt.Sprintf(" UNRECOVERABLE=%v", st.Unrecoverable)
+	}
 	if st.GCEffective {
 		retirable := nodeList(st.Retirable)
 		if retirable == "" {
@@ -136,6 +139,8 @@ type inspectJSON struct {
 	GCEffective  bool        `json:"gc_effective,omitempty"`
 	GCWatermark  *ballotJSON `json:"gc_watermark,omitempty"`
 	Retirable    []uint64    `json:"retirable,omitempty"`
+	// Unrecoverable: slots lost beyond the fault budget (the journal halts).
+	Unrecoverable []uint64 `json:"unrecoverable,omitempty"`
 	// Every machine of the cell, with its address; replicas marked.
 	Machines []machineJSON `json:"machines,omitempty"`
 }
@@ -177,6 +182,7 @@ func inspectJSONOf(st client.MemberStatus, refusal string) inspectJSON {
 	if len(st.Matchmakers) > 0 {
 		out.ConfigBallot, out.ConfigSince, out.Matchmakers = ballotJSONOf(st.ConfigBallot), ballotJSONOf(st.ConfigSince), st.Matchmakers
 	}
+	out.Unrecoverable = st.Unrecoverable
 	if st.GCEffective {
 		out.GCEffective, out.GCWatermark, out.Retirable = true, ballotJSONOf(st.GCWatermark), st.Retirable
 	}

@@ -116,7 +116,12 @@ type InspectReply struct {
 	// (node_only too): "node" (an acceptor machine) or "replica" (a learner
 	// that serves reads and refuses writes). A client prefers replicas for
 	// its reads by it.
-	MachineRole   string `protobuf:"bytes,26,opt,name=machine_role,json=machineRole,proto3" json:"machine_role,omitempty"`
+	MachineRole string `protobuf:"bytes,26,opt,name=machine_role,json=machineRole,proto3" json:"machine_role,omitempty"`
+	// unrecoverable names slots this node found lost beyond the fault budget
+	// (every copy of a chosen value damaged: CTRL halts the journal there
+	// and never proposes past it). Empty on a healthy journal; an operator
+	// must restore the journal from a backup or accept the loss.
+	Unrecoverable []uint64 `protobuf:"varint,27,rep,packed,name=unrecoverable,proto3" json:"unrecoverable,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -331,6 +336,13 @@ func (x *InspectReply) GetMachineRole() string {
 		return x.MachineRole
 	}
 	return ""
+}
+
+func (x *InspectReply) GetUnrecoverable() []uint64 {
+	if x != nil {
+		return x.Unrecoverable
+	}
+	return nil
 }
 
 type CellMachine struct {
@@ -747,7 +759,7 @@ const file_paros_v1_admin_proto_rawDesc = "" +
 	"\x14paros/v1/admin.proto\x12\bparos.v1\x1a\x15paros/v1/common.proto\"\\\n" +
 	"\x0eInspectRequest\x12-\n" +
 	"\ajournal\x18\x01 \x01(\v2\x13.paros.v1.JournalIdR\ajournal\x12\x1b\n" +
-	"\tnode_only\x18\x02 \x01(\bR\bnodeOnly\"\xbd\a\n" +
+	"\tnode_only\x18\x02 \x01(\bR\bnodeOnly\"\xe3\a\n" +
 	"\fInspectReply\x12\x18\n" +
 	"\arefusal\x18\x01 \x01(\tR\arefusal\x12\x17\n" +
 	"\anode_id\x18\x02 \x01(\x04R\x06nodeId\x12\x17\n" +
@@ -777,7 +789,8 @@ const file_paros_v1_admin_proto_rawDesc = "" +
 	"\vmatchmakers\x18\x17 \x03(\x04R\vmatchmakers\x12!\n" +
 	"\fgc_effective\x18\x18 \x01(\bR\vgcEffective\x121\n" +
 	"\bmachines\x18\x19 \x03(\v2\x15.paros.v1.CellMachineR\bmachines\x12!\n" +
-	"\fmachine_role\x18\x1a \x01(\tR\vmachineRole\"N\n" +
+	"\fmachine_role\x18\x1a \x01(\tR\vmachineRole\x12$\n" +
+	"\runrecoverable\x18\x1b \x03(\x04R\runrecoverable\"N\n" +
 	"\vCellMachine\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\x04R\x06nodeId\x12\x12\n" +
 	"\x04addr\x18\x02 \x01(\tR\x04addr\x12\x12\n" +
