@@ -407,38 +407,9 @@ func machineError(addr, call string, err error, p *peer.Peer) error {
 // cell that answered the survey records them (Admit), then each joins
 // (JoinCell) with the plan a machine of the cell reports.
 func (c *Client) admit(ctx context.Context, sv survey, newcomers map[uint64]string) error {
-	var plan *pb.CellPlan
-	for node := range sv.answers {
-		if _, isNew := newcomers[node]; isNew || sv.answers[node].CellID == 0 {
-			continue
-		}
-		cc, err := c.conn(sv.answers[node].Addr)
-		if err != nil {
-			return err
-		}
-		actx, cancel := context.WithTimeout(ctx, adminCallTimeout)
-		r, err := pb.NewMachineClient(cc).Identify(actx, &pb.IdentifyRequest{Plan: true})
-		cancel()
-		if err == nil && r.GetPlan() != nil {
-			plan = r.GetPlan()
-			break
-		}
-		if denied(err) {
-			return deniedError(sv.answers[node].Addr, err)
-		}
-	}
-	if plan == nil {
-		return fmt.Errorf("%w: no machine of the cell reported its plan", ErrNoServer)
-	}
-	founders := map[uint64]bool{}
-	for _, m := range plan.GetMembers() {
-		founders[m.GetNodeId()] = true
-	}
-	var admitted []*pb.Member
-	for node, addr := range sv.machines {
-		if !founders[node] {
-			admitted = append(admitted, &pb.Member{NodeId: node, Addr: addr})
-		}
+	plan, admitted, err := c.cellPlan(ctx, sv, newcomers)
+	if err != nil {
+		return err
 	}
 	for node, addr := range newcomers {
 		if _, listed := sv.machines[node]; !listed {
@@ -466,6 +437,46 @@ func (c *Client) admit(ctx context.Context, sv survey, newcomers map[uint64]stri
 		}
 	}
 	return nil
+}
+
+// cellPlan asks a machine of the survey's cell (never a newcomer) for the
+// cell's plan, and lists the cell's machines beyond its founders (those a
+// joining machine must know as admitted).
+func (c *Client) cellPlan(ctx context.Context, sv survey, newcomers map[uint64]string) (*pb.CellPlan, []*pb.Member, error) {
+	var plan *pb.CellPlan
+	for node, st := range sv.answers {
+		if _, isNew := newcomers[node]; isNew || st.CellID == 0 || st.CellID != sv.cellID {
+			continue
+		}
+		cc, err := c.conn(st.Addr)
+		if err != nil {
+			return nil, nil, err
+		}
+		actx, cancel := context.WithTimeout(ctx, adminCallTimeout)
+		r, err := pb.NewMachineClient(cc).Identify(actx, &pb.IdentifyRequest{Plan: true})
+		cancel()
+		if err == nil && r.GetPlan() != nil {
+			plan = r.GetPlan()
+			break
+		}
+		if denied(err) {
+			return nil, nil, deniedError(st.Addr, err)
+		}
+	}
+	if plan == nil {
+		return nil, nil, fmt.Errorf("%w: no machine of the cell reported its plan", ErrNoServer)
+	}
+	founders := map[uint64]bool{}
+	for _, m := range plan.GetMembers() {
+		founders[m.GetNodeId()] = true
+	}
+	var admitted []*pb.Member
+	for node, addr := range sv.machines {
+		if !founders[node] {
+			admitted = append(admitted, &pb.Member{NodeId: node, Addr: addr})
+		}
+	}
+	return plan, admitted, nil
 }
 
 // joinCell asks the idle machine node at addr to join the cell of plan

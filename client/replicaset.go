@@ -163,40 +163,11 @@ func (c *Client) tellReplicas(ctx context.Context, sv survey, list []*pb.Member,
 // (JoinCell) with the plan a machine of the cell reports, naming list as
 // its replicas, and every machine admitted after formation.
 func (c *Client) joinReplicas(ctx context.Context, sv survey, list []*pb.Member, newcomers map[uint64]string) error {
-	var plan *pb.CellPlan
-	for _, st := range sv.answers {
-		if st.CellID != sv.cellID {
-			continue
-		}
-		cc, err := c.conn(st.Addr)
-		if err != nil {
-			return err
-		}
-		actx, cancel := context.WithTimeout(ctx, adminCallTimeout)
-		r, err := pb.NewMachineClient(cc).Identify(actx, &pb.IdentifyRequest{Plan: true})
-		cancel()
-		if err == nil && r.GetPlan() != nil {
-			plan = r.GetPlan()
-			break
-		}
-		if denied(err) {
-			return deniedError(st.Addr, err)
-		}
-	}
-	if plan == nil {
-		return fmt.Errorf("%w: no machine of the cell reported its plan", ErrNoServer)
+	plan, admitted, err := c.cellPlan(ctx, sv, newcomers)
+	if err != nil {
+		return err
 	}
 	plan.Replicas = list
-	founders := map[uint64]bool{}
-	for _, m := range plan.GetMembers() {
-		founders[m.GetNodeId()] = true
-	}
-	var admitted []*pb.Member
-	for node, addr := range sv.machines {
-		if !founders[node] {
-			admitted = append(admitted, &pb.Member{NodeId: node, Addr: addr})
-		}
-	}
 	for node, addr := range newcomers {
 		if err := c.joinCell(ctx, node, addr, plan, admitted, " as a replica"); err != nil {
 			return err

@@ -63,6 +63,43 @@ const (
 )
 
 // ackLog is the Writer's acknowledged appends, shared with the readers.
+// appendLoad appends records named prefix-N through one Writer until
+// stopped, logging every acknowledged one.
+type appendLoad struct {
+	acks   *ackLog
+	ctx    context.Context // ends when the load stops
+	cancel context.CancelFunc
+	done   chan struct{}
+	err    error // the first append that failed before the stop
+}
+
+func startAppendLoad(ctx context.Context, w *client.Writer, prefix string) *appendLoad {
+	l := &appendLoad{acks: &ackLog{recs: map[journal.Seq][]byte{}}, done: make(chan struct{})}
+	l.ctx, l.cancel = context.WithCancel(ctx)
+	go func() {
+		defer close(l.done)
+		for i := 0; l.ctx.Err() == nil; i++ {
+			rec := []byte(fmt.Sprintf("%s-%06d-%s", prefix, i, strings.Repeat("x", 64)))
+			seq, err := w.Append(l.ctx, rec)
+			if err != nil {
+				if l.ctx.Err() == nil {
+					l.err = fmt.Errorf("append %d: %w", i, err)
+				}
+				return
+			}
+			l.acks.add(seq, rec)
+		}
+	}()
+	return l
+}
+
+// stop ends the load, waits for it and reports its append error.
+func (l *appendLoad) stop() error {
+	l.cancel()
+	<-l.done
+	return l.err
+}
+
 type ackLog struct {
 	mu   sync.Mutex
 	recs map[journal.Seq][]byte
@@ -124,28 +161,14 @@ func TestReplicasServeAckedWritesAndARestartedOneCatchesUp(t *testing.T) {
 	// Act: the load, and a reader per replica; after replicaLoadBefore kill
 	// the first replica, restart it after replicaDown, wait until it caught
 	// up, and load on for replicaLoadAfter.
-	acks := &ackLog{recs: map[journal.Seq][]byte{}}
-	loadCtx, stopLoad := context.WithCancel(ctx)
-	defer stopLoad()
+	load := startAppendLoad(ctx, w, "replica")
+	defer load.stop()
+	acks := load.acks
 	var wg sync.WaitGroup
-	var writeErr error
-	wg.Go(func() {
-		for i := 0; loadCtx.Err() == nil; i++ {
-			rec := []byte(fmt.Sprintf("replica-%06d-%s", i, strings.Repeat("x", 64)))
-			seq, err := w.Append(loadCtx, rec)
-			if err != nil {
-				if loadCtx.Err() == nil {
-					writeErr = fmt.Errorf("append %d: %w", i, err)
-				}
-				return
-			}
-			acks.add(seq, rec)
-		}
-	})
 	stats := make([]readerStats, len(replicas))
 	for i, p := range replicas {
 		j := c.dial(ctx, []*proc{p}).Journal(id)
-		wg.Go(func() { stats[i] = readAcked(loadCtx, j, acks) })
+		wg.Go(func() { stats[i] = readAcked(load.ctx, j, acks) })
 	}
 	time.Sleep(replicaLoadBefore)
 	victim := replicas[0]
@@ -176,7 +199,7 @@ func TestReplicasServeAckedWritesAndARestartedOneCatchesUp(t *testing.T) {
 	}
 	caughtUp := time.Since(restarted)
 	time.Sleep(replicaLoadAfter)
-	stopLoad()
+	writeErr := load.stop()
 	wg.Wait()
 	if writeErr != nil {
 		t.Fatal(writeErr)

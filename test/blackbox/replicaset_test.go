@@ -15,10 +15,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -54,24 +51,9 @@ func TestReplicasSetAddsAFreshReplicaUnderLoadAndRemovesIt(t *testing.T) {
 	if err := w.Claim(ctx); err != nil {
 		t.Fatalf("claim: %v", err)
 	}
-	acks := &ackLog{recs: map[journal.Seq][]byte{}}
-	loadCtx, stopLoad := context.WithCancel(ctx)
-	defer stopLoad()
-	var wg sync.WaitGroup
-	var writeErr error
-	wg.Go(func() {
-		for i := 0; loadCtx.Err() == nil; i++ {
-			rec := []byte(fmt.Sprintf("replicaset-%06d-%s", i, strings.Repeat("x", 64)))
-			seq, err := w.Append(loadCtx, rec)
-			if err != nil {
-				if loadCtx.Err() == nil {
-					writeErr = fmt.Errorf("append %d: %w", i, err)
-				}
-				return
-			}
-			acks.add(seq, rec)
-		}
-	})
+	load := startAppendLoad(ctx, w, "replicaset")
+	defer load.stop()
+	acks := load.acks
 	base := filepath.Dir(c.caDir)
 	fresh := &proc{addr: freeAddr(t), data: filepath.Join(base, "r1"), args: []string{"--role", "replica"}}
 	c.issue(fresh, filepath.Join(base, "pki", "r1"))
@@ -155,10 +137,8 @@ func TestReplicasSetAddsAFreshReplicaUnderLoadAndRemovesIt(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	time.Sleep(replicaSetLoadAfter)
-	stopLoad()
-	wg.Wait()
-	if writeErr != nil {
-		t.Fatal(writeErr)
+	if err := load.stop(); err != nil {
+		t.Fatal(err)
 	}
 	if last := acks.last.Load(); last <= removedAt {
 		t.Fatalf("no append acknowledged after the removal (last %d, %d at the removal)", last, removedAt)
