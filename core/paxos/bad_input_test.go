@@ -87,8 +87,9 @@ func TestBadInputIgnored(t *testing.T) {
 		{"Prepare for another proposer's ballot", paxos.Message{Type: paxos.MsgPrepare, From: 2, To: 1, Ballot: bal(1, 3), Slot: 1}},
 		{"Prepare from slot 0", paxos.Message{Type: paxos.MsgPrepare, From: 2, To: 1, Ballot: bal(1, 2), Slot: 0}},
 		{"Accept for another proposer's ballot", paxos.Message{Type: paxos.MsgAccept, From: 2, To: 1, Ballot: bal(1, 3), Entries: entry}},
-		{"Heartbeat for another proposer's ballot", paxos.Message{Type: paxos.MsgHeartbeat, From: 2, To: 1, Ballot: bal(1, 3)}},
-		{"Commit for another proposer's ballot", paxos.Message{Type: paxos.MsgCommit, From: 2, To: 1, Ballot: bal(1, 3), Commit: 1}},
+		// A Heartbeat or a Commit at a ballot its sender does not own is no
+		// bad input: a successor handed the leadership leads at its
+		// predecessor's ballot (node_handoff.go).
 		{"Promise to a follower", paxos.Message{Type: paxos.MsgPromise, From: 2, To: 1, Ballot: bal(1, 1), Slot: 1}},
 		{"Accepted to a follower", paxos.Message{Type: paxos.MsgAccepted, From: 2, To: 1, Ballot: bal(1, 1), Votes: []paxos.SlotVote{{Slot: 1}}}},
 		{"HeartbeatAck to a follower", paxos.Message{Type: paxos.MsgHeartbeatAck, From: 2, To: 1, Ballot: bal(1, 1), Watermark: 9}},

@@ -84,6 +84,10 @@ func (g *gates) add(c paxos.Counters) {
 	g.ReadsServed += c.ReadsServed
 	g.ReadsExpired += c.ReadsExpired
 	g.Evicted += c.Evicted
+	g.Relinquished += c.Relinquished
+	g.Inherited += c.Inherited
+	g.RelinquishRefused += c.RelinquishRefused
+	g.HandoffResigned += c.HandoffResigned
 	for i, v := range c.ColdReads {
 		g.ColdReads[i] += v
 	}
@@ -120,7 +124,15 @@ func runSeed(t testing.TB, seed uint64, steps int, trace bool) gates {
 
 	calm := seed%3 == 1
 	pick := func() *tnode { return net.nodes[rng.IntN(len(net.nodes))] }
+	// relinquishes keeps every Relinquish seen in the pool, so a step can
+	// replay one long after its leadership moved on.
+	var relinquishes []paxos.Message
 	for step := range steps {
+		for _, m := range net.pool {
+			if m.Type == paxos.MsgRelinquish && len(relinquishes) < 64 {
+				relinquishes = append(relinquishes, m)
+			}
+		}
 		// Every step delivers a burst of messages in random order (with
 		// duplicates and drops), then perhaps syncs, ticks, proposes, reads,
 		// crashes or restarts.
@@ -171,6 +183,22 @@ func runSeed(t testing.TB, seed uint64, steps int, trace bool) gates {
 				net.logf("propose at %d %s -> %v slot %d", tn.id, cmd, res.Status, res.Slot)
 				net.drain(tn)
 			}
+		}
+		// Cooperative handoff: the leader hands on to a random member (up or
+		// down), perhaps in the middle of its rounds; an old Relinquish is
+		// replayed now and then.
+		if rng.IntN(25) == 0 {
+			if l := net.leader(); l != nil {
+				to := sys.Members()[rng.IntN(sys.Size())]
+				err := l.node.RelinquishTo(to)
+				net.logf("relinquish %d -> %d: %v", l.id, to, err)
+				net.drain(l)
+			}
+		}
+		if len(relinquishes) > 0 && rng.IntN(30) == 0 {
+			m := relinquishes[rng.IntN(len(relinquishes))]
+			net.logf("replay %s", m)
+			net.pool = append(net.pool, m)
 		}
 		if rng.IntN(20) == 0 {
 			tn := pick()
@@ -223,6 +251,13 @@ func runSeed(t testing.TB, seed uint64, steps int, trace bool) gates {
 			if !tn.up {
 				g.restarts++
 				net.boot(tn)
+			}
+		}
+		// Every node here is honest: a broken contract (two values at one
+		// slot and ballot, reported or asked of an acceptor) is a bug.
+		for _, tn := range net.nodes {
+			if tn.up && tn.node.ContractFault() != nil {
+				net.t.Fatalf("node %d met a broken Paxos contract at step %d: %v\n%s", tn.id, step, tn.node.ContractFault(), net.dumpLog())
 			}
 		}
 		if step%10 == 0 {
@@ -336,6 +371,9 @@ func TestCheckerRandomized(t *testing.T) {
 		"a Promise page reports evicted records":                        total.ColdReads[paxos.ColdPromise],
 		"a retry of an evicted write is judged from the store":          total.ColdReads[paxos.ColdDedup],
 		"a boot folds its log back from the store in pages":             total.ColdReads[paxos.ColdBoot],
+		"a leader hands its leadership on":                              total.Relinquished,
+		"a successor installs a handed-on authority":                    total.Inherited,
+		"a stale or replayed Relinquish is refused":                     total.RelinquishRefused,
 	} {
 		if v == 0 {
 			t.Errorf("gate never fired: %s", name)

@@ -23,6 +23,7 @@ const (
 	MsgCatchUpResponse MsgType = 8
 	MsgHeartbeat       MsgType = 11
 	MsgHeartbeatAck    MsgType = 12
+	MsgRelinquish      MsgType = 16
 	MsgPreRead         MsgType = 17
 	MsgPreReadAck      MsgType = 18
 	MsgTrimmedTo       MsgType = 19
@@ -44,7 +45,7 @@ var msgNames = map[MsgType]string{
 	MsgPreRead: "PreRead", MsgPreReadAck: "PreReadAck", MsgTrimmedTo: "TrimmedTo",
 	MsgMatch: "Match", MsgMatchReply: "MatchReply", MsgGarbageCollect: "GarbageCollect",
 	MsgGarbageCollectAck: "GarbageCollectAck", MsgProbe: "Probe",
-	MsgScrub: "Scrub", MsgScrubReply: "ScrubReply",
+	MsgScrub: "Scrub", MsgScrubReply: "ScrubReply", MsgRelinquish: "Relinquish",
 }
 
 func (t MsgType) String() string {
@@ -74,6 +75,12 @@ func (t MsgType) String() string {
 //	PreRead          Ctx
 //	PreReadAck       Ctx, Watermark (highest slot the acceptor ever voted in)
 //	TrimmedTo        Slot (point: the sender's floor), State (sealed below it)
+//	Relinquish       Ballot (the authority), To (the successor), Slot
+//	                 (from_slot), Next (next_slot: the allocator frontier),
+//	                 Decided (slots known chosen), Entries (slots whose
+//	                 Phase 2 is open; with Decided they tile [Slot, Next)),
+//	                 Watermark (the election fence), Config and Since on a
+//	                 deployment with matchmakers
 //	Scrub            Ballot (the scrubbing leader's), Slot (page start),
 //	                 Next (page end, exclusive)
 //	ScrubReply       Ballot (echo), Slot, Next (echo), Scrub (slot, ballot,
@@ -93,6 +100,10 @@ func (t MsgType) String() string {
 //	GarbageCollect   GC (raise the watermark to it)
 //	GarbageCollectAck GC (the durable watermark, >= the request)
 //
+// The sender of an Accept, a Commit or a Heartbeat leads at Ballot but
+// need not own it: a successor the owner handed its leadership to leads at
+// the owner's ballot (node_handoff.go).
+//
 // A watermark Commit c from the leader of ballot b tells a follower that
 // every slot <= c is chosen, and that a record it holds at exactly ballot b
 // is the chosen value (one proposer per ballot proposes one value per slot).
@@ -107,6 +118,7 @@ type Message struct {
 	Watermark Slot
 	Ctx       uint64
 	Entries   []SlotCommand
+	Decided   []SlotCommand
 	Votes     []SlotVote
 	Faulty    []SlotBallot
 	Scrub     []ScrubEntry
@@ -140,7 +152,14 @@ func commandBytes(c journal.Command) int { return c.Entry.Bytes() }
 // for a different value after reboot. See docs/divergences.md.
 func (m Message) EarlyOK() bool {
 	switch m.Type {
-	case MsgAccept, MsgPreRead, MsgCatchUpRequest:
+	case MsgAccept:
+		// An inherited leadership's Accept waits for its own record of the
+		// round (the durable frontier, node_handoff.go): a successor that
+		// crashed with the Accept out and the record lost could take the
+		// same authority again from a replayed Relinquish and run another
+		// value at the same (slot, ballot).
+		return m.Ballot.Node == m.From
+	case MsgPreRead, MsgCatchUpRequest:
 		return true
 	}
 	return false
@@ -172,6 +191,8 @@ func (m Message) String() string {
 		s += fmt.Sprintf(" ctx=%d wm=%d", m.Ctx, m.Watermark)
 	case MsgTrimmedTo:
 		s += fmt.Sprintf(" point=%d state=%s", m.Slot, m.State)
+	case MsgRelinquish:
+		s += fmt.Sprintf(" from=%d next=%d decided=%d pending=%d fence=%d", m.Slot, m.Next, len(m.Decided), len(m.Entries), m.Watermark)
 	case MsgMatch:
 		s += fmt.Sprintf(" config=%s reconf=%v", m.Config, m.Reconf)
 	case MsgMatchReply:

@@ -176,6 +176,10 @@ type Counters struct {
 	// pace itself (its disk's, or one it heard as a follower).
 	ScrubResumed                        uint64
 	ScrubLastPassTicks, ScrubMismatches uint64
+	// Cooperative handoff (node_handoff.go): leaderships handed on,
+	// authorities installed, Relinquish messages refused, inherited
+	// leaderships that resigned with their fence uncovered.
+	Relinquished, Inherited, RelinquishRefused, HandoffResigned uint64
 }
 
 // NewNode boots a node from its store. Boot is restart: the node always
@@ -527,6 +531,8 @@ func (n *Node) Step(m Message) {
 		n.handleMatchReply(m)
 	case MsgGarbageCollectAck:
 		n.handleGarbageCollectAck(m)
+	case MsgRelinquish:
+		n.handleRelinquish(m)
 	}
 	n.afterEvent()
 	n.assertInvariants()

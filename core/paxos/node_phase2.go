@@ -44,18 +44,19 @@ func (n *Node) propose(cmd journal.Command) ProposeResult {
 	return ProposeResult{Status: Proposed, Slot: s, LeaderHint: n.cfg.ID}
 }
 
-// openRound allocates the next slot for cmd at the leader's ballot and
-// casts the leader's own vote when it is an addressee of the slot (on a
-// grid, only the slot's column votes). The Accept leaves through pump.
+// openRound allocates the next slot for cmd at the leader's ballot. The
+// leader records the round in its own log whenever its promise allows,
+// inside the slot's grid column or not (the durable frontier,
+// node_handoff.go): outside the column the record is the stray copy a grid
+// admits, a vote the tally never counts. The leader's own vote counts only
+// when it is an addressee of the slot. The Accept leaves through pump.
 func (n *Node) openRound(l *leading, cmd journal.Command) Slot {
 	s := l.nextSlot
 	l.nextSlot++
 	r := l.rs.open(s, cmd)
-	if n.inColumn(s) {
-		if n.acc.Admit(l.ballot, s, cmd) {
-			if l.rs.vote(n.sys, s, n.me, r.fp) {
-				n.decide(l, s)
-			}
+	if n.acc.Admit(l.ballot, s, cmd) && n.inColumn(s) {
+		if l.rs.vote(n.sys, s, n.me, r.fp) {
+			n.decide(l, s)
 		}
 	}
 	return s
@@ -170,8 +171,11 @@ func (n *Node) handleAccept(m Message) {
 // once); otherwise the node follows that leader (stepping down from a lower
 // campaign or leadership of its own) and restarts its election timer. It
 // reports whether the message is to be acted on.
+//
+// The sender need not own the ballot: a successor the owner handed its
+// leadership to (node_handoff.go) leads at the owner's ballot.
 func (n *Node) followLeader(m Message) bool {
-	if m.Ballot.IsZero() || m.Ballot.Node != m.From {
+	if m.Ballot.IsZero() {
 		return false
 	}
 	if m.Ballot.Less(n.acc.Promised()) {

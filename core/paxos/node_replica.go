@@ -94,7 +94,7 @@ func (n *Node) stepReplica(m Message) {
 // watermark still names only chosen slots, and its values are chosen ones.
 // Only the highest ballot heard names the leader clients are sent to.
 func (n *Node) replicaLearnCommit(m Message) {
-	if m.Ballot.IsZero() || m.Ballot.Node != m.From {
+	if m.Ballot.IsZero() {
 		return
 	}
 	if n.matchmakers() {

@@ -21,7 +21,7 @@ func (n *Node) tickLeader(l *leading) {
 		}
 		n.collect(l)
 	}
-	if !n.tickCtrl(l) {
+	if !n.tickCtrl(l) || !n.tickInherited(l) {
 		return
 	}
 	n.tickScrub(l)
@@ -148,14 +148,27 @@ func (n *Node) handleHeartbeatAck(m Message, from int) {
 	}
 	l.live = l.live.Add(from)
 	l.fillTo = max(l.fillTo, m.Watermark)
+	if l.acked == nil {
+		l.acked = map[NodeID]Slot{}
+	}
+	l.acked[m.From] = max(l.acked[m.From], m.Commit)
+	if l.inherited && m.Commit > n.lrn.chosenIndex {
+		// A member knows more chosen slots than its leader: a successor
+		// handed a frontier above its own chosen log (node_handoff.go)
+		// fetches the rest from whoever has it, the predecessor perhaps
+		// gone. (An elected leader's own recovery covers its prefix.)
+		n.knownCommit = max(n.knownCommit, m.Commit)
+		n.requestCatchUp(m.From)
+	}
 	if m.Commit >= l.recoverEnd {
 		l.gc.fenced = l.gc.fenced.Add(from)
 	}
 }
 
-// handleCommit learns a commit watermark.
+// handleCommit learns a commit watermark. Its sender leads at the ballot:
+// the ballot's owner, or the successor it handed the leadership to.
 func (n *Node) handleCommit(m Message) {
-	if m.Ballot.IsZero() || m.Ballot.Node != m.From {
+	if m.Ballot.IsZero() {
 		return
 	}
 	if n.ownBallot().Less(m.Ballot) {

@@ -163,7 +163,7 @@ func (n *Node) tickScrub(l *leading) {
 // handleScrub answers a leader's page with this acceptor's own copy,
 // repaired where it can be.
 func (n *Node) handleScrub(m Message) {
-	if n.scrub.log == nil || m.Ballot.IsZero() || m.Ballot.Node != m.From || m.Ballot.Less(n.acc.Promised()) {
+	if n.scrub.log == nil || m.Ballot.IsZero() || m.Ballot.Less(n.acc.Promised()) {
 		return
 	}
 	entries, ok := n.scrubRead(m.Slot, m.Next, m.From)

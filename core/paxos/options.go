@@ -45,6 +45,10 @@ type Options struct {
 	ScrubPageSlots     int
 	ScrubIntervalTicks int
 	ScrubPassTicks     int
+	// HandoffFenceElections is how many election timeouts an inherited
+	// leadership may wait for its chosen index to reach the fence it
+	// inherited before it resigns (node_handoff.go).
+	HandoffFenceElections int
 }
 
 // Defaults for Options.
@@ -66,9 +70,10 @@ const (
 	defaultHotBytesMax = 1 << 20
 	// At 50 ms a tick: at most ten pages (2,560 records) a second per
 	// journal, and one full pass an hour.
-	defaultScrubPageSlots     = 256
-	defaultScrubIntervalTicks = 2
-	defaultScrubPassTicks     = 72_000
+	defaultScrubPageSlots        = 256
+	defaultScrubIntervalTicks    = 2
+	defaultScrubPassTicks        = 72_000
+	defaultHandoffFenceElections = 3
 )
 
 func (o Options) withDefaults() Options {
@@ -92,6 +97,7 @@ func (o Options) withDefaults() Options {
 	set(&o.ScrubPageSlots, defaultScrubPageSlots)
 	set(&o.ScrubIntervalTicks, defaultScrubIntervalTicks)
 	set(&o.ScrubPassTicks, defaultScrubPassTicks)
+	set(&o.HandoffFenceElections, defaultHandoffFenceElections)
 	return o
 }
 
@@ -108,7 +114,7 @@ func (o Options) Validate() error {
 	case o.PromiseBatch < 1 || o.PromiseBatch > promiseBatchCeiling:
 		return fmt.Errorf("%w: promise batch %d not in [1, %d]", ErrConfig, o.PromiseBatch, promiseBatchCeiling)
 	case o.CatchUpBatch < 1 || o.CatchUpRetryTicks < 1 || o.ReadTTLTicks < 1 || o.ReadsMax < 1 || o.ResendBatch < 1 ||
-		o.HotSlotsMax < 1 || o.HotBytesMax < 1:
+		o.HotSlotsMax < 1 || o.HotBytesMax < 1 || o.HandoffFenceElections < 1:
 		return fmt.Errorf("%w: a bound is below 1", ErrConfig)
 	case o.ScrubPageSlots < 1 || o.ScrubPageSlots > ScrubPageSlotsMax:
 		return fmt.Errorf("%w: scrub page slots %d not in [1, %d]", ErrConfig, o.ScrubPageSlots, ScrubPageSlotsMax)

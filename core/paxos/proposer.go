@@ -55,6 +55,15 @@ type leading struct {
 	config quorum.System
 	own    Configuration
 
+	// inherited: the leadership was handed on to this node (node_handoff.go),
+	// not won by its own Phase 1. It may not gap-fill below its frontier
+	// nor hand the leadership on again; uncovered counts the ticks its
+	// inherited fence stays above the chosen index. acked is each member's
+	// chosen index as its last HeartbeatAck reported it.
+	inherited bool
+	uncovered int
+	acked     map[NodeID]Slot
+
 	// ctrl is non-nil while the recovery waits on a slot whose highest
 	// report is a damaged record (ctrl.go): nothing is proposed past it.
 	ctrl *ctrlWaiting

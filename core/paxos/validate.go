@@ -63,6 +63,11 @@ func (m Message) Validate() error {
 			return fmt.Errorf("%w: %s entry at slot %d ballot %s out of range", ErrMalformed, m.Type, e.Slot, e.Ballot)
 		}
 	}
+	for _, e := range m.Decided {
+		if e.Slot > SlotMax || !e.Ballot.InRange() {
+			return fmt.Errorf("%w: %s decided entry at slot %d ballot %s out of range", ErrMalformed, m.Type, e.Slot, e.Ballot)
+		}
+	}
 	for _, v := range m.Votes {
 		if v.Slot > SlotMax {
 			return fmt.Errorf("%w: %s vote at slot %d out of range", ErrMalformed, m.Type, v.Slot)
