@@ -230,6 +230,9 @@ func MessageToPB(m paxos.Message) *pb.ConsensusMessage {
 	for _, e := range m.Entries {
 		out.Entries = append(out.Entries, &pb.SlotCommand{Slot: e.Slot, Ballot: BallotToPB(e.Ballot), Command: CommandToPB(e.Command)})
 	}
+	for _, e := range m.Decided {
+		out.Decided = append(out.Decided, &pb.SlotCommand{Slot: e.Slot, Ballot: BallotToPB(e.Ballot), Command: CommandToPB(e.Command)})
+	}
 	for _, v := range m.Votes {
 		out.Votes = append(out.Votes, &pb.SlotVote{Slot: v.Slot, Vhash: v.VHash})
 	}
@@ -253,7 +256,7 @@ var knownTypes = map[pb.MsgType]bool{
 	pb.MsgType_MSG_TYPE_PRE_READ: true, pb.MsgType_MSG_TYPE_PRE_READ_ACK: true, pb.MsgType_MSG_TYPE_TRIMMED_TO: true,
 	pb.MsgType_MSG_TYPE_MATCH: true, pb.MsgType_MSG_TYPE_MATCH_REPLY: true, pb.MsgType_MSG_TYPE_GARBAGE_COLLECT: true,
 	pb.MsgType_MSG_TYPE_GARBAGE_COLLECT_ACK: true, pb.MsgType_MSG_TYPE_PROBE: true,
-	pb.MsgType_MSG_TYPE_SCRUB: true, pb.MsgType_MSG_TYPE_SCRUB_REPLY: true,
+	pb.MsgType_MSG_TYPE_SCRUB: true, pb.MsgType_MSG_TYPE_SCRUB_REPLY: true, pb.MsgType_MSG_TYPE_RELINQUISH: true,
 }
 
 // MessageFromPB decodes one core message; an unknown type, an unset sender,
@@ -268,7 +271,7 @@ func MessageFromPB(m *pb.ConsensusMessage) (paxos.Message, error) {
 	if m.GetFrom() == 0 || m.GetTo() == 0 {
 		return paxos.Message{}, malformed("unset sender or addressee")
 	}
-	if len(m.GetEntries()) > EntriesMax || len(m.GetVotes()) > EntriesMax || len(m.GetFaulty()) > EntriesMax {
+	if len(m.GetEntries()) > EntriesMax || len(m.GetVotes()) > EntriesMax || len(m.GetFaulty()) > EntriesMax || len(m.GetDecided()) > EntriesMax {
 		return paxos.Message{}, malformed("too many entries")
 	}
 	if len(m.GetHistory()) > HistoryMax {
@@ -314,6 +317,13 @@ func MessageFromPB(m *pb.ConsensusMessage) (paxos.Message, error) {
 			return paxos.Message{}, err
 		}
 		out.Entries = append(out.Entries, paxos.SlotCommand{Slot: e.GetSlot(), Ballot: BallotFromPB(e.GetBallot()), Command: c})
+	}
+	for _, e := range m.GetDecided() {
+		c, err := CommandFromPB(e.GetCommand())
+		if err != nil {
+			return paxos.Message{}, err
+		}
+		out.Decided = append(out.Decided, paxos.SlotCommand{Slot: e.GetSlot(), Ballot: BallotFromPB(e.GetBallot()), Command: c})
 	}
 	for _, v := range m.GetVotes() {
 		out.Votes = append(out.Votes, paxos.SlotVote{Slot: v.GetSlot(), VHash: v.GetVhash()})

@@ -99,6 +99,11 @@ func sampleMessages() []paxos.Message {
 			{Slot: 11, Ballot: paxos.Ballot{Round: 2, Node: 1}, Damaged: true},
 			{Slot: 19, Ballot: b, Hash: 0},
 		}},
+		// Cooperative handoff (core/paxos/node_handoff.go).
+		{Type: paxos.MsgRelinquish, From: 2, To: 3, Ballot: b, Slot: 1, Next: 5, Watermark: 3,
+			Decided: entries[:2], Entries: entries[2:]},
+		{Type: paxos.MsgRelinquish, From: 2, To: 3, Ballot: b, Slot: 1, Next: 5, Watermark: 3,
+			Decided: entries[:1], Entries: entries[1:], Config: grid6, Since: paxos.Ballot{Round: 2, Node: 3}},
 	}
 }
 
@@ -126,13 +131,8 @@ func sameMessage(w, g paxos.Message) bool {
 	if g.Type != w.Type || g.From != w.From || g.To != w.To || g.Ballot != w.Ballot || g.Refused != w.Refused ||
 		g.Slot != w.Slot || g.Next != w.Next || g.Commit != w.Commit || g.Watermark != w.Watermark || g.Ctx != w.Ctx ||
 		g.State != w.State || !reflect.DeepEqual(g.Votes, w.Votes) || !reflect.DeepEqual(g.Faulty, w.Faulty) ||
-		!reflect.DeepEqual(g.Scrub, w.Scrub) || len(g.Entries) != len(w.Entries) {
+		!reflect.DeepEqual(g.Scrub, w.Scrub) || !sameEntries(g.Entries, w.Entries) || !sameEntries(g.Decided, w.Decided) {
 		return false
-	}
-	for k := range w.Entries {
-		if !g.Entries[k].Command.Equal(w.Entries[k].Command) || g.Entries[k].Ballot != w.Entries[k].Ballot || g.Entries[k].Slot != w.Entries[k].Slot {
-			return false
-		}
 	}
 	if g.Config.IsZero() != w.Config.IsZero() || !paxos.SameSystem(g.Config, w.Config) || g.Since != w.Since ||
 		g.GC != w.GC || g.Reconf != w.Reconf || g.Refusal != w.Refusal || !sameRegistration(w.Effective, g.Effective) ||
@@ -141,6 +141,18 @@ func sameMessage(w, g paxos.Message) bool {
 	}
 	for k := range w.History {
 		if !sameRegistration(w.History[k], g.History[k]) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameEntries(g, w []paxos.SlotCommand) bool {
+	if len(g) != len(w) {
+		return false
+	}
+	for k := range w {
+		if !g[k].Command.Equal(w[k].Command) || g[k].Ballot != w[k].Ballot || g[k].Slot != w[k].Slot {
 			return false
 		}
 	}
@@ -203,6 +215,7 @@ func TestMsgTypeNumbersMatchTheCore(t *testing.T) {
 		paxos.MsgGarbageCollect: pb.MsgType_MSG_TYPE_GARBAGE_COLLECT, paxos.MsgGarbageCollectAck: pb.MsgType_MSG_TYPE_GARBAGE_COLLECT_ACK,
 		paxos.MsgProbe: pb.MsgType_MSG_TYPE_PROBE,
 		paxos.MsgScrub: pb.MsgType_MSG_TYPE_SCRUB, paxos.MsgScrubReply: pb.MsgType_MSG_TYPE_SCRUB_REPLY,
+		paxos.MsgRelinquish: pb.MsgType_MSG_TYPE_RELINQUISH, paxos.MsgHeartbeatAck: pb.MsgType_MSG_TYPE_HEARTBEAT_ACK,
 	}
 	for c, w := range pairs {
 		if int32(c) != int32(w) {
@@ -418,6 +431,7 @@ func outOfRange() []paxos.Message {
 		{Type: paxos.MsgScrub, From: 2, To: 1, Ballot: paxos.Ballot{Round: 1, Node: 2}, Slot: paxos.SlotMax, Next: paxos.SlotMax + 1},
 		{Type: paxos.MsgScrubReply, From: 2, To: 1, Ballot: paxos.Ballot{Round: 1, Node: 2}, Slot: 1, Next: 2,
 			Scrub: []paxos.ScrubEntry{{Slot: 1, Ballot: past}}},
+		{Type: paxos.MsgRelinquish, From: 2, To: 1, Ballot: paxos.Ballot{Round: 1, Node: 2}, Slot: 1, Next: 2, Decided: e},
 	}
 }
 

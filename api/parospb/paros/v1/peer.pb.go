@@ -36,9 +36,11 @@ const (
 	MsgType_MSG_TYPE_CATCH_UP_RESPONSE MsgType = 8
 	MsgType_MSG_TYPE_HEARTBEAT         MsgType = 11
 	MsgType_MSG_TYPE_HEARTBEAT_ACK     MsgType = 12
-	MsgType_MSG_TYPE_PRE_READ          MsgType = 17
-	MsgType_MSG_TYPE_PRE_READ_ACK      MsgType = 18
-	MsgType_MSG_TYPE_TRIMMED_TO        MsgType = 19
+	// Cooperative leader handoff (core/paxos/node_handoff.go).
+	MsgType_MSG_TYPE_RELINQUISH   MsgType = 16
+	MsgType_MSG_TYPE_PRE_READ     MsgType = 17
+	MsgType_MSG_TYPE_PRE_READ_ACK MsgType = 18
+	MsgType_MSG_TYPE_TRIMMED_TO   MsgType = 19
 	// Matchmaker Paxos (never sent on a plain deployment).
 	MsgType_MSG_TYPE_MATCH               MsgType = 20
 	MsgType_MSG_TYPE_MATCH_REPLY         MsgType = 21
@@ -64,6 +66,7 @@ var (
 		8:  "MSG_TYPE_CATCH_UP_RESPONSE",
 		11: "MSG_TYPE_HEARTBEAT",
 		12: "MSG_TYPE_HEARTBEAT_ACK",
+		16: "MSG_TYPE_RELINQUISH",
 		17: "MSG_TYPE_PRE_READ",
 		18: "MSG_TYPE_PRE_READ_ACK",
 		19: "MSG_TYPE_TRIMMED_TO",
@@ -87,6 +90,7 @@ var (
 		"MSG_TYPE_CATCH_UP_RESPONSE":   8,
 		"MSG_TYPE_HEARTBEAT":           11,
 		"MSG_TYPE_HEARTBEAT_ACK":       12,
+		"MSG_TYPE_RELINQUISH":          16,
 		"MSG_TYPE_PRE_READ":            17,
 		"MSG_TYPE_PRE_READ_ACK":        18,
 		"MSG_TYPE_TRIMMED_TO":          19,
@@ -300,7 +304,11 @@ type ConsensusMessage struct {
 	// scrub is a ScrubReply's page as the answerer read it from its disk:
 	// one entry per record, ascending by slot, inside [slot, next), at most
 	// paxos.ScrubPageSlotsMax. Unset on every other type.
-	Scrub         []*ScrubEntry `protobuf:"bytes,22,rep,name=scrub,proto3" json:"scrub,omitempty"`
+	Scrub []*ScrubEntry `protobuf:"bytes,22,rep,name=scrub,proto3" json:"scrub,omitempty"`
+	// decided is a Relinquish's slots known chosen; with entries (the slots
+	// whose Phase 2 is open) they tile [slot, next). Unset on every other
+	// type.
+	Decided       []*SlotCommand `protobuf:"bytes,23,rep,name=decided,proto3" json:"decided,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -485,6 +493,13 @@ func (x *ConsensusMessage) GetRefusal() uint32 {
 func (x *ConsensusMessage) GetScrub() []*ScrubEntry {
 	if x != nil {
 		return x.Scrub
+	}
+	return nil
+}
+
+func (x *ConsensusMessage) GetDecided() []*SlotCommand {
+	if x != nil {
+		return x.Decided
 	}
 	return nil
 }
@@ -1339,7 +1354,7 @@ const file_paros_v1_peer_proto_rawDesc = "" +
 	"DeliverAck\"g\n" +
 	"\bEnvelope\x12-\n" +
 	"\ajournal\x18\x01 \x01(\v2\x13.paros.v1.JournalIdR\ajournal\x12,\n" +
-	"\x03msg\x18\x02 \x01(\v2\x1a.paros.v1.ConsensusMessageR\x03msg\"\x9b\x06\n" +
+	"\x03msg\x18\x02 \x01(\v2\x1a.paros.v1.ConsensusMessageR\x03msg\"\xcc\x06\n" +
 	"\x10ConsensusMessage\x12%\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x11.paros.v1.MsgTypeR\x04type\x12\x12\n" +
 	"\x04from\x18\x02 \x01(\x04R\x04from\x12\x0e\n" +
@@ -1363,7 +1378,8 @@ const file_paros_v1_peer_proto_rawDesc = "" +
 	"\x02gc\x18\x13 \x01(\v2\x10.paros.v1.BallotR\x02gc\x12\x16\n" +
 	"\x06reconf\x18\x14 \x01(\bR\x06reconf\x12\x18\n" +
 	"\arefusal\x18\x15 \x01(\rR\arefusal\x12*\n" +
-	"\x05scrub\x18\x16 \x03(\v2\x14.paros.v1.ScrubEntryR\x05scrub\"\xd9\x01\n" +
+	"\x05scrub\x18\x16 \x03(\v2\x14.paros.v1.ScrubEntryR\x05scrub\x12/\n" +
+	"\adecided\x18\x17 \x03(\v2\x15.paros.v1.SlotCommandR\adecided\"\xd9\x01\n" +
 	"\x0eAcceptorConfig\x12\x18\n" +
 	"\amembers\x18\x01 \x03(\x04R\amembers\x12;\n" +
 	"\rquorum_system\x18\x02 \x01(\x0e2\x16.paros.v1.QuorumSystemR\fquorumSystem\x12#\n" +
@@ -1420,7 +1436,7 @@ const file_paros_v1_peer_proto_rawDesc = "" +
 	"new_leader\x18\x01 \x01(\v2\x14.paros.v1.LeaderUuidR\tnewLeader\x123\n" +
 	"\n" +
 	"old_leader\x18\x02 \x01(\v2\x14.paros.v1.LeaderUuidR\toldLeaderB\x06\n" +
-	"\x04kindJ\x04\b\x03\x10\x04*\xaf\x04\n" +
+	"\x04kindJ\x04\b\x03\x10\x04*\xc8\x04\n" +
 	"\aMsgType\x12\x18\n" +
 	"\x14MSG_TYPE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10MSG_TYPE_PREPARE\x10\x01\x12\x14\n" +
@@ -1432,7 +1448,8 @@ const file_paros_v1_peer_proto_rawDesc = "" +
 	"\x19MSG_TYPE_CATCH_UP_REQUEST\x10\a\x12\x1e\n" +
 	"\x1aMSG_TYPE_CATCH_UP_RESPONSE\x10\b\x12\x16\n" +
 	"\x12MSG_TYPE_HEARTBEAT\x10\v\x12\x1a\n" +
-	"\x16MSG_TYPE_HEARTBEAT_ACK\x10\f\x12\x15\n" +
+	"\x16MSG_TYPE_HEARTBEAT_ACK\x10\f\x12\x17\n" +
+	"\x13MSG_TYPE_RELINQUISH\x10\x10\x12\x15\n" +
 	"\x11MSG_TYPE_PRE_READ\x10\x11\x12\x19\n" +
 	"\x15MSG_TYPE_PRE_READ_ACK\x10\x12\x12\x17\n" +
 	"\x13MSG_TYPE_TRIMMED_TO\x10\x13\x12\x12\n" +
@@ -1503,30 +1520,31 @@ var file_paros_v1_peer_proto_depIdxs = []int32{
 	6,  // 13: paros.v1.ConsensusMessage.effective:type_name -> paros.v1.Registration
 	19, // 14: paros.v1.ConsensusMessage.gc:type_name -> paros.v1.Ballot
 	10, // 15: paros.v1.ConsensusMessage.scrub:type_name -> paros.v1.ScrubEntry
-	20, // 16: paros.v1.AcceptorConfig.quorum_system:type_name -> paros.v1.QuorumSystem
-	19, // 17: paros.v1.Registration.ballot:type_name -> paros.v1.Ballot
-	5,  // 18: paros.v1.Registration.config:type_name -> paros.v1.AcceptorConfig
-	19, // 19: paros.v1.SlotCommand.ballot:type_name -> paros.v1.Ballot
-	12, // 20: paros.v1.SlotCommand.command:type_name -> paros.v1.Command
-	19, // 21: paros.v1.SlotBallot.ballot:type_name -> paros.v1.Ballot
-	19, // 22: paros.v1.ScrubEntry.ballot:type_name -> paros.v1.Ballot
-	21, // 23: paros.v1.SealedState.leader:type_name -> paros.v1.LeaderUuid
-	14, // 24: paros.v1.Command.control:type_name -> paros.v1.ControlCommand
-	13, // 25: paros.v1.Command.write:type_name -> paros.v1.WriteEntry
-	21, // 26: paros.v1.WriteEntry.leader:type_name -> paros.v1.LeaderUuid
-	15, // 27: paros.v1.ControlCommand.truncate:type_name -> paros.v1.ControlCommand.Truncate
-	16, // 28: paros.v1.ControlCommand.noop:type_name -> paros.v1.ControlCommand.Noop
-	17, // 29: paros.v1.ControlCommand.set_leader:type_name -> paros.v1.ControlCommand.SetLeader
-	21, // 30: paros.v1.ControlCommand.Truncate.leader:type_name -> paros.v1.LeaderUuid
-	21, // 31: paros.v1.ControlCommand.SetLeader.new_leader:type_name -> paros.v1.LeaderUuid
-	21, // 32: paros.v1.ControlCommand.SetLeader.old_leader:type_name -> paros.v1.LeaderUuid
-	1,  // 33: paros.v1.Peer.Stream:input_type -> paros.v1.Deliver
-	2,  // 34: paros.v1.Peer.Stream:output_type -> paros.v1.DeliverAck
-	34, // [34:35] is the sub-list for method output_type
-	33, // [33:34] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	7,  // 16: paros.v1.ConsensusMessage.decided:type_name -> paros.v1.SlotCommand
+	20, // 17: paros.v1.AcceptorConfig.quorum_system:type_name -> paros.v1.QuorumSystem
+	19, // 18: paros.v1.Registration.ballot:type_name -> paros.v1.Ballot
+	5,  // 19: paros.v1.Registration.config:type_name -> paros.v1.AcceptorConfig
+	19, // 20: paros.v1.SlotCommand.ballot:type_name -> paros.v1.Ballot
+	12, // 21: paros.v1.SlotCommand.command:type_name -> paros.v1.Command
+	19, // 22: paros.v1.SlotBallot.ballot:type_name -> paros.v1.Ballot
+	19, // 23: paros.v1.ScrubEntry.ballot:type_name -> paros.v1.Ballot
+	21, // 24: paros.v1.SealedState.leader:type_name -> paros.v1.LeaderUuid
+	14, // 25: paros.v1.Command.control:type_name -> paros.v1.ControlCommand
+	13, // 26: paros.v1.Command.write:type_name -> paros.v1.WriteEntry
+	21, // 27: paros.v1.WriteEntry.leader:type_name -> paros.v1.LeaderUuid
+	15, // 28: paros.v1.ControlCommand.truncate:type_name -> paros.v1.ControlCommand.Truncate
+	16, // 29: paros.v1.ControlCommand.noop:type_name -> paros.v1.ControlCommand.Noop
+	17, // 30: paros.v1.ControlCommand.set_leader:type_name -> paros.v1.ControlCommand.SetLeader
+	21, // 31: paros.v1.ControlCommand.Truncate.leader:type_name -> paros.v1.LeaderUuid
+	21, // 32: paros.v1.ControlCommand.SetLeader.new_leader:type_name -> paros.v1.LeaderUuid
+	21, // 33: paros.v1.ControlCommand.SetLeader.old_leader:type_name -> paros.v1.LeaderUuid
+	1,  // 34: paros.v1.Peer.Stream:input_type -> paros.v1.Deliver
+	2,  // 35: paros.v1.Peer.Stream:output_type -> paros.v1.DeliverAck
+	35, // [35:36] is the sub-list for method output_type
+	34, // [34:35] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_paros_v1_peer_proto_init() }
