@@ -47,6 +47,9 @@ type Counters struct {
 	// Joined and Retired count journals added as a joiner and removed by
 	// an honoured retire.
 	Joined, Retired uint64
+	// HandedOff counts leaderships a graceful shutdown handed on
+	// (HandOffAll).
+	HandedOff uint64
 }
 
 // Observer sees what a host decides, for the simulator's audit. It must

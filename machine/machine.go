@@ -305,6 +305,20 @@ func (m *Machine) Err() error {
 	return m.err
 }
 
+// HandOff hands every journal this machine leads to a live follower and
+// waits until the handoffs left (runtime.Runtime.HandOff): the first step of
+// a graceful shutdown, so a rolling restart costs no election. It reports
+// how many leaderships it handed on; an idle or replica machine hands none.
+func (m *Machine) HandOff(ctx context.Context) (int, error) {
+	m.mu.Lock()
+	rt, replica := m.rt, m.rec.Replica()
+	m.mu.Unlock()
+	if rt == nil || replica {
+		return 0, nil
+	}
+	return rt.HandOff(ctx)
+}
+
 // Close stops the machine.
 func (m *Machine) Close() error {
 	m.mu.Lock()

@@ -23,8 +23,10 @@ type Metrics struct {
 	PeerQueue       *prometheus.GaugeVec
 	InboundDropped  prometheus.Counter
 	OutboundDropped prometheus.Counter
-	Elections       prometheus.Gauge
-	Inbox           prometheus.Gauge
+	// HandedOff counts leaderships a graceful shutdown handed on.
+	HandedOff prometheus.Counter
+	Elections prometheus.Gauge
+	Inbox     prometheus.Gauge
 	// The hot window (paxos cold.go): slots evicted from memory and cold
 	// reads by purpose, summed over this process's live journal nodes
 	// (gauges: a quarantine reopen starts a node's counts again), and the
@@ -106,6 +108,7 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 			Help: "Delivers queued per peer."}, []string{"peer"}),
 		InboundDropped:  prometheus.NewCounter(prometheus.CounterOpts{Name: "paros_inbound_dropped_total", Help: "Delivers dropped on a full inbox."}),
 		OutboundDropped: prometheus.NewCounter(prometheus.CounterOpts{Name: "paros_outbound_dropped_total", Help: "Delivers dropped on a full peer queue."}),
+		HandedOff:       prometheus.NewCounter(prometheus.CounterOpts{Name: "paros_handed_off_total", Help: "Leaderships a graceful shutdown handed to a follower."}),
 		Elections:       prometheus.NewGauge(prometheus.GaugeOpts{Name: "paros_elections", Help: "Elections won by this process, summed over journals."}),
 		Inbox:           prometheus.NewGauge(prometheus.GaugeOpts{Name: "paros_inbox_depth", Help: "Events waiting for the loop."}),
 		Evicted: prometheus.NewGauge(prometheus.GaugeOpts{Name: "paros_hot_window_evicted_slots",
@@ -145,7 +148,7 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 		alarms: map[journal.ID]*journalAlarms{}, statuses: map[journal.ID]host.JournalStatus{},
 	}
 	reg.MustRegister(m.Commits, m.CallLatency, m.SyncBatches, m.SyncLatency, m.PeerQueue, m.InboundDropped,
-		m.OutboundDropped, m.Elections, m.Inbox, m.Evicted, m.ColdReads, m.ColdReadFaults, m.ContractFaults,
+		m.OutboundDropped, m.HandedOff, m.Elections, m.Inbox, m.Evicted, m.ColdReads, m.ColdReadFaults, m.ContractFaults,
 		m.ScrubPages, m.ScrubPagesAnswered, m.ScrubPasses, m.ScrubPassOverruns, m.ScrubLastPass, m.RepairedRecords,
 		m.ScrubMismatches, m.CtrlDecisions, m.Role, m.ReplicaPushes, m.CatchUps, m.TrimJumps, m.QuorumReads)
 	return m

@@ -352,6 +352,47 @@ func (r *Runtime) AddJournal(ctx context.Context, spec host.JournalSpec) error {
 	})
 }
 
+// HandOff is the first step of a graceful shutdown: it hands every journal
+// this process leads to a live follower (host.HandOffAll) and waits until
+// the Relinquish messages left: the batches carrying them durable and
+// released, the mailboxes flushed, and every send returned. It reports how
+// many leaderships it handed on. The caller stops the runtime next; a ctx
+// that ends first leaves the rest to an election.
+func (r *Runtime) HandOff(ctx context.Context) (int, error) {
+	handed := 0
+	if err := r.onLoop(ctx, func() error { handed = r.h.HandOffAll(); return nil }); err != nil {
+		return 0, err
+	}
+	if handed == 0 {
+		return 0, nil
+	}
+	for {
+		settled := false
+		if err := r.onLoop(ctx, func() error { settled = r.h.Settled() && r.tr.idle(); return nil }); err != nil {
+			return handed, err
+		}
+		if settled {
+			break
+		}
+		select {
+		case <-time.After(time.Millisecond):
+		case <-ctx.Done():
+			return handed, ctx.Err()
+		}
+	}
+	// A returned send sits in the stream's buffer: give it a moment on the
+	// wire before the streams are cancelled.
+	select {
+	case <-time.After(handOffLinger):
+	case <-ctx.Done():
+	}
+	r.metrics.HandedOff.Add(float64(handed))
+	return handed, nil
+}
+
+// handOffLinger is how long HandOff lets the last sends reach the wire.
+const handOffLinger = 20 * time.Millisecond
+
 // onLoop runs fn on the event loop and waits for its error (or ctx).
 func (r *Runtime) onLoop(ctx context.Context, fn func() error) error {
 	done := make(chan error, 1)

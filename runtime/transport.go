@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -35,6 +36,9 @@ type peerSender struct {
 	id   paxos.NodeID
 	addr string
 	q    chan *pb.Deliver
+	// unsent counts the Delivers queued or in a send that has not
+	// returned (a graceful shutdown waits for zero: idle).
+	unsent atomic.Int64
 }
 
 func newTransport(r *Runtime) *transport {
@@ -64,12 +68,25 @@ func (t *transport) send(to paxos.NodeID, batch []host.Envelope) {
 		return
 	}
 	d := wire.DeliverToPB(t.r.cfg.NodeID, batch)
+	p.unsent.Add(1)
 	select {
 	case p.q <- d:
 		t.r.metrics.PeerQueue.WithLabelValues(p.addr).Set(float64(len(p.q)))
 	default:
+		p.unsent.Add(-1)
 		t.r.metrics.OutboundDropped.Inc()
 	}
+}
+
+// idle reports whether every Deliver handed to the transport left in a
+// send that returned (or was lost with its link). On the loop.
+func (t *transport) idle() bool {
+	for _, p := range t.peers {
+		if p.unsent.Load() > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func (t *transport) close() {
@@ -165,26 +182,32 @@ func (t *transport) stream(p *peerSender) (sent bool, err error) {
 			return sent, ctx.Err()
 		}
 		// Merge what else is queued into this send.
-		size := proto.Size(d)
+		size, merged := proto.Size(d), int64(1)
 	merge:
 		for len(d.Envelopes) < mergeEnvelopeMax && size < mergeBytesMax {
 			select {
 			case more := <-p.q:
 				if n := proto.Size(more); size+n > mergeBytesMax {
-					if err := s.Send(d); err != nil {
+					err := s.Send(d)
+					p.unsent.Add(-merged)
+					if err != nil {
+						p.unsent.Add(-1) // more is lost with the link
 						return sent, err
 					}
 					sent = true
-					d, size = more, n
+					d, size, merged = more, n, 1
 					continue
 				}
 				d.Envelopes = append(d.Envelopes, more.Envelopes...)
 				size += proto.Size(more)
+				merged++
 			default:
 				break merge
 			}
 		}
-		if err := s.Send(d); err != nil {
+		err := s.Send(d)
+		p.unsent.Add(-merged)
+		if err != nil {
 			return sent, err
 		}
 		sent = true

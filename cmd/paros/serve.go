@@ -173,6 +173,9 @@ func startNode(dataDir, listen, advertise, metricsAddr string, role machine.Role
 	return n, nil
 }
 
+// handOffWait bounds the graceful shutdown's handoff.
+const handOffWait = 2 * time.Second
+
 func (n *node) stop() {
 	n.gs.Stop()
 	if n.http != nil {
@@ -202,6 +205,11 @@ reconfigure and retire. Replicas are named when the cell is formed
 (parosctl init --replicas) or later (parosctl replicas set). A machine
 must be restarted with the role it was formed with (else exit 78). The
 default role is node: an acceptor machine.
+
+SIGTERM (or Ctrl-C) is a graceful shutdown: every journal the machine leads
+is first handed to its most caught-up live follower, which continues at the
+same ballot with no election (within 2s; past that the cell elects). A
+rolling restart of the cell, one machine at a time, so moves its leaders.
 
 --tls DIR holds ca.crt, node.crt and node.key (paros cert node): the machine
 serves TLS 1.3, checks every client's token and every peer's certificate, and
@@ -237,6 +245,13 @@ the bound when the journal is large: the pass then overruns and says so
 				signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 				select {
 				case <-sig:
+					// A graceful shutdown: the journals this machine leads
+					// go to live followers first, so the cell elects no
+					// one. Past the bound an election does the rest.
+					ctx, cancel := context.WithTimeout(context.Background(), handOffWait)
+					handed, err := n.m.HandOff(ctx)
+					cancel()
+					log.Info("shutting down", "handed_off", handed, "err", err)
 					n.stop()
 					return nil
 				case <-n.m.Done():

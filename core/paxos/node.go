@@ -178,8 +178,9 @@ type Counters struct {
 	ScrubLastPassTicks, ScrubMismatches uint64
 	// Cooperative handoff (node_handoff.go): leaderships handed on,
 	// authorities installed, Relinquish messages refused, inherited
-	// leaderships that resigned with their fence uncovered.
-	Relinquished, Inherited, RelinquishRefused, HandoffResigned uint64
+	// leaderships that resigned with their fence uncovered, and slots an
+	// inherited leadership decided (Phase 2 with no Phase 1 of its own).
+	Relinquished, Inherited, RelinquishRefused, HandoffResigned, InheritedDecided uint64
 }
 
 // NewNode boots a node from its store. Boot is restart: the node always

@@ -284,17 +284,18 @@ func (n *Node) Inherited() bool {
 	return ok && l.inherited
 }
 
-// HandoffCandidates lists the other acceptors of the configuration in force,
-// most caught up first by the chosen index each last acknowledged (ties by
-// id): the successor a graceful shutdown hands its leadership to.
+// HandoffCandidates lists the other acceptors of the configuration in force
+// that answered this leadership within the last two CheckQuorum windows,
+// most caught up first by the chosen index each last acknowledged (ties in
+// member order): the successors a graceful shutdown tries.
 func (n *Node) HandoffCandidates() []NodeID {
 	l, ok := n.phase.(*leading)
 	if !ok {
 		return nil
 	}
 	var out []NodeID
-	for _, id := range n.sys.Members() {
-		if id != n.cfg.ID {
+	for i, id := range n.sys.Members() {
+		if id != n.cfg.ID && (l.live.Has(i) || l.heard.Has(i)) {
 			out = append(out, id)
 		}
 	}

@@ -213,6 +213,9 @@ func (n *Node) decide(l *leading, s Slot) {
 		l.inflight--
 	}
 	n.counters.Decided++
+	if l.inherited {
+		n.counters.InheritedDecided++
+	}
 	n.acc.Learn(s, l.ballot, r.cmd)
 	n.lrn.markChosen(s, r.cmd)
 }

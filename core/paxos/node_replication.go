@@ -35,6 +35,7 @@ func (n *Node) tickLeader(l *leading) {
 			n.stepDown()
 			return
 		}
+		l.heard = l.live
 		l.live = 0
 		l.live = l.live.Add(n.me)
 		l.checkElapsed = 0

@@ -34,8 +34,11 @@ type leading struct {
 	// recoverEnd is the read fence: the highest slot the winning Phase 1
 	// could have found chosen.
 	recoverEnd Slot
-	// CheckQuorum: members heard from at this ballot in the current window.
+	// CheckQuorum: members heard from at this ballot in the current window;
+	// heard is the previous window's (a handoff's candidates are the
+	// members of either).
 	live             quorum.Set
+	heard            quorum.Set
 	checkElapsed     int
 	heartbeatElapsed int
 	resendCursor     Slot
