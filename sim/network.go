@@ -14,6 +14,8 @@ type network struct {
 	// flushed: every message sent before it is lost (a loss beyond the
 	// budget takes the copies in flight with it, rot.go).
 	flushed int64
+	// relinquishes are the Relinquish envelopes carried (handoff.go).
+	relinquishes []keptRelinquish
 }
 
 func (n *network) cut(from, to paxos.NodeID) bool { return n.blocked[[2]paxos.NodeID{from, to}] }
@@ -22,6 +24,7 @@ func (n *network) send(from, to paxos.NodeID, batch []host.Envelope) {
 	w := n.w
 	w.counts.Messages += uint64(len(batch))
 	w.audit.sent(from, batch)
+	n.keepRelinquishes(from, batch)
 	if n.cut(from, to) {
 		w.counts.Partitioned++
 		return

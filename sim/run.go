@@ -44,13 +44,16 @@ func (o Options) withDefaults() Options {
 
 // Counts are what happened in a run.
 type Counts struct {
-	Events, Calls, Messages, Dropped, Duplicated, Partitioned, Delayed uint64
-	Crashes, CrashesUnsynced, CrashesAfterSync, LongOutages            uint64
-	Partitions, Pauses, DiskFaults, Rots, Wipes, EditedRestarts        uint64
-	Elections, GapFills, TrimJumps, Truncations, CatchUps, Blocked     uint64
-	CheckQuorum, Quarantines, HistoryOps, FailStops, StaleLeaders      uint64
-	Evicted, CallBatches, CallsBatched                                 uint64
-	ColdReads                                                          paxos.ColdReads
+	// Cooperative handoff (handoff.go).
+	Relinquished, Inherited, RelinquishRefused, InheritedDecided, HandoffResigned uint64
+	RelinquishReplays, GracefulHandoffs                                           uint64
+	Events, Calls, Messages, Dropped, Duplicated, Partitioned, Delayed            uint64
+	Crashes, CrashesUnsynced, CrashesAfterSync, LongOutages                       uint64
+	Partitions, Pauses, DiskFaults, Rots, Wipes, EditedRestarts                   uint64
+	Elections, GapFills, TrimJumps, Truncations, CatchUps, Blocked                uint64
+	CheckQuorum, Quarantines, HistoryOps, FailStops, StaleLeaders                 uint64
+	Evicted, CallBatches, CallsBatched                                            uint64
+	ColdReads                                                                     paxos.ColdReads
 	// Matchmaker Paxos.
 	Reconfigures, ReplacedDead, Probes, StaleConfigurations, MatchRefusals uint64
 	ReconfiguredElections, ResignedRemoved, RemovedPromises, JoinerVotes   uint64
@@ -244,6 +247,11 @@ func (w *World) collect(p *proc) {
 			w.counts.ScrubPages += c.ScrubPages
 			w.counts.ScrubPasses += c.ScrubPasses
 			w.counts.ScrubResumed += c.ScrubResumed
+			w.counts.Relinquished += c.Relinquished
+			w.counts.Inherited += c.Inherited
+			w.counts.RelinquishRefused += c.RelinquishRefused
+			w.counts.InheritedDecided += c.InheritedDecided
+			w.counts.HandoffResigned += c.HandoffResigned
 			if p.replica() {
 				w.counts.ReplicaTrimJumps += c.TrimJumps
 				w.counts.ReplicaCatchUps += c.CatchUps
@@ -322,6 +330,11 @@ func (w *World) gateCounts(r *Result) {
 	set("replica: a replica heals a gap by catch-up", c.ReplicaCatchUps)
 	set("replica: a replica learns the values a leader pushed", c.ReplicaPushes)
 	set("replica: the operator changes the replica list at run time", c.ReplicaChanges)
+	set("handoff: a leader hands its leadership on", c.Relinquished)
+	set("handoff: a successor installs a handed-on authority", c.Inherited)
+	set("handoff: a successor continues Phase 2 without a Phase 1", c.InheritedDecided)
+	set("handoff: a replayed or stale Relinquish is refused", c.RelinquishRefused)
+	set("handoff: a graceful restart hands the leader's journals on", c.GracefulHandoffs)
 }
 
 // lincheck checks every journal's client history with porcupine.
@@ -418,6 +431,12 @@ func GateNames() []string {
 		"replica: the reply owner of an acknowledged slot applied it",
 		"replica: the operator changes the replica list at run time",
 		"replica: a replica the operator added back catches up",
+		// Cooperative handoff (handoff.go).
+		"handoff: a leader hands its leadership on",
+		"handoff: a successor installs a handed-on authority",
+		"handoff: a successor continues Phase 2 without a Phase 1",
+		"handoff: a replayed or stale Relinquish is refused",
+		"handoff: a graceful restart hands the leader's journals on",
 	}
 	slices.Sort(g)
 	return g

@@ -46,6 +46,10 @@ type Shape struct {
 	RotRunning, RotOutage, RotBeyond bool
 	// StaleLeader: a paused leader wakes before it hears of its successor.
 	StaleLeader bool
+	// Handoffs: the operator restarts the leader's machine gracefully (it
+	// hands its journals on first), and old Relinquish messages are
+	// replayed (handoff.go).
+	Handoffs bool
 	// CallBatchUs > 0: a server reads client calls like a WriteStream's
 	// submitter, handing the host (OnCalls) every call that arrived within
 	// that many microseconds of the first, in arrival order.
@@ -187,6 +191,7 @@ func drawShape(g rng, o Options) Shape {
 	for i := range g.intn(3) {
 		s.Replicas = append(s.Replicas, ReplicaIDBase+paxos.NodeID(i))
 	}
+	s.Handoffs = g.pct(50)
 	return s
 }
 
@@ -239,6 +244,9 @@ func (s Shape) String() string {
 	}
 	if len(s.Replicas) > 0 {
 		mm += fmt.Sprintf(" replicas=%d", len(s.Replicas))
+	}
+	if s.Handoffs {
+		mm += " handoffs"
 	}
 	return fmt.Sprintf("n=%d %s%s journals=%s election=%d drop=%d%% dup=%d%%", len(s.Nodes), q, mm, modes, s.Tun.ElectionTicks, s.DropPct, s.DupPct)
 }

@@ -109,6 +109,8 @@ func (c *Counts) add(o Counts) {
 	c.HistoryOps += o.HistoryOps
 	c.FailStops += o.FailStops
 	c.StaleLeaders += o.StaleLeaders
+	c.GracefulHandoffs += o.GracefulHandoffs
+	c.RelinquishReplays += o.RelinquishReplays
 }
 
 // UnfiredGates lists the required gates that never fired.
@@ -138,6 +140,7 @@ func (s Summary) WriteTable(out io.Writer) {
 		{"partitions", c.Partitions}, {"pauses", c.Pauses}, {"  of which a stale leader wakes", c.StaleLeaders}, {"failed syncs (quarantine)", c.DiskFaults},
 		{"fail-stops", c.FailStops}, {"rotted records", c.Rots}, {"wiped disks", c.Wipes},
 		{"restarts under an edited configuration", c.EditedRestarts},
+		{"graceful restarts that handed on", c.GracefulHandoffs}, {"replayed Relinquish messages", c.RelinquishReplays},
 		{"messages", c.Messages}, {"  dropped", c.Dropped}, {"  duplicated", c.Duplicated}, {"  held back 20-400 ms", c.Delayed}, {"  cut by a partition", c.Partitioned},
 	}
 	for _, r := range rows {
