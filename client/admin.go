@@ -215,6 +215,23 @@ func (sv survey) serves(node uint64) bool {
 // journal (else ErrUnknownJournal), and it has matchmakers (else
 // ErrNoMatchmakers).
 func (sv survey) settled(id journal.ID) error {
+	if err := sv.reached(id); err != nil {
+		return err
+	}
+	for _, st := range sv.answers {
+		if st.Err == nil && st.Role != "" && st.Role != "quarantined" {
+			if len(st.Matchmakers) == 0 {
+				return fmt.Errorf("%w: journal %s", ErrNoMatchmakers, id)
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+// reached checks that some machine answered the survey (else ErrNoServer,
+// or ErrDenied) and that one serves journal id (else ErrUnknownJournal).
+func (sv survey) reached(id journal.ID) error {
 	if len(sv.answers) == 0 {
 		if denied(sv.lastErr) {
 			return fmt.Errorf("%w: %w", ErrDenied, sv.lastErr)
@@ -228,9 +245,6 @@ func (sv survey) settled(id journal.ID) error {
 	}
 	for _, st := range sv.answers {
 		if st.Err == nil && st.Role != "" && st.Role != "quarantined" {
-			if len(st.Matchmakers) == 0 {
-				return fmt.Errorf("%w: journal %s", ErrNoMatchmakers, id)
-			}
 			return nil
 		}
 	}

@@ -56,8 +56,8 @@
 //	                                                   cursor moved past them (never silent)
 //	ErrUnavailable     Reader.Next                     no server could serve a linearizable read; call again
 //	ErrUnknownJournal  every call                      no server serves the journal; nothing was proposed
-//	ErrNotLeader       Appender, raw Journal calls     no server would lead within the call's rounds; nothing
-//	ErrBusy                                            was proposed: call again later
+//	ErrNotLeader       Appender, raw Journal calls,    no server would lead within the call's rounds; nothing
+//	ErrBusy            Handoff (ErrNotLeader)          was proposed: call again later
 //	ErrNoServer        Dial, every call                no server could be reached; nothing was sent
 //	ErrDenied          Dial, Claim, Truncate, raw      a server refused the credentials (no token, a bad or
 //	                   Journal calls, Reader.Next      expired one, or one without the scope); nothing was
@@ -66,10 +66,12 @@
 //	ErrInvalidConfig-  Reconfigure, SetReplicas        no node may run the configuration (a replica list: an
 //	uration                                            address twice, too many); nothing was reconfigured
 //	ErrUnknownMachine  Reconfigure, Retire,            a node id outside the cell, or an address of another
-//	                   SetReplicas                     cell's machine; nothing was reconfigured
+//	                   SetReplicas, Handoff            cell's machine; nothing was reconfigured
 //	ErrNotReplica      SetReplicas                     a machine named as a replica is a node or an acceptor
 //	*RetireRefused-    Retire                          the machine judged the retire unsafe; Reason says why
 //	Error                                              (leader, member, stale, not_collected, plain, ...)
+//	ErrCannotHandoff   Handoff                         the leader refused to hand on (a handed-on leadership, a
+//	                                                   long open tail, recovery); nothing changed
 //
 // Calls take a context.Context; a call whose context ends while a request
 // may have been received reports ErrAmbiguous, never "not done".
@@ -93,9 +95,11 @@
 // system while it serves, admitting new machines (named by address) to the
 // cell first; Client.Inspect then shows, on the leader, when the old
 // configurations are collected and which machines may retire, and
-// Client.Retire lets each delete its copy. Both need a token with admin
-// over every journal, and reach every machine of the cell, not only the
-// addresses given to Dial.
+// Client.Retire lets each delete its copy. On any cell, Client.Handoff
+// moves a journal's leadership to another acceptor without an election
+// (before the leader's machine restarts, say). They need a token with
+// admin over every journal, and reach every machine of the cell, not only
+// the addresses given to Dial.
 //
 // # Security
 //

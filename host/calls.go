@@ -17,7 +17,14 @@ const (
 	CallInspect
 	CallReconfigure
 	CallRetire
+	CallHandoff
 )
+
+// adminCall reports whether calls of kind k are operator calls, answered
+// with an AdminReply.
+func adminCall(k CallKind) bool {
+	return k == CallReconfigure || k == CallRetire || k == CallHandoff
+}
 
 // Call is one client call. The request of its kind is set; the others are
 // zero. server/ translates protobuf to these plain types; the simulator's
@@ -30,9 +37,10 @@ type Call struct {
 	Truncate  journal.TruncateRequest
 	SetLeader journal.SetLeaderRequest
 	Inspect   InspectRequest
-	// Reconfigure and Retire are operator calls (Admin).
+	// Reconfigure, Retire and Handoff are operator calls (Admin).
 	Reconfigure ReconfigureRequest
 	Retire      RetireRequest
+	Handoff     HandoffRequest
 }
 
 // Journal names the journal the call is for.
@@ -52,6 +60,8 @@ func (c Call) Journal() journal.ID {
 		return c.Reconfigure.Journal
 	case CallRetire:
 		return c.Retire.Journal
+	case CallHandoff:
+		return c.Handoff.Journal
 	}
 	return journal.ID{}
 }
@@ -63,7 +73,7 @@ type Response struct {
 	Reply   journal.Reply
 	Read    journal.ReadReply
 	Inspect InspectReply
-	// Admin is the answer to Reconfigure and Retire.
+	// Admin is the answer to Reconfigure, Retire and Handoff.
 	Admin AdminReply
 }
 
@@ -82,12 +92,25 @@ type RetireRequest struct {
 	Watermark paxos.Ballot
 }
 
+// HandoffRequest asks the journal's leader to hand its leadership to To
+// (0: the acceptor it finds most caught up, HandoffCandidates()[0]).
+type HandoffRequest struct {
+	Journal journal.ID
+	To      paxos.NodeID
+}
+
 // AdminReply: Refusal is empty when the request was accepted, else a
 // stable reason ("no_matchmakers", "invalid_configuration", "unavailable",
-// "unknown_journal", and for Retire the node's RetireRefusal names).
+// "unknown_journal", "replica", for Retire the node's RetireRefusal names,
+// for Handoff "not_leader" and "cannot_relinquish").
 type AdminReply struct {
 	Refusal string
 	Detail  string
+	// Handoff only: Successor is the node the leadership was handed to (or
+	// would have been, on a cannot_relinquish refusal); LeaderHint, on a
+	// not_leader refusal, the node this one last heard leading (0 unknown).
+	Successor  paxos.NodeID
+	LeaderHint paxos.NodeID
 }
 
 // InspectRequest asks for a journal's consensus facts.

@@ -54,7 +54,10 @@ func (h *Host) takeCall(c Call) *journalRT {
 		h.reply(c.ID, unavailable(c))
 		return nil
 	}
-	if c.Kind == CallReconfigure || c.Kind == CallRetire {
+	if adminCall(c.Kind) {
+		// The reply leaves now; what the call changed (a Relinquish, a
+		// round change) leaves through the Ready path when the caller
+		// drains j: persisted before sent, like every other message.
 		h.reply(c.ID, Response{Kind: c.Kind, Admin: h.admin(j, c)})
 		return j
 	}
@@ -81,7 +84,7 @@ func (h *Host) takeCall(c Call) *journalRT {
 }
 
 func unavailable(c Call) Response {
-	if c.Kind == CallReconfigure || c.Kind == CallRetire {
+	if adminCall(c.Kind) {
 		return Response{Kind: c.Kind, Admin: AdminReply{Refusal: "unavailable"}}
 	}
 	if c.Kind == CallRead {
@@ -96,7 +99,7 @@ func unknownJournal(c Call) Response {
 		return Response{Kind: CallRead, Read: journal.ReadReply{UnknownJournal: true, FromSeq: c.Read.FromSeq}}
 	case CallInspect:
 		return Response{Kind: CallInspect, Inspect: InspectReply{UnknownJournal: true}}
-	case CallReconfigure, CallRetire:
+	case CallReconfigure, CallRetire, CallHandoff:
 		return Response{Kind: c.Kind, Admin: AdminReply{Refusal: "unknown_journal"}}
 	}
 	return Response{Kind: c.Kind, Reply: journal.Reply{NoVerdict: journal.UnknownJournal}}

@@ -73,7 +73,7 @@ func (h *Host) SetReplicas(ids []paxos.NodeID) error {
 	return nil
 }
 
-// admin answers Reconfigure and Retire.
+// admin answers Reconfigure, Retire and Handoff.
 func (h *Host) admin(j *journalRT, c Call) AdminReply {
 	if j.cfg.Replica {
 		// A replica is in no configuration: it can neither lead a change
@@ -102,6 +102,8 @@ func (h *Host) admin(j *journalRT, c Call) AdminReply {
 			return AdminReply{Refusal: "storage", Detail: err.Error()}
 		}
 		return AdminReply{}
+	case CallHandoff:
+		return h.handoffCall(j, c.Handoff)
 	}
 	return AdminReply{Refusal: "unknown_call"}
 }

@@ -74,6 +74,7 @@ type rule struct {
 //	Admin/Reconfigure              token: admin over every journal
 //	Admin/ReconfigureMatchmakers   token: admin over every journal
 //	Admin/Retire                   token: admin over every journal
+//	Admin/Handoff                  token: admin over every journal
 //	Machine/Identify               anyone authenticated; with plan: peer
 //	                               certificate, or admin over everything
 //	Machine/PrepareCell            peer certificate, or admin over everything
@@ -102,6 +103,7 @@ var rules = []rule{
 	{pb.Admin_Reconfigure_FullMethodName, needAdmin, 0},
 	{pb.Admin_ReconfigureMatchmakers_FullMethodName, needAdmin, 0},
 	{pb.Admin_Retire_FullMethodName, needAdmin, 0},
+	{pb.Admin_Handoff_FullMethodName, needAdmin, 0},
 	{pb.Machine_Identify_FullMethodName, needIdentify, 0},
 	{pb.Machine_PrepareCell_FullMethodName, needPeerOrAdmin, 0},
 	{pb.Machine_FormCell_FullMethodName, needPeerOrAdmin, 0},

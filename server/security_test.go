@@ -261,6 +261,7 @@ func TestNoCredentialIsUnauthenticated(t *testing.T) {
 	_, errs["inspect"] = pb.NewAdminClient(conn).Inspect(ctx, &pb.InspectRequest{Journal: jidPB})
 	_, errs["inspect node"] = pb.NewAdminClient(conn).Inspect(ctx, &pb.InspectRequest{NodeOnly: true})
 	_, errs["reconfigure"] = pb.NewAdminClient(conn).Reconfigure(ctx, &pb.ReconfigureRequest{Journal: jidPB})
+	_, errs["handoff"] = pb.NewAdminClient(conn).Handoff(ctx, &pb.HandoffRequest{Journal: jidPB})
 	_, errs["identify"] = pb.NewMachineClient(conn).Identify(ctx, &pb.IdentifyRequest{})
 	_, errs["cell-init"] = pb.NewMachineClient(conn).CellInit(ctx, &pb.CellInitRequest{})
 	ps, err := pb.NewPeerClient(conn).Stream(ctx)
@@ -595,11 +596,16 @@ func TestInspectIsFilteredToTheCallersScope(t *testing.T) {
 		// Act.
 		_, errTenant := admin.Reconfigure(tenantAdmin, &pb.ReconfigureRequest{Journal: jidPB})
 		_, errPeer := asPeer.Retire(ctx, &pb.RetireRequest{})
+		_, errTenantHandoff := admin.Handoff(tenantAdmin, &pb.HandoffRequest{Journal: jidPB})
+		_, errPeerHandoff := asPeer.Handoff(ctx, &pb.HandoffRequest{Journal: jidPB})
 		rr, errRoot := admin.ReconfigureMatchmakers(root, &pb.ReconfigureMatchmakersRequest{})
 
 		// Check.
 		if status.Code(errTenant) != codes.PermissionDenied || status.Code(errPeer) != codes.PermissionDenied {
 			t.Errorf("tenant admin: %v; peer: %v; want PermissionDenied", errTenant, errPeer)
+		}
+		if status.Code(errTenantHandoff) != codes.PermissionDenied || status.Code(errPeerHandoff) != codes.PermissionDenied {
+			t.Errorf("handoff: tenant admin: %v; peer: %v; want PermissionDenied", errTenantHandoff, errPeerHandoff)
 		}
 		if errRoot != nil || !strings.HasPrefix(rr.GetRefusal(), "not_enabled") { // generations are not built
 			t.Errorf("root: %v, %v", rr, errRoot)

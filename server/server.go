@@ -478,6 +478,28 @@ func (s *Admin) Retire(ctx context.Context, req *pb.RetireRequest) (*pb.RetireRe
 	return &pb.RetireReply{Accepted: r.Admin.Refusal == "", Refusal: refusalText(r.Admin)}, nil
 }
 
+// Handoff asks the node it reaches to hand its leadership of a journal to
+// another acceptor without an election (to 0: the acceptor the leader
+// finds most caught up). Handed off means the leader stepped down and sent
+// the successor its authority; the operator watches Inspect for the
+// successor leading (a lost handoff is repaired by an election). A node
+// that does not lead refuses not_leader with the node it last heard
+// leading in leader_hint.
+func (s *Admin) Handoff(ctx context.Context, req *pb.HandoffRequest) (*pb.HandoffReply, error) {
+	id := wire.JournalIDFromPB(req.GetJournal())
+	if !id.IsSet() {
+		return &pb.HandoffReply{Refusal: "unset"}, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	r, err := s.B.Call(ctx, host.Call{Kind: host.CallHandoff, Handoff: host.HandoffRequest{Journal: id, To: paxos.NodeID(req.GetTo())}})
+	if err != nil {
+		return nil, status.Error(codes.Unavailable, err.Error())
+	}
+	return &pb.HandoffReply{HandedOff: r.Admin.Refusal == "", Refusal: refusalText(r.Admin), To: uint64(r.Admin.Successor),
+		LeaderHint: uint64(r.Admin.LeaderHint)}, nil
+}
+
 func refusalText(a host.AdminReply) string {
 	if a.Refusal == "" || a.Detail == "" {
 		return a.Refusal

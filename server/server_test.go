@@ -9,7 +9,9 @@
 // runtime becomes BUSY and an idle machine UNKNOWN_JOURNAL, neither
 // ambiguous; verdicts pass through intact; the Admin service refuses
 // reconfiguration as not enabled and answers Inspect for a node, an unset
-// or unknown journal and a served one; and the Peer stream hands decoded
+// or unknown journal and a served one; Handoff carries the successor to
+// the node and relays its answer (handed off to whom, or the refusal with
+// the leader it names); and the Peer stream hands decoded
 // batches to the backend and ends a stream that sends a malformed Deliver.
 // Unary handlers are called directly; the Peer stream runs over a real
 // gRPC server on an in-memory listener (bufconn).
@@ -364,6 +366,41 @@ func TestAdminReconfigureAndRetireAreJudgedByTheJournalsNode(t *testing.T) {
 	}
 	if fb.calls[1].Retire.Watermark != (paxos.Ballot{Round: 7, Node: 2}) {
 		t.Errorf("retire call %+v", fb.calls[1].Retire)
+	}
+}
+
+func TestAdminHandoffRelaysTheNodesAnswer(t *testing.T) {
+	// Arrange: one node refuses (it does not lead; node 2 does), another
+	// hands on to node 3.
+	refuses := &fakeBackend{resp: host.Response{Admin: host.AdminReply{Refusal: "not_leader", Detail: "node 1 does not lead", LeaderHint: 2}}}
+	hands := &fakeBackend{resp: host.Response{Admin: host.AdminReply{Successor: 3}}}
+	info := func() server.AdminInfo { return server.AdminInfo{NodeID: 1} }
+	ctx := context.Background()
+
+	// Act.
+	rr, err1 := (&server.Admin{B: refuses, Info: info}).Handoff(ctx, &pb.HandoffRequest{Journal: jidPB, To: 3})
+	rh, err2 := (&server.Admin{B: hands, Info: info}).Handoff(ctx, &pb.HandoffRequest{Journal: jidPB})
+	unset, err3 := (&server.Admin{B: hands, Info: info}).Handoff(ctx, &pb.HandoffRequest{To: 3})
+
+	// Check.
+	if err := errors.Join(err1, err2, err3); err != nil {
+		t.Fatal(err)
+	}
+	if rr.GetHandedOff() || !strings.HasPrefix(rr.GetRefusal(), "not_leader") || rr.GetLeaderHint() != 2 {
+		t.Errorf("a follower's answer: %v; want not_leader naming node 2", rr)
+	}
+	if !rh.GetHandedOff() || rh.GetRefusal() != "" || rh.GetTo() != 3 {
+		t.Errorf("a leader's answer: %v; want handed off to 3", rh)
+	}
+	if unset.GetRefusal() != "unset" || unset.GetHandedOff() {
+		t.Errorf("no journal: %v; want unset", unset)
+	}
+	if len(refuses.calls) != 1 || refuses.calls[0].Kind != host.CallHandoff ||
+		refuses.calls[0].Handoff != (host.HandoffRequest{Journal: jid, To: 3}) {
+		t.Errorf("calls %+v; want one handoff of %s to 3", refuses.calls, jid)
+	}
+	if len(hands.calls) != 1 || hands.calls[0].Handoff.To != 0 {
+		t.Errorf("calls %+v; want one handoff naming no successor (the unset one never reaches the node)", hands.calls)
 	}
 }
 

@@ -132,8 +132,6 @@ func (w *World) fault() {
 			w.crash(p, "operator fixes the configuration")
 			w.restartLater(p, g.between(20*ms, 300*ms))
 		})
-	case k == 8 && s.Handoffs:
-		w.handoffFault()
 	}
 }
 

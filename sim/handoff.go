@@ -39,11 +39,32 @@ func (n *network) keepRelinquishes(from paxos.NodeID, batch []host.Envelope) {
 	}
 }
 
-// handoffFault is one handoff event of the chaos window: a graceful
-// restart of the leader's machine, or a replayed Relinquish.
+// handoffChaos is the handoff events of the chaos window, on seeds that
+// draw them: every 80–300 ms one of a graceful restart of the leader's
+// machine, an operator's handoff (Admin.Handoff, to a named member or to
+// the one the leader finds most caught up), a replayed Relinquish, or a
+// successor crashed and handed its own authority again.
+func (w *World) handoffChaos() {
+	if !w.shape.Handoffs || w.sched.now >= w.chaosEnd {
+		return
+	}
+	w.sched.after(w.g.between(80*ms, 300*ms), lbl("handoff chaos"), func() {
+		w.handoffFault()
+		w.handoffChaos()
+	})
+}
+
 func (w *World) handoffFault() {
+	if w.sched.now >= w.chaosEnd {
+		return
+	}
 	g := w.g
-	if len(w.net.relinquishes) > 0 && g.pct(35) {
+	l := w.leaderNode()
+	if l != 0 && g.pct(40) && w.successorAuthority(w.proc(l)) {
+		return
+	}
+	switch k := g.intn(10); {
+	case k < 3 && len(w.net.relinquishes) > 0:
 		k := w.net.relinquishes[g.intn(len(w.net.relinquishes))]
 		w.counts.RelinquishReplays++
 		w.sched.note("replay %s", k.env.Msg)
@@ -51,13 +72,62 @@ func (w *World) handoffFault() {
 		w.sched.after(w.shape.LatencyMin, lbl("replay Relinquish n%d→n%d", uint64(k.from), uint64(to)), func() {
 			w.net.deliver(k.from, to, []host.Envelope{k.env}, w.sched.now)
 		})
-		return
+	case k < 7 && l != 0:
+		js := w.shape.Journals[g.intn(len(w.shape.Journals))]
+		var to paxos.NodeID
+		if g.pct(70) {
+			servers := w.shape.Servers()
+			to = servers[g.intn(len(servers))]
+		}
+		w.operatorSend(l, host.Call{Kind: host.CallHandoff, Handoff: host.HandoffRequest{Journal: js.ID, To: to}}, false)
+	case l != 0 && w.downCount() < w.downBudget():
+		w.gracefulRestart(w.proc(l))
 	}
-	l := w.leaderNode()
-	if l == 0 || w.downCount() >= w.downBudget() {
-		return
+}
+
+// successorAuthority targets the durable frontier: a successor that leads
+// an inherited authority crashes (perhaps before its own records of the
+// rounds it opened are durable), reboots at once, and is handed the very
+// Relinquish that made it leader again, before any other ballot reaches
+// it. It must refuse the authority if it exercised it: its log holds a
+// round at that ballot at or above the frontier. It reports whether it
+// ran.
+func (w *World) successorAuthority(p *proc) bool {
+	if p == nil || !p.up || p.h == nil {
+		return false
 	}
-	w.gracefulRestart(w.proc(l))
+	var kept *keptRelinquish
+	for i := len(w.net.relinquishes) - 1; i >= 0; i-- {
+		k := w.net.relinquishes[i]
+		if k.env.Msg.To != p.id {
+			continue
+		}
+		if n := p.h.Node(k.env.Journal); n != nil && n.Inherited() && n.LeaderBallot() == k.env.Msg.Ballot {
+			kept = &k
+			break
+		}
+	}
+	if kept == nil {
+		return false
+	}
+	w.counts.RelinquishReplays++
+	if w.g.pct(50) {
+		p.crashAfterSync = true
+	} else {
+		w.crash(p, "successor before sync")
+	}
+	k := *kept
+	w.sched.after(w.g.between(ms, 5*ms), lbl("successor n%d reboots", uint64(p.id)), func() {
+		if p.up {
+			w.crash(p, "successor")
+		}
+		if p.downForGood {
+			return
+		}
+		w.start(p, false)
+		w.net.deliver(k.from, p.id, []host.Envelope{k.env}, w.sched.now)
+	})
+	return true
 }
 
 // gracefulRestart is SIGTERM and a supervisor's restart: hand on, wait for

@@ -211,8 +211,11 @@ func (w *World) specs(p *proc, claim storage.Claim, edited bool) []host.JournalS
 			Matchmakers: w.shape.Matchmakers, Replicas: w.replicaSet, Replica: p.replica()}
 		if js, ok := p.joined[js.ID]; ok {
 			// Joined at run time: its store was formatted then.
+			// The replica list is the operator's current one, which may
+			// have changed since the join (replica.go).
 			s = js
 			s.Claim = storage.ClaimExistingMember
+			s.Replicas = w.replicaSet
 		}
 		if edited {
 			// The operator edited the configuration: another writer mode.

@@ -241,6 +241,8 @@ func (w *World) operatorReply(p *proc, id host.CallID, r host.Response) {
 		w.audit.gate("gc: a retired node's journal store is deleted")
 		w.audit.retired(p.id, oc.call.Retire.Journal, oc.call.Retire.Watermark)
 		w.sched.note("n%d retired from %s at %s", p.id, short(oc.call.Retire.Journal), oc.call.Retire.Watermark)
+	case oc.call.Kind == host.CallHandoff && refusal == "":
+		w.counts.OperatorHandoffs++
 	case oc.call.Kind == host.CallReconfigure && refusal != "" && refusal != "unavailable":
 		w.audit.violation("a valid reconfiguration is started", "n%d refused %v: %s %s", p.id, oc.call.Reconfigure, refusal, r.Admin.Detail)
 	}

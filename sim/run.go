@@ -46,7 +46,7 @@ func (o Options) withDefaults() Options {
 type Counts struct {
 	// Cooperative handoff (handoff.go).
 	Relinquished, Inherited, RelinquishRefused, InheritedDecided, HandoffResigned uint64
-	RelinquishReplays, GracefulHandoffs                                           uint64
+	RelinquishReplays, GracefulHandoffs, OperatorHandoffs                         uint64
 	Events, Calls, Messages, Dropped, Duplicated, Partitioned, Delayed            uint64
 	Crashes, CrashesUnsynced, CrashesAfterSync, LongOutages                       uint64
 	Partitions, Pauses, DiskFaults, Rots, Wipes, EditedRestarts                   uint64
@@ -165,6 +165,7 @@ func run(seed uint64, o Options) Result {
 	w.clients.start()
 	w.chaos()
 	w.replicaChaos()
+	w.handoffChaos()
 	w.operate()
 	w.sched.runUntil(w.chaosEnd)
 
@@ -335,6 +336,7 @@ func (w *World) gateCounts(r *Result) {
 	set("handoff: a successor continues Phase 2 without a Phase 1", c.InheritedDecided)
 	set("handoff: a replayed or stale Relinquish is refused", c.RelinquishRefused)
 	set("handoff: a graceful restart hands the leader's journals on", c.GracefulHandoffs)
+	set("handoff: the operator moves a journal's leader (Admin.Handoff)", c.OperatorHandoffs)
 }
 
 // lincheck checks every journal's client history with porcupine.
@@ -437,6 +439,7 @@ func GateNames() []string {
 		"handoff: a successor continues Phase 2 without a Phase 1",
 		"handoff: a replayed or stale Relinquish is refused",
 		"handoff: a graceful restart hands the leader's journals on",
+		"handoff: the operator moves a journal's leader (Admin.Handoff)",
 	}
 	slices.Sort(g)
 	return g

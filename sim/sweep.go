@@ -111,6 +111,7 @@ func (c *Counts) add(o Counts) {
 	c.StaleLeaders += o.StaleLeaders
 	c.GracefulHandoffs += o.GracefulHandoffs
 	c.RelinquishReplays += o.RelinquishReplays
+	c.OperatorHandoffs += o.OperatorHandoffs
 }
 
 // UnfiredGates lists the required gates that never fired.
@@ -141,6 +142,7 @@ func (s Summary) WriteTable(out io.Writer) {
 		{"fail-stops", c.FailStops}, {"rotted records", c.Rots}, {"wiped disks", c.Wipes},
 		{"restarts under an edited configuration", c.EditedRestarts},
 		{"graceful restarts that handed on", c.GracefulHandoffs}, {"replayed Relinquish messages", c.RelinquishReplays},
+		{"operator handoffs", c.OperatorHandoffs},
 		{"messages", c.Messages}, {"  dropped", c.Dropped}, {"  duplicated", c.Duplicated}, {"  held back 20-400 ms", c.Delayed}, {"  cut by a partition", c.Partitioned},
 	}
 	for _, r := range rows {

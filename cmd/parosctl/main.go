@@ -10,6 +10,7 @@
 //	parosctl --servers a,b,c reconfigure TENANT/JOURNAL --members ID,ID,HOST:PORT [--quorum majority|flexible:Q1:Q2|grid:RxC] [--wait D]
 //	parosctl --servers a,b,c retire --journal TENANT/JOURNAL --node ID --gc-watermark R.N
 //	parosctl --servers a,b,c replicas set HOST:PORT,HOST:PORT|none [--wait D]
+//	parosctl --servers a,b,c handoff TENANT/JOURNAL [--to ID] [--wait D]
 //
 // Every command dials over TLS trusting the cell's CA certificate (--ca, or
 // PAROSCTL_CA) and presents a token (--token, or PAROSCTL_TOKEN; init needs
@@ -27,9 +28,9 @@
 // follow redirects, ask other servers and back off), a Reader, or
 // Client.Inspect. parosctl itself never retries. reconfigure and retire go
 // through Client.Reconfigure and Client.Retire, replicas set through
-// Client.SetReplicas (each reaches every machine of the cell). init talks
-// to the Machine service (cell formation), which the client library does
-// not cover.
+// Client.SetReplicas, handoff through Client.Handoff (each reaches every
+// machine of the cell). init talks to the Machine service (cell
+// formation), which the client library does not cover.
 package main
 
 import (
@@ -106,7 +107,7 @@ func newRoot() *cobra.Command {
 		}
 	}
 	root.AddCommand(initCmd(g), writeCmd(g), readCmd(g), tailCmd(g), truncateCmd(g), setLeaderCmd(g), inspectCmd(g),
-		reconfigureCmd(g), retireCmd(g), replicasCmd(g))
+		reconfigureCmd(g), retireCmd(g), replicasCmd(g), handoffCmd(g))
 	return root
 }
 

@@ -1,16 +1,21 @@
 // This file checks how parosctl reads the membership commands' arguments:
 // --quorum in each of its three forms (and quorumWord prints what it reads
 // back), --gc-watermark as ROUND.NODE in decimal, and --node in hex; each
-// malformed value is refused with exit code 2 (bad arguments); and replicas
-// set's address list (or none).
+// malformed value is refused with exit code 2 (bad arguments); replicas
+// set's address list (or none); and handoff's JOURNAL and --to (hex, or
+// absent for the leader's pick), through the command line too.
 package main
 
 import (
 	"errors"
+	"io"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/paxos"
 	"github.com/parosdb/paros/core/quorum"
 )
 
@@ -88,6 +93,61 @@ func TestReplicasSetReadsAddressesOrNone(t *testing.T) {
 		var ee exitError
 		if _, err := parseReplicaAddrs(in); !errors.As(err, &ee) || ee.code != exitBadArgs {
 			t.Errorf("parseReplicaAddrs(%q) = %v, want exit %d", in, err, exitBadArgs)
+		}
+	}
+}
+
+func TestHandoffReadsTheJournalAndTheSuccessor(t *testing.T) {
+	type parsed struct {
+		id journal.ID
+		to paxos.NodeID
+	}
+	jid := journal.ID{Tenant: 0xa, Journal: 0x1b}
+	for in, want := range map[[2]string]parsed{
+		{"a/1b", ""}:                   {jid, 0},
+		{"000000000000000a/1b", " "}:   {jid, 0},
+		{"id:a/1b", "3"}:               {jid, 3},
+		{"a/1b", "0x4827d5df01d7d8d8"}: {jid, 0x4827d5df01d7d8d8},
+		{"a/1b", "4827d5df01d7d8d8"}:   {jid, 0x4827d5df01d7d8d8},
+	} {
+		// Act.
+		id, to, err := parseHandoff(in[0], in[1])
+
+		// Check.
+		if err != nil || (parsed{id, to}) != want {
+			t.Errorf("parseHandoff(%q, %q) = %s, %x, %v; want %s, %x", in[0], in[1], id, to, err, want.id, want.to)
+		}
+	}
+	for _, in := range [][2]string{{"", ""}, {"a", ""}, {"0/1b", ""}, {"a/1b", "0"}, {"a/1b", "node3"}, {"a/1b", "-1"},
+		{"a/1b", "10000000000000000a"}} {
+		if _, _, err := parseHandoff(in[0], in[1]); !isBadArgs(err) {
+			t.Errorf("parseHandoff(%q, %q): %v, want exit 2", in[0], in[1], err)
+		}
+	}
+}
+
+func TestHandoffCommandRefusesBadArgumentsBeforeDialling(t *testing.T) {
+	for _, args := range [][]string{
+		{"handoff"},
+		{"handoff", "a/1b", "c/2d"},
+		{"handoff", "a/1b", "--to", "zz"},
+		{"handoff", "not-a-journal"},
+	} {
+		// Arrange: no server is named; a command that got past its
+		// arguments would fail to dial (exit 2 too, but with another
+		// message), so the error text is checked as well.
+		root := newRoot()
+		root.SetArgs(append([]string{"--insecure", "--servers", "127.0.0.1:1"}, args...))
+		root.SetOut(io.Discard)
+		root.SetErr(io.Discard)
+
+		// Act.
+		err := root.Execute()
+
+		// Check.
+		var ee exitError
+		if err == nil || (errors.As(err, &ee) && ee.code != exitBadArgs) || strings.Contains(err.Error(), "no server answered") {
+			t.Errorf("parosctl %q: %v; want a refusal of the arguments (exit 2)", args, err)
 		}
 	}
 }

@@ -752,6 +752,139 @@ func (x *RetireReply) GetRefusal() string {
 	return ""
 }
 
+// HandoffRequest asks the journal's leader to hand its leadership to
+// another acceptor without an election (cooperative handoff). to is the
+// successor's node id; 0 names the acceptor the leader finds most caught
+// up.
+type HandoffRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Journal       *JournalId             `protobuf:"bytes,1,opt,name=journal,proto3" json:"journal,omitempty"`
+	To            uint64                 `protobuf:"varint,2,opt,name=to,proto3" json:"to,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HandoffRequest) Reset() {
+	*x = HandoffRequest{}
+	mi := &file_paros_v1_admin_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HandoffRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HandoffRequest) ProtoMessage() {}
+
+func (x *HandoffRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_paros_v1_admin_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HandoffRequest.ProtoReflect.Descriptor instead.
+func (*HandoffRequest) Descriptor() ([]byte, []int) {
+	return file_paros_v1_admin_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *HandoffRequest) GetJournal() *JournalId {
+	if x != nil {
+		return x.Journal
+	}
+	return nil
+}
+
+func (x *HandoffRequest) GetTo() uint64 {
+	if x != nil {
+		return x.To
+	}
+	return 0
+}
+
+type HandoffReply struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// handed_off: the leader handed its leadership to `to` and stepped down.
+	// The successor leads once the message reaches it (Inspect tells).
+	HandedOff bool `protobuf:"varint,1,opt,name=handed_off,json=handedOff,proto3" json:"handed_off,omitempty"`
+	// refusal: "unset", "unknown_journal", "replica", "unavailable",
+	// "not_leader" (leader_hint names the node this one last heard leading,
+	// 0 unknown), "cannot_relinquish: <reason>" (not while recovery or
+	// repair runs, a tail too long, a leadership handed on once already, a
+	// successor that is not another acceptor).
+	Refusal string `protobuf:"bytes,2,opt,name=refusal,proto3" json:"refusal,omitempty"`
+	// to: the successor named (the leader's choice when the request left it
+	// 0).
+	To            uint64 `protobuf:"varint,3,opt,name=to,proto3" json:"to,omitempty"`
+	LeaderHint    uint64 `protobuf:"varint,4,opt,name=leader_hint,json=leaderHint,proto3" json:"leader_hint,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HandoffReply) Reset() {
+	*x = HandoffReply{}
+	mi := &file_paros_v1_admin_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HandoffReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HandoffReply) ProtoMessage() {}
+
+func (x *HandoffReply) ProtoReflect() protoreflect.Message {
+	mi := &file_paros_v1_admin_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HandoffReply.ProtoReflect.Descriptor instead.
+func (*HandoffReply) Descriptor() ([]byte, []int) {
+	return file_paros_v1_admin_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *HandoffReply) GetHandedOff() bool {
+	if x != nil {
+		return x.HandedOff
+	}
+	return false
+}
+
+func (x *HandoffReply) GetRefusal() string {
+	if x != nil {
+		return x.Refusal
+	}
+	return ""
+}
+
+func (x *HandoffReply) GetTo() uint64 {
+	if x != nil {
+		return x.To
+	}
+	return 0
+}
+
+func (x *HandoffReply) GetLeaderHint() uint64 {
+	if x != nil {
+		return x.LeaderHint
+	}
+	return 0
+}
+
 var File_paros_v1_admin_proto protoreflect.FileDescriptor
 
 const file_paros_v1_admin_proto_rawDesc = "" +
@@ -816,12 +949,23 @@ const file_paros_v1_admin_proto_rawDesc = "" +
 	"\ajournal\x18\x02 \x01(\v2\x13.paros.v1.JournalIdR\ajournal\"C\n" +
 	"\vRetireReply\x12\x1a\n" +
 	"\baccepted\x18\x01 \x01(\bR\baccepted\x12\x18\n" +
-	"\arefusal\x18\x02 \x01(\tR\arefusal2\xb1\x02\n" +
+	"\arefusal\x18\x02 \x01(\tR\arefusal\"O\n" +
+	"\x0eHandoffRequest\x12-\n" +
+	"\ajournal\x18\x01 \x01(\v2\x13.paros.v1.JournalIdR\ajournal\x12\x0e\n" +
+	"\x02to\x18\x02 \x01(\x04R\x02to\"x\n" +
+	"\fHandoffReply\x12\x1d\n" +
+	"\n" +
+	"handed_off\x18\x01 \x01(\bR\thandedOff\x12\x18\n" +
+	"\arefusal\x18\x02 \x01(\tR\arefusal\x12\x0e\n" +
+	"\x02to\x18\x03 \x01(\x04R\x02to\x12\x1f\n" +
+	"\vleader_hint\x18\x04 \x01(\x04R\n" +
+	"leaderHint2\xee\x02\n" +
 	"\x05Admin\x12;\n" +
 	"\aInspect\x12\x18.paros.v1.InspectRequest\x1a\x16.paros.v1.InspectReply\x12G\n" +
 	"\vReconfigure\x12\x1c.paros.v1.ReconfigureRequest\x1a\x1a.paros.v1.ReconfigureReply\x12h\n" +
 	"\x16ReconfigureMatchmakers\x12'.paros.v1.ReconfigureMatchmakersRequest\x1a%.paros.v1.ReconfigureMatchmakersReply\x128\n" +
-	"\x06Retire\x12\x17.paros.v1.RetireRequest\x1a\x15.paros.v1.RetireReplyB7Z5github.com/parosdb/paros/api/parospb/paros/v1;parosv1b\x06proto3"
+	"\x06Retire\x12\x17.paros.v1.RetireRequest\x1a\x15.paros.v1.RetireReply\x12;\n" +
+	"\aHandoff\x12\x18.paros.v1.HandoffRequest\x1a\x16.paros.v1.HandoffReplyB7Z5github.com/parosdb/paros/api/parospb/paros/v1;parosv1b\x06proto3"
 
 var (
 	file_paros_v1_admin_proto_rawDescOnce sync.Once
@@ -835,7 +979,7 @@ func file_paros_v1_admin_proto_rawDescGZIP() []byte {
 	return file_paros_v1_admin_proto_rawDescData
 }
 
-var file_paros_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_paros_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_paros_v1_admin_proto_goTypes = []any{
 	(*InspectRequest)(nil),                // 0: paros.v1.InspectRequest
 	(*InspectReply)(nil),                  // 1: paros.v1.InspectReply
@@ -846,38 +990,43 @@ var file_paros_v1_admin_proto_goTypes = []any{
 	(*ReconfigureMatchmakersReply)(nil),   // 6: paros.v1.ReconfigureMatchmakersReply
 	(*RetireRequest)(nil),                 // 7: paros.v1.RetireRequest
 	(*RetireReply)(nil),                   // 8: paros.v1.RetireReply
-	(*JournalId)(nil),                     // 9: paros.v1.JournalId
-	(*Ballot)(nil),                        // 10: paros.v1.Ballot
-	(*JournalState)(nil),                  // 11: paros.v1.JournalState
-	(QuorumSystem)(0),                     // 12: paros.v1.QuorumSystem
+	(*HandoffRequest)(nil),                // 9: paros.v1.HandoffRequest
+	(*HandoffReply)(nil),                  // 10: paros.v1.HandoffReply
+	(*JournalId)(nil),                     // 11: paros.v1.JournalId
+	(*Ballot)(nil),                        // 12: paros.v1.Ballot
+	(*JournalState)(nil),                  // 13: paros.v1.JournalState
+	(QuorumSystem)(0),                     // 14: paros.v1.QuorumSystem
 }
 var file_paros_v1_admin_proto_depIdxs = []int32{
-	9,  // 0: paros.v1.InspectRequest.journal:type_name -> paros.v1.JournalId
-	9,  // 1: paros.v1.InspectReply.journals:type_name -> paros.v1.JournalId
-	10, // 2: paros.v1.InspectReply.promised:type_name -> paros.v1.Ballot
-	11, // 3: paros.v1.InspectReply.state:type_name -> paros.v1.JournalState
-	12, // 4: paros.v1.InspectReply.quorum_system:type_name -> paros.v1.QuorumSystem
-	10, // 5: paros.v1.InspectReply.config_ballot:type_name -> paros.v1.Ballot
-	10, // 6: paros.v1.InspectReply.config_since:type_name -> paros.v1.Ballot
-	10, // 7: paros.v1.InspectReply.gc_watermark:type_name -> paros.v1.Ballot
+	11, // 0: paros.v1.InspectRequest.journal:type_name -> paros.v1.JournalId
+	11, // 1: paros.v1.InspectReply.journals:type_name -> paros.v1.JournalId
+	12, // 2: paros.v1.InspectReply.promised:type_name -> paros.v1.Ballot
+	13, // 3: paros.v1.InspectReply.state:type_name -> paros.v1.JournalState
+	14, // 4: paros.v1.InspectReply.quorum_system:type_name -> paros.v1.QuorumSystem
+	12, // 5: paros.v1.InspectReply.config_ballot:type_name -> paros.v1.Ballot
+	12, // 6: paros.v1.InspectReply.config_since:type_name -> paros.v1.Ballot
+	12, // 7: paros.v1.InspectReply.gc_watermark:type_name -> paros.v1.Ballot
 	2,  // 8: paros.v1.InspectReply.machines:type_name -> paros.v1.CellMachine
-	9,  // 9: paros.v1.ReconfigureRequest.journal:type_name -> paros.v1.JournalId
-	12, // 10: paros.v1.ReconfigureRequest.quorum_system:type_name -> paros.v1.QuorumSystem
-	10, // 11: paros.v1.RetireRequest.gc_watermark:type_name -> paros.v1.Ballot
-	9,  // 12: paros.v1.RetireRequest.journal:type_name -> paros.v1.JournalId
-	0,  // 13: paros.v1.Admin.Inspect:input_type -> paros.v1.InspectRequest
-	3,  // 14: paros.v1.Admin.Reconfigure:input_type -> paros.v1.ReconfigureRequest
-	5,  // 15: paros.v1.Admin.ReconfigureMatchmakers:input_type -> paros.v1.ReconfigureMatchmakersRequest
-	7,  // 16: paros.v1.Admin.Retire:input_type -> paros.v1.RetireRequest
-	1,  // 17: paros.v1.Admin.Inspect:output_type -> paros.v1.InspectReply
-	4,  // 18: paros.v1.Admin.Reconfigure:output_type -> paros.v1.ReconfigureReply
-	6,  // 19: paros.v1.Admin.ReconfigureMatchmakers:output_type -> paros.v1.ReconfigureMatchmakersReply
-	8,  // 20: paros.v1.Admin.Retire:output_type -> paros.v1.RetireReply
-	17, // [17:21] is the sub-list for method output_type
-	13, // [13:17] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	11, // 9: paros.v1.ReconfigureRequest.journal:type_name -> paros.v1.JournalId
+	14, // 10: paros.v1.ReconfigureRequest.quorum_system:type_name -> paros.v1.QuorumSystem
+	12, // 11: paros.v1.RetireRequest.gc_watermark:type_name -> paros.v1.Ballot
+	11, // 12: paros.v1.RetireRequest.journal:type_name -> paros.v1.JournalId
+	11, // 13: paros.v1.HandoffRequest.journal:type_name -> paros.v1.JournalId
+	0,  // 14: paros.v1.Admin.Inspect:input_type -> paros.v1.InspectRequest
+	3,  // 15: paros.v1.Admin.Reconfigure:input_type -> paros.v1.ReconfigureRequest
+	5,  // 16: paros.v1.Admin.ReconfigureMatchmakers:input_type -> paros.v1.ReconfigureMatchmakersRequest
+	7,  // 17: paros.v1.Admin.Retire:input_type -> paros.v1.RetireRequest
+	9,  // 18: paros.v1.Admin.Handoff:input_type -> paros.v1.HandoffRequest
+	1,  // 19: paros.v1.Admin.Inspect:output_type -> paros.v1.InspectReply
+	4,  // 20: paros.v1.Admin.Reconfigure:output_type -> paros.v1.ReconfigureReply
+	6,  // 21: paros.v1.Admin.ReconfigureMatchmakers:output_type -> paros.v1.ReconfigureMatchmakersReply
+	8,  // 22: paros.v1.Admin.Retire:output_type -> paros.v1.RetireReply
+	10, // 23: paros.v1.Admin.Handoff:output_type -> paros.v1.HandoffReply
+	19, // [19:24] is the sub-list for method output_type
+	14, // [14:19] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_paros_v1_admin_proto_init() }
@@ -892,7 +1041,7 @@ func file_paros_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_paros_v1_admin_proto_rawDesc), len(file_paros_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   9,
+			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

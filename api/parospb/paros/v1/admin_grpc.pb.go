@@ -23,6 +23,7 @@ const (
 	Admin_Reconfigure_FullMethodName            = "/paros.v1.Admin/Reconfigure"
 	Admin_ReconfigureMatchmakers_FullMethodName = "/paros.v1.Admin/ReconfigureMatchmakers"
 	Admin_Retire_FullMethodName                 = "/paros.v1.Admin/Retire"
+	Admin_Handoff_FullMethodName                = "/paros.v1.Admin/Handoff"
 )
 
 // AdminClient is the client API for Admin service.
@@ -32,12 +33,14 @@ const (
 // Admin answers operators. Reconfigure and Retire are answered by a
 // deployment with matchmakers (Matchmaker Paxos); a plain deployment refuses
 // them with "no_matchmakers". ReconfigureMatchmakers answers "not_enabled":
-// matchmaker generations are not built.
+// matchmaker generations are not built. Handoff is answered by any
+// deployment: the journal's leader hands its leadership to another acceptor.
 type AdminClient interface {
 	Inspect(ctx context.Context, in *InspectRequest, opts ...grpc.CallOption) (*InspectReply, error)
 	Reconfigure(ctx context.Context, in *ReconfigureRequest, opts ...grpc.CallOption) (*ReconfigureReply, error)
 	ReconfigureMatchmakers(ctx context.Context, in *ReconfigureMatchmakersRequest, opts ...grpc.CallOption) (*ReconfigureMatchmakersReply, error)
 	Retire(ctx context.Context, in *RetireRequest, opts ...grpc.CallOption) (*RetireReply, error)
+	Handoff(ctx context.Context, in *HandoffRequest, opts ...grpc.CallOption) (*HandoffReply, error)
 }
 
 type adminClient struct {
@@ -88,6 +91,16 @@ func (c *adminClient) Retire(ctx context.Context, in *RetireRequest, opts ...grp
 	return out, nil
 }
 
+func (c *adminClient) Handoff(ctx context.Context, in *HandoffRequest, opts ...grpc.CallOption) (*HandoffReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(HandoffReply)
+	err := c.cc.Invoke(ctx, Admin_Handoff_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AdminServer is the server API for Admin service.
 // All implementations must embed UnimplementedAdminServer
 // for forward compatibility.
@@ -95,12 +108,14 @@ func (c *adminClient) Retire(ctx context.Context, in *RetireRequest, opts ...grp
 // Admin answers operators. Reconfigure and Retire are answered by a
 // deployment with matchmakers (Matchmaker Paxos); a plain deployment refuses
 // them with "no_matchmakers". ReconfigureMatchmakers answers "not_enabled":
-// matchmaker generations are not built.
+// matchmaker generations are not built. Handoff is answered by any
+// deployment: the journal's leader hands its leadership to another acceptor.
 type AdminServer interface {
 	Inspect(context.Context, *InspectRequest) (*InspectReply, error)
 	Reconfigure(context.Context, *ReconfigureRequest) (*ReconfigureReply, error)
 	ReconfigureMatchmakers(context.Context, *ReconfigureMatchmakersRequest) (*ReconfigureMatchmakersReply, error)
 	Retire(context.Context, *RetireRequest) (*RetireReply, error)
+	Handoff(context.Context, *HandoffRequest) (*HandoffReply, error)
 	mustEmbedUnimplementedAdminServer()
 }
 
@@ -122,6 +137,9 @@ func (UnimplementedAdminServer) ReconfigureMatchmakers(context.Context, *Reconfi
 }
 func (UnimplementedAdminServer) Retire(context.Context, *RetireRequest) (*RetireReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method Retire not implemented")
+}
+func (UnimplementedAdminServer) Handoff(context.Context, *HandoffRequest) (*HandoffReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method Handoff not implemented")
 }
 func (UnimplementedAdminServer) mustEmbedUnimplementedAdminServer() {}
 func (UnimplementedAdminServer) testEmbeddedByValue()               {}
@@ -216,6 +234,24 @@ func _Admin_Retire_Handler(srv interface{}, ctx context.Context, dec func(interf
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Admin_Handoff_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(HandoffRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServer).Handoff(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Admin_Handoff_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServer).Handoff(ctx, req.(*HandoffRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Admin_ServiceDesc is the grpc.ServiceDesc for Admin service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -238,6 +274,10 @@ var Admin_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Retire",
 			Handler:    _Admin_Retire_Handler,
+		},
+		{
+			MethodName: "Handoff",
+			Handler:    _Admin_Handoff_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

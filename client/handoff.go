@@ -1,0 +1,222 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/peer"
+
+	pb "github.com/parosdb/paros/api/parospb/paros/v1"
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/paxos"
+	"github.com/parosdb/paros/wire"
+)
+
+// ErrCannotHandoff: the journal's leader refused to hand its leadership on
+// (a leadership handed to it by another handoff, which only an election
+// renews; recovery or repair under way; an open tail too long under write
+// load; a successor that is no other acceptor of the journal, or a replica
+// machine). Nothing was changed; the wrapped text names the rule. Run
+// Handoff again once the cause passed.
+var ErrCannotHandoff = errors.New("paros/client: the leader cannot hand its leadership on")
+
+// Bounds and pace of Handoff (STYLE rule 11).
+const (
+	// handoffPoll is the pause between two looks at the cell while a
+	// handoff takes; handoffPollsMax bounds the looks (about a minute),
+	// beyond the caller's context.
+	handoffPoll     = 20 * time.Millisecond
+	handoffPollsMax = 3000
+	// handoffRedirectsMax bounds the not_leader redirects one attempt
+	// follows before the next look at the cell.
+	handoffRedirectsMax = 4
+	// handoffResend is how long a handoff the leader accepted may show no
+	// successor leading before the request goes again to whichever node
+	// leads then: a successor refuses a handoff silently, and an election
+	// follows.
+	handoffResend = 5 * time.Second
+)
+
+// handoff is what one Handoff has done so far.
+type handoff struct {
+	id journal.ID
+	to paxos.NodeID
+	// asked is the leader that handed on (or may have: its answer was
+	// lost), 0 before; named the successor it named; sentAt when.
+	asked, named paxos.NodeID
+	sentAt       time.Time
+	// last says why the latest attempt did not hand on.
+	last string
+}
+
+// Handoff moves the leadership of journal id to acceptor to without an
+// election (cooperative handoff: the leader hands its ballot and open tail
+// on, and the successor goes on in Phase 2 at the same ballot), and waits
+// until Inspect shows the successor leading. to 0 asks the leader to pick
+// the acceptor it finds most caught up. It returns the node leading when
+// it returns. It needs a token with admin over every journal.
+//
+// The leader is found as Reconfigure finds it (Inspect on every machine of
+// the cell); a node that no longer leads when asked answers with the node
+// it last heard leading, and Handoff asks that one within ctx. When to
+// already leads, Handoff changes nothing and returns to. A leadership
+// handed on once refuses to be handed on again until an election renews
+// it (ErrCannotHandoff).
+//
+// A leader that hands on steps down at once; if the successor refuses the
+// authority (it never says so), the cell elects a leader as after any
+// leader's silence, and Handoff asks that leader again. With to 0, any
+// node other than the leader that handed on counts as the successor.
+//
+// Errors: ErrCannotHandoff (the leader refused: nothing was changed),
+// ErrUnknownMachine (to is no machine of the cell), ErrUnknownJournal,
+// ErrDenied, ErrNoServer (no machine answered), ErrNotLeader (no leader
+// handed on before ctx ended: nothing was changed), and ErrAmbiguous when
+// ctx ended after a leader handed on (or may have) but before the
+// successor was seen leading: it may still lead (Inspect tells).
+func (c *Client) Handoff(ctx context.Context, id journal.ID, to paxos.NodeID) (paxos.NodeID, error) {
+	if !id.IsSet() {
+		return 0, fmt.Errorf("paros/client: Handoff: journal %s is unset", id)
+	}
+	sv := c.look(ctx, id)
+	if err := sv.reached(id); err != nil {
+		return 0, err
+	}
+	if to != 0 {
+		if _, ok := sv.replicas[uint64(to)]; ok {
+			return 0, fmt.Errorf("%w: %016x is a replica machine: a replica never leads", ErrCannotHandoff, uint64(to))
+		}
+		if _, ok := sv.machines[uint64(to)]; !ok {
+			return 0, fmt.Errorf("%w: %016x is no machine of cell %016x", ErrUnknownMachine, uint64(to), sv.cellID)
+		}
+	}
+	h := &handoff{id: id, to: to}
+	for range handoffPollsMax {
+		l, leads := sv.leader()
+		leader := paxos.NodeID(l.NodeID)
+		switch {
+		case !leads:
+			h.last = "no node leads the journal"
+		case h.done(leader):
+			return leader, nil
+		case h.shouldAsk(leader):
+			if err := c.askHandoff(ctx, sv, l, h); err != nil {
+				return 0, err
+			}
+		}
+		t := time.NewTimer(handoffPoll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return 0, h.unfinished(ctx.Err())
+		case <-t.C:
+		}
+		sv = c.look(ctx, id)
+	}
+	return 0, h.unfinished(errors.New("the successor was not seen leading in time"))
+}
+
+// done reports whether leader is the leadership the handoff asked for:
+// to itself, or (to 0) any node other than the one that handed on.
+func (h *handoff) done(leader paxos.NodeID) bool {
+	if h.to != 0 {
+		return leader == h.to
+	}
+	return h.asked != 0 && leader != h.asked
+}
+
+// shouldAsk reports whether leader is to be asked now: nothing was handed
+// on yet, or the handoff was lost (the node that handed on leads again
+// after handoffResend, or an election put a third node in).
+func (h *handoff) shouldAsk(leader paxos.NodeID) bool {
+	switch {
+	case h.asked == 0:
+		return true
+	case leader == h.asked:
+		return time.Since(h.sentAt) > handoffResend
+	}
+	return leader != h.named
+}
+
+// askHandoff sends the Handoff to the leader l of survey sv, following
+// not_leader redirects to nodes of the cell. It returns only a final
+// error; a transient refusal is noted in h.last.
+func (c *Client) askHandoff(ctx context.Context, sv survey, l MemberStatus, h *handoff) error {
+	node, addr := paxos.NodeID(l.NodeID), l.Addr
+	req := &pb.HandoffRequest{Journal: wire.JournalIDToPB(h.id), To: uint64(h.to)}
+	for range handoffRedirectsMax {
+		r, err := c.handoffAt(ctx, addr, req)
+		switch {
+		case errors.Is(err, ErrDenied):
+			return err
+		case errors.Is(err, ErrNoServer):
+			h.last = err.Error()
+			return nil
+		case err != nil:
+			// It may have been received and honoured: count it as handed
+			// on (a resend follows if the node leads again).
+			h.asked, h.named, h.sentAt, h.last = node, h.to, time.Now(), err.Error()
+			return nil
+		case r.GetHandedOff():
+			h.asked, h.named, h.sentAt = node, paxos.NodeID(r.GetTo()), time.Now()
+			return nil
+		}
+		refusal := r.GetRefusal()
+		switch {
+		case strings.HasPrefix(refusal, "cannot_relinquish"):
+			return fmt.Errorf("%w: %s: %s", ErrCannotHandoff, addr, refusal)
+		case strings.HasPrefix(refusal, "not_leader"):
+			hint := r.GetLeaderHint()
+			next, known := sv.machines[hint]
+			if hint == 0 || paxos.NodeID(hint) == node || paxos.NodeID(hint) == h.to || !known {
+				// Unknown, a loop, or the successor asked for leading
+				// already: the next look at the cell tells.
+				h.last = addr + ": " + refusal
+				return nil
+			}
+			node, addr = paxos.NodeID(hint), next
+			continue
+		case strings.HasPrefix(refusal, "unknown_journal"):
+			h.last = addr + " no longer serves the journal"
+		default:
+			h.last = addr + ": " + refusal // unavailable: ask again
+		}
+		return nil
+	}
+	h.last = fmt.Sprintf("%d not_leader redirects in a row (last %s)", handoffRedirectsMax, addr)
+	return nil
+}
+
+// handoffAt sends the Handoff to the machine at addr.
+func (c *Client) handoffAt(ctx context.Context, addr string, req *pb.HandoffRequest) (*pb.HandoffReply, error) {
+	cc, err := c.conn(addr)
+	if err != nil {
+		return nil, fmt.Errorf("%w: handoff %s: %w", ErrNoServer, addr, err) // nothing was sent
+	}
+	actx, cancel := context.WithTimeout(ctx, adminCallTimeout)
+	defer cancel()
+	var p peer.Peer
+	r, err := pb.NewAdminClient(cc).Handoff(actx, req, grpc.Peer(&p))
+	if err != nil {
+		return nil, machineError(addr, "handoff", err, &p)
+	}
+	return r, nil
+}
+
+// unfinished is the error of a Handoff that ran out of time: ambiguous
+// once a leader handed on (or may have).
+func (h *handoff) unfinished(why error) error {
+	last := h.last
+	if last == "" {
+		last = "no node leads the journal"
+	}
+	if h.asked != 0 {
+		return fmt.Errorf("%w: handoff %s: node %016x handed its leadership on but the successor was not seen leading: %w (last: %s)",
+			ErrAmbiguous, h.id, uint64(h.asked), why, last)
+	}
+	return fmt.Errorf("%w: handoff %s: no leader handed on: %w (last: %s)", ErrNotLeader, h.id, why, last)
+}

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/paxos"
+)
+
+// handoff moves a journal's leadership through the client library's
+// Client.Handoff: the leader hands its ballot on to another acceptor, and
+// the cell runs no election.
+
+// handoffWait is how long handoff waits, in all, by default.
+const handoffWait = 30 * time.Second
+
+func handoffCmd(g *globals) *cobra.Command {
+	var toFlag string
+	var wait time.Duration
+	cmd := &cobra.Command{
+		Use:   "handoff JOURNAL [--to NODE]",
+		Short: "move a journal's leadership to another acceptor without an election",
+		Long: `handoff asks JOURNAL's leader to hand its leadership to acceptor --to (a node
+id in hex, as 'parosctl inspect' prints it: node=...), or, without --to, to
+the acceptor it finds most caught up. The leader steps down at once and the
+successor goes on at the same ballot: no election, no Phase 1, writes pause
+for about one round trip. It waits until the successor leads and prints it.
+
+The leader refuses (exit 3, cannot_relinquish and why) while recovery or
+repair of a damaged record runs, while more than 256 slots are open (heavy
+write load: run it again), when --to is no other acceptor of the journal or
+a replica machine, and when its own leadership was handed to it (one hop
+only: a leadership handed on once moves again only after an election). When
+--to leads already, nothing changes.
+
+Exit codes: 0 the successor leads; 1 no machine reachable; 2 bad arguments;
+3 refused (cannot_relinquish, an unknown machine or journal, no leader
+within --wait, the credentials); 4 ambiguous (the leader handed on but the
+successor was not seen leading within --wait: inspect, or run it again).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			id, to, err := parseHandoff(args[0], toFlag)
+			if err != nil {
+				return err
+			}
+			c, err := g.dial()
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), wait)
+			defer cancel()
+			start := time.Now()
+			leader, err := c.Handoff(ctx, id, to)
+			if err != nil {
+				return handoffError(err)
+			}
+			elapsed := time.Since(start)
+			g.print(fmt.Sprintf("handoff: %s leader %016x elapsed=%s", id, uint64(leader), elapsed.Round(time.Millisecond)),
+				map[string]any{"journal": id.String(), "leader": fmt.Sprintf("%016x", uint64(leader)), "elapsed_ms": elapsed.Milliseconds()})
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&toFlag, "to", "", "node id of the successor (hex, as inspect prints it); default: the most caught-up acceptor")
+	cmd.Flags().DurationVar(&wait, "wait", handoffWait, "how long to wait for the successor to lead")
+	return cmd
+}
+
+// parseHandoff reads handoff's journal argument and --to ("" is 0: the
+// leader picks).
+func parseHandoff(jref, to string) (journal.ID, paxos.NodeID, error) {
+	id, err := parseJournal(jref)
+	if err != nil {
+		return journal.ID{}, 0, err
+	}
+	if strings.TrimSpace(to) == "" {
+		return id, 0, nil
+	}
+	n, err := parseNode(to)
+	if err != nil {
+		return journal.ID{}, 0, err
+	}
+	return id, paxos.NodeID(n), nil
+}
+
+// handoffError maps the error of Handoff to an exit code.
+func handoffError(err error) error {
+	switch {
+	case errors.Is(err, client.ErrDenied):
+		return deniedError(err)
+	case errors.Is(err, client.ErrNoServer):
+		return fail(exitUnreachable, "unreachable: %v", err)
+	case errors.Is(err, client.ErrAmbiguous):
+		return fail(exitAmbiguous, "ambiguous: %v", err)
+	}
+	return fail(exitRefused, "refused: %v", err)
+}
