@@ -211,7 +211,7 @@ func CommandFromPB(c *pb.Command) (journal.Command, error) {
 
 // MessageToPB encodes one core message.
 func MessageToPB(m paxos.Message) *pb.ConsensusMessage {
-	out := &pb.ConsensusMessage{Type: pb.MsgType(m.Type), From: uint64(m.From), To: uint64(m.To),
+	out := &pb.ConsensusMessage{Type: pb.MsgType(m.Type), From: uint64(m.From), To: uint64(m.To), Leader: uint64(m.Leader),
 		Ballot: BallotToPB(m.Ballot), Refused: BallotToPB(m.Refused), Slot: m.Slot, Next: m.Next,
 		Commit: m.Commit, Watermark: m.Watermark, Ctx: m.Ctx, State: StateToPB(m.State),
 		Since: BallotToPB(m.Since), Gc: BallotToPB(m.GC), Reconf: m.Reconf, Refusal: uint32(m.Refusal)}
@@ -288,7 +288,7 @@ func MessageFromPB(m *pb.ConsensusMessage) (paxos.Message, error) {
 	if err != nil {
 		return paxos.Message{}, err
 	}
-	out := paxos.Message{Type: paxos.MsgType(m.GetType()), From: paxos.NodeID(m.GetFrom()), To: paxos.NodeID(m.GetTo()),
+	out := paxos.Message{Type: paxos.MsgType(m.GetType()), From: paxos.NodeID(m.GetFrom()), To: paxos.NodeID(m.GetTo()), Leader: paxos.NodeID(m.GetLeader()),
 		Ballot: BallotFromPB(m.GetBallot()), Refused: BallotFromPB(m.GetRefused()), Slot: m.GetSlot(), Next: m.GetNext(),
 		Commit: m.GetCommit(), Watermark: m.GetWatermark(), Ctx: m.GetCtx(), State: st,
 		Since: BallotFromPB(m.GetSince()), GC: BallotFromPB(m.GetGc()), Reconf: m.GetReconf(),

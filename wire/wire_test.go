@@ -99,6 +99,11 @@ func sampleMessages() []paxos.Message {
 			{Slot: 11, Ballot: paxos.Ballot{Round: 2, Node: 1}, Damaged: true},
 			{Slot: 19, Ballot: b, Hash: 0},
 		}},
+		// Proxy leaders (core/paxos/proxy.go): a delegation, a fan-out, a
+		// proxy's Commit.
+		{Type: paxos.MsgAccept, From: 2, To: 7, Ballot: b, Entries: entries, Config: grid6},
+		{Type: paxos.MsgAccept, From: 7, To: 3, Ballot: b, Entries: entries, Leader: 2},
+		{Type: paxos.MsgCommit, From: 7, To: 3, Ballot: b, Entries: entries, Leader: 2},
 		// Cooperative handoff (core/paxos/node_handoff.go).
 		{Type: paxos.MsgRelinquish, From: 2, To: 3, Ballot: b, Slot: 1, Next: 5, Watermark: 3,
 			Decided: entries[:2], Entries: entries[2:]},
@@ -128,7 +133,7 @@ func sameRegistration(w, g paxos.Registration) bool {
 
 // sameMessage reports whether g carries every field of w.
 func sameMessage(w, g paxos.Message) bool {
-	if g.Type != w.Type || g.From != w.From || g.To != w.To || g.Ballot != w.Ballot || g.Refused != w.Refused ||
+	if g.Type != w.Type || g.From != w.From || g.To != w.To || g.Leader != w.Leader || g.Ballot != w.Ballot || g.Refused != w.Refused ||
 		g.Slot != w.Slot || g.Next != w.Next || g.Commit != w.Commit || g.Watermark != w.Watermark || g.Ctx != w.Ctx ||
 		g.State != w.State || !reflect.DeepEqual(g.Votes, w.Votes) || !reflect.DeepEqual(g.Faulty, w.Faulty) ||
 		!reflect.DeepEqual(g.Scrub, w.Scrub) || !sameEntries(g.Entries, w.Entries) || !sameEntries(g.Decided, w.Decided) {

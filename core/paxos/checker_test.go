@@ -68,6 +68,8 @@ func systemFor(seed uint64) quorum.System {
 type gates struct {
 	paxos.Counters
 	restarts, crashesUnsynced, partitions int
+	// stream is the digest of every message the seed's nodes sent.
+	stream uint64
 }
 
 func (g *gates) add(c paxos.Counters) {
@@ -278,6 +280,7 @@ func runSeed(t testing.TB, seed uint64, steps int, trace bool) gates {
 	for _, tn := range net.nodes {
 		g.add(tn.node.Counters())
 	}
+	g.stream = net.stream.Sum64()
 	return g
 }
 

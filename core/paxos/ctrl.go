@@ -199,7 +199,7 @@ func (n *Node) recoverSlots(l *leading, el *election, end Slot) bool {
 		} else {
 			n.counters.GapFills++
 		}
-		n.openRound(l, cmd)
+		n.pin(l, n.openRound(l, cmd))
 	}
 	l.ctrl = nil
 	return true

@@ -10,6 +10,8 @@ package paxos_test
 
 import (
 	"fmt"
+	"hash"
+	"hash/fnv"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -63,6 +65,8 @@ type network struct {
 	// replicas are the deployment's replica nodes (in nodes, after the
 	// acceptors): learners that never vote.
 	replicas []paxos.NodeID
+	// stream digests every message every node sent, in order.
+	stream hash.Hash64
 }
 
 func newNetwork(t testing.TB, sys quorum.System, mode journal.WriterMode, opts paxos.Options, seed uint64) *network {
@@ -72,7 +76,8 @@ func newNetwork(t testing.TB, sys quorum.System, mode journal.WriterMode, opts p
 // newNetworkWithReplicas adds replica nodes (ids outside sys) to the
 // network: every node's configuration names them.
 func newNetworkWithReplicas(t testing.TB, sys quorum.System, replicas []paxos.NodeID, mode journal.WriterMode, opts paxos.Options, seed uint64) *network {
-	net := &network{t: t, cfg: sys, mode: mode, opts: opts, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), replicas: replicas}
+	net := &network{t: t, cfg: sys, mode: mode, opts: opts, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), replicas: replicas,
+		stream: fnv.New64a()}
 	net.oracles = newOracles(net)
 	for _, id := range slices.Concat(sys.Members(), replicas) {
 		tn := &tnode{id: id, store: memstore.New()}
@@ -150,6 +155,7 @@ func (net *network) drain(tn *tnode) {
 		}
 		var held []paxos.Message
 		for _, m := range rd.Messages {
+			digest(net.stream, m)
 			if m.EarlyOK() {
 				net.pool = append(net.pool, m)
 			} else {
@@ -181,6 +187,19 @@ func (net *network) drain(tn *tnode) {
 		}
 		net.oracles.afterBatch(tn)
 	}
+}
+
+// digest adds what m says to h: its header, and each entry's slot, ballot
+// and value fingerprint, each vote and the configuration it names.
+func digest(h hash.Hash64, m paxos.Message) {
+	fmt.Fprintf(h, "%s|%s|%d|", m, m.Config, m.Commit)
+	for _, e := range m.Entries {
+		fmt.Fprintf(h, "%d/%s/%x,", e.Slot, e.Ballot, e.Command.Fingerprint())
+	}
+	for _, v := range m.Votes {
+		fmt.Fprintf(h, "%d/%x,", v.Slot, v.VHash)
+	}
+	fmt.Fprintln(h)
 }
 
 func (net *network) releaseFolds(tn *tnode) {

@@ -67,7 +67,12 @@ func (t MsgType) String() string {
 //	Accepted         Ballot, Votes (slot + fingerprint per vote)
 //	Nack             Ballot (the refuser's promise), Refused (the ballot it
 //	                 refused), Slot (its floor)
-//	Commit           Ballot, Commit (every slot <= Commit is chosen)
+//	Commit           Ballot, Commit (every slot <= Commit is chosen); from
+//	                 a proxy leader instead Entries (slots it saw a Phase-2
+//	                 quorum accept at Ballot, with their values) and Leader
+//	Accept           from a leader to a proxy (a delegation): + Config, the
+//	                 configuration whose quorums decide; from a proxy to an
+//	                 acceptor: + Leader
 //	CatchUpRequest   Slot (first slot wanted)
 //	CatchUpResponse  Entries (chosen values, ascending, contiguous)
 //	Heartbeat        Ballot, Commit (watermark)
@@ -108,8 +113,12 @@ func (t MsgType) String() string {
 // every slot <= c is chosen, and that a record it holds at exactly ballot b
 // is the chosen value (one proposer per ballot proposes one value per slot).
 type Message struct {
-	Type      MsgType
-	From, To  NodeID
+	Type     MsgType
+	From, To NodeID
+	// Leader is the leader an acceptor follows when the sender is a proxy
+	// leader (proxy.go): the hint it adopts, while its Accepted goes to
+	// the proxy. Zero otherwise (the sender is the leader).
+	Leader    NodeID
 	Ballot    Ballot
 	Refused   Ballot
 	Slot      Slot

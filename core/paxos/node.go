@@ -181,6 +181,9 @@ type Counters struct {
 	// leaderships that resigned with their fence uncovered, and slots an
 	// inherited leadership decided (Phase 2 with no Phase 1 of its own).
 	Relinquished, Inherited, RelinquishRefused, HandoffResigned, InheritedDecided uint64
+	// Proxy leaders (node_proxy.go): rounds delegated to a proxy, rounds
+	// the leader decided from a proxy's Commit, rounds taken back.
+	ProxyDelegated, ProxyDecided, ProxyTakenBack uint64
 }
 
 // NewNode boots a node from its store. Boot is restart: the node always
@@ -472,7 +475,7 @@ func (n *Node) Step(m Message) {
 	if !ok {
 		// A replica node asks the acceptors for watermarks and chosen values.
 		fromReplica := (m.Type == MsgPreRead || m.Type == MsgCatchUpRequest) && slices.Contains(n.cfg.Replicas, m.From)
-		if !n.matchmakers() && !fromReplica || m.From == 0 {
+		if !n.matchmakers() && !fromReplica && !n.fromProxy(m) || m.From == 0 {
 			return
 		}
 		from = -1

@@ -77,6 +77,7 @@ func (n *Node) pump(l *leading) {
 			continue // decided before it left (a one-member quorum)
 		}
 		r.sent = true
+		n.custodyOf(l, s, r)
 		l.inflight++
 		n.cur.accepts = append(n.cur.accepts, SlotCommand{Slot: s, Ballot: l.ballot, Command: r.cmd})
 	}
@@ -94,6 +95,9 @@ func (n *Node) flushAccepts() {
 	}
 	all := slices.Clone(n.cur.accepts)
 	n.cur.accepts = n.cur.accepts[:0]
+	if all = n.flushDelegations(l, all); len(all) == 0 {
+		return
+	}
 	members := n.sys.Members()
 	for i, id := range members {
 		if id == n.cfg.ID {
@@ -185,7 +189,7 @@ func (n *Node) followLeader(m Message) bool {
 	if n.ownBallot().Less(m.Ballot) {
 		n.stepDown()
 	}
-	n.leaderHint = m.From
+	n.leaderHint = leaderOf(m)
 	n.resetElectionTimer()
 	return true
 }

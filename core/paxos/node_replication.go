@@ -77,6 +77,14 @@ func (n *Node) flushCommit() {
 	if !ok || c <= n.lastCommitSent {
 		return
 	}
+	if n.delegating(l) {
+		// The proxies announced their decisions to every acceptor; the
+		// rest (a round taken back, a pinned one) rides the next beat's
+		// watermark. The replicas still hear the values from the leader.
+		n.lastCommitSent = c
+		n.pushCommit(l, c)
+		return
+	}
 	for _, id := range n.sys.Members() {
 		if id != n.cfg.ID {
 			n.send(Message{Type: MsgCommit, To: id, Ballot: l.ballot, Commit: c})
@@ -99,6 +107,7 @@ func (n *Node) resendPending(l *leading) {
 	sent := 0
 	for s := l.resendCursor; s < end && sent < n.opts.ResendBatch; s++ {
 		if r := l.rs.at(s); r != nil && r.sent {
+			n.redelegate(r)
 			n.cur.accepts = append(n.cur.accepts, SlotCommand{Slot: s, Ballot: l.ballot, Command: r.cmd})
 			sent++
 		}
@@ -113,7 +122,7 @@ func (n *Node) resendPending(l *leading) {
 func (n *Node) noopFill(l *leading) {
 	for l.nextSlot <= min(l.fillTo, SlotMax) && int(l.nextSlot-(n.lrn.chosenIndex+1)) < n.opts.ProposeQueueMax {
 		n.counters.GapFills++
-		n.openRound(l, journal.Noop())
+		n.pin(l, n.openRound(l, journal.Noop()))
 	}
 }
 
@@ -170,6 +179,10 @@ func (n *Node) handleHeartbeatAck(m Message, from int) {
 // the ballot's owner, or the successor it handed the leadership to.
 func (n *Node) handleCommit(m Message) {
 	if m.Ballot.IsZero() {
+		return
+	}
+	if n.fromProxy(m) {
+		n.handleProxyCommit(m)
 		return
 	}
 	if n.ownBallot().Less(m.Ballot) {

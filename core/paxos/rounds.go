@@ -13,6 +13,13 @@ type round struct {
 	refused quorum.Set
 	open    bool // proposed and not yet decided
 	sent    bool // its Accept has left (false: queued behind the window)
+	// custody is the proxy leader the round is delegated to (0: the
+	// leader runs it itself); delegations counts re-delegations since
+	// (node_proxy.go). pinned rounds (a recovery's, a gap fill's) always
+	// run on the leader.
+	custody     NodeID
+	delegations int
+	pinned      bool
 }
 
 // rounds is the leader's Phase-2 bookkeeping: one round per slot from the

@@ -2,6 +2,7 @@ package paxos
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/core/quorum"
@@ -101,7 +102,15 @@ type Config struct {
 	// A replica node not in its own list was removed: it boots and folds
 	// what it holds, but no acceptor answers it.
 	Replicas []NodeID
+	// Proxies are the deployment's proxy leaders (sorted, distinct, none an
+	// acceptor or a replica; node_proxy.go): a settled leader delegates
+	// slot s's Phase 2 to Proxies[s % len(Proxies)]. Empty: the leader runs
+	// every round itself, message for message the plain deployment.
+	Proxies []NodeID
 }
+
+// ProxiesMax bounds the proxy leaders of one journal.
+const ProxiesMax = 16
 
 // ReplicasMax bounds the replica tier of one journal.
 const ReplicasMax = 16
@@ -148,7 +157,24 @@ func (c Config) Validate() error {
 	if err := validateReplicas(c); err != nil {
 		return err
 	}
+	if err := validateProxies(c); err != nil {
+		return err
+	}
 	return validateSystem(c.Acceptors)
+}
+
+// validateProxies checks the proxy list: sorted, distinct, nonzero, no
+// acceptor or replica among them, at most ProxiesMax.
+func validateProxies(c Config) error {
+	if len(c.Proxies) > ProxiesMax {
+		return fmt.Errorf("%w: %d proxies (at most %d)", ErrConfig, len(c.Proxies), ProxiesMax)
+	}
+	for i, id := range c.Proxies {
+		if id == 0 || (i > 0 && c.Proxies[i-1] >= id) || c.Acceptors.Contains(id) || slices.Contains(c.Replicas, id) {
+			return fmt.Errorf("%w: proxies %v not sorted, distinct, nonzero and outside the acceptors and replicas", ErrConfig, c.Proxies)
+		}
+	}
+	return nil
 }
 
 // validateReplicas checks the replica list alone: sorted, distinct,

@@ -308,7 +308,10 @@ type ConsensusMessage struct {
 	// decided is a Relinquish's slots known chosen; with entries (the slots
 	// whose Phase 2 is open) they tile [slot, next). Unset on every other
 	// type.
-	Decided       []*SlotCommand `protobuf:"bytes,23,rep,name=decided,proto3" json:"decided,omitempty"`
+	Decided []*SlotCommand `protobuf:"bytes,23,rep,name=decided,proto3" json:"decided,omitempty"`
+	// leader is the leader an acceptor follows when the sender is a proxy
+	// leader (core/paxos/proxy.go); unset when the sender is the leader.
+	Leader        uint64 `protobuf:"varint,24,opt,name=leader,proto3" json:"leader,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -502,6 +505,13 @@ func (x *ConsensusMessage) GetDecided() []*SlotCommand {
 		return x.Decided
 	}
 	return nil
+}
+
+func (x *ConsensusMessage) GetLeader() uint64 {
+	if x != nil {
+		return x.Leader
+	}
+	return 0
 }
 
 // AcceptorConfig is an acceptor set with its quorum system (a
@@ -1354,7 +1364,7 @@ const file_paros_v1_peer_proto_rawDesc = "" +
 	"DeliverAck\"g\n" +
 	"\bEnvelope\x12-\n" +
 	"\ajournal\x18\x01 \x01(\v2\x13.paros.v1.JournalIdR\ajournal\x12,\n" +
-	"\x03msg\x18\x02 \x01(\v2\x1a.paros.v1.ConsensusMessageR\x03msg\"\xcc\x06\n" +
+	"\x03msg\x18\x02 \x01(\v2\x1a.paros.v1.ConsensusMessageR\x03msg\"\xe4\x06\n" +
 	"\x10ConsensusMessage\x12%\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x11.paros.v1.MsgTypeR\x04type\x12\x12\n" +
 	"\x04from\x18\x02 \x01(\x04R\x04from\x12\x0e\n" +
@@ -1379,7 +1389,8 @@ const file_paros_v1_peer_proto_rawDesc = "" +
 	"\x06reconf\x18\x14 \x01(\bR\x06reconf\x12\x18\n" +
 	"\arefusal\x18\x15 \x01(\rR\arefusal\x12*\n" +
 	"\x05scrub\x18\x16 \x03(\v2\x14.paros.v1.ScrubEntryR\x05scrub\x12/\n" +
-	"\adecided\x18\x17 \x03(\v2\x15.paros.v1.SlotCommandR\adecided\"\xd9\x01\n" +
+	"\adecided\x18\x17 \x03(\v2\x15.paros.v1.SlotCommandR\adecided\x12\x16\n" +
+	"\x06leader\x18\x18 \x01(\x04R\x06leader\"\xd9\x01\n" +
 	"\x0eAcceptorConfig\x12\x18\n" +
 	"\amembers\x18\x01 \x03(\x04R\amembers\x12;\n" +
 	"\rquorum_system\x18\x02 \x01(\x0e2\x16.paros.v1.QuorumSystemR\fquorumSystem\x12#\n" +

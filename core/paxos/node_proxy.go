@@ -1,0 +1,148 @@
+package paxos
+
+import "slices"
+
+// The leader's side of proxy leaders (proxy.go). With Config.Proxies set, a
+// settled leadership hands each round's Phase 2 to the proxy slotProxy
+// names instead of broadcasting the Accept itself, and learns the decision
+// from the proxy's Commit. Liveness under a dead proxy stays the leader's:
+// it keeps the round (its tally, its value), re-delegates it on every
+// beat, and after ProxyTakeBackBeats unanswered re-delegations takes it
+// back and runs the classic Phase 2. Safety never rests on the fallback:
+// two fan-outs of one (slot, ballot, value) are one vote at every acceptor.
+//
+// Delegation waits for a settled leadership: an election's recovery and
+// its gap fills run on the leader (pinned rounds), and no round is
+// delegated while a recovery waits on a damaged record or the election
+// fence is not yet chosen, so a fresh leadership depends on no proxy. A
+// handoff successor re-delegates what it inherited with itself as the
+// leader.
+//
+// With no proxies none of this runs: the message stream is the plain
+// deployment's, message for message.
+
+// ProxyTakeBackBeats is how many beats a delegated round may go undecided
+// before the leader takes it back and runs it itself.
+const ProxyTakeBackBeats = 20
+
+// slotProxy is the proxy that slot s's Phase 2 goes to (s % proxy_count).
+func (n *Node) slotProxy(s Slot) NodeID {
+	return n.cfg.Proxies[s%Slot(len(n.cfg.Proxies))]
+}
+
+// delegating reports whether l hands its new rounds to proxies now.
+func (n *Node) delegating(l *leading) bool {
+	return len(n.cfg.Proxies) > 0 && l.ctrl == nil && n.lrn.chosenIndex >= l.recoverEnd
+}
+
+// pin keeps slot s's round on the leader (a recovery's or a gap fill's).
+func (n *Node) pin(l *leading, s Slot) {
+	if r := l.rs.log.at(s); r != nil {
+		r.pinned = true
+	}
+}
+
+// custodyOf decides, as the round's Accept first leaves, who runs it.
+func (n *Node) custodyOf(l *leading, s Slot, r *round) {
+	if !r.pinned && n.delegating(l) {
+		r.custody = n.slotProxy(s)
+		n.counters.ProxyDelegated++
+	}
+}
+
+// redelegate is a beat's re-send of a delegated round: to its proxy again,
+// or, past the budget, back to the leader for good.
+func (n *Node) redelegate(r *round) {
+	if r.custody == 0 {
+		return
+	}
+	r.delegations++
+	if r.delegations > ProxyTakeBackBeats {
+		r.custody = 0
+		n.counters.ProxyTakenBack++
+	}
+}
+
+// flushDelegations sends each proxy one Accept with the entries in its
+// custody, naming the configuration whose quorums decide them; it returns
+// the entries the leader runs itself.
+func (n *Node) flushDelegations(l *leading, all []SlotCommand) []SlotCommand {
+	if len(n.cfg.Proxies) == 0 {
+		return all
+	}
+	var own []SlotCommand
+	byProxy := map[NodeID][]SlotCommand{}
+	for _, e := range all {
+		r := l.rs.at(e.Slot)
+		if r == nil || r.custody == 0 {
+			own = append(own, e)
+			continue
+		}
+		byProxy[r.custody] = append(byProxy[r.custody], e)
+	}
+	for _, id := range n.cfg.Proxies {
+		entries := byProxy[id]
+		for len(entries) > 0 {
+			k, bytes := 0, 0
+			for k < len(entries) && (k == 0 || bytes < MessageBytesMax) {
+				bytes += commandBytes(entries[k].Command)
+				k++
+			}
+			n.send(Message{Type: MsgAccept, To: id, Ballot: l.ballot, Config: n.sys, Entries: entries[:k:k]})
+			entries = entries[k:]
+		}
+	}
+	return own
+}
+
+// fromProxy reports whether m comes from one of the deployment's proxies
+// and is of a kind a proxy sends.
+func (n *Node) fromProxy(m Message) bool {
+	switch m.Type {
+	case MsgAccept, MsgCommit, MsgNack:
+		return slices.Contains(n.cfg.Proxies, m.From)
+	}
+	return false
+}
+
+// handleProxyCommit learns the slots a proxy saw a Phase-2 quorum accept at
+// m.Ballot. The leader of that ballot decides its open rounds whose value
+// the entries name; an acceptor marks a slot chosen when its own record at
+// that ballot holds the same value (it voted for it). Anything else waits
+// for the leader's watermark.
+func (n *Node) handleProxyCommit(m Message) {
+	if m.Ballot.IsZero() || len(m.Entries) == 0 {
+		return
+	}
+	if l, ok := n.phase.(*leading); ok && l.ballot == m.Ballot {
+		for _, e := range m.Entries {
+			r := l.rs.at(e.Slot)
+			if r != nil && r.fp == e.Command.Fingerprint() && e.Ballot == m.Ballot {
+				n.counters.ProxyDecided++
+				n.decide(l, e.Slot)
+			}
+		}
+		return
+	}
+	if m.Ballot.Less(n.acc.Promised()) && n.ownBallot().IsZero() {
+		// A stale leadership's decision is still a decision, but this node
+		// learns it from its own leader's watermark.
+		return
+	}
+	for _, e := range m.Entries {
+		if e.Slot <= n.lrn.chosenIndex || e.Ballot != m.Ballot {
+			continue
+		}
+		if b, cmd, ok := n.acc.Record(e.Slot); ok && b == m.Ballot && cmd.Equal(e.Command) {
+			n.lrn.markChosen(e.Slot, cmd)
+		}
+	}
+}
+
+// leaderOf is the leader a message from a leader or a proxy names.
+func leaderOf(m Message) NodeID {
+	if m.Leader != 0 {
+		return m.Leader
+	}
+	return m.From
+}
