@@ -182,8 +182,9 @@ type Counters struct {
 	// inherited leadership decided (Phase 2 with no Phase 1 of its own).
 	Relinquished, Inherited, RelinquishRefused, HandoffResigned, InheritedDecided uint64
 	// Proxy leaders (node_proxy.go): rounds delegated to a proxy, rounds
-	// the leader decided from a proxy's Commit, rounds taken back.
-	ProxyDelegated, ProxyDecided, ProxyTakenBack uint64
+	// the leader decided from a proxy's Commit, rounds taken back, and
+	// slots an acceptor learned chosen from a proxy's Commit.
+	ProxyDelegated, ProxyDecided, ProxyTakenBack, ProxyLearned uint64
 }
 
 // NewNode boots a node from its store. Boot is restart: the node always

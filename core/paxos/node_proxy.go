@@ -21,10 +21,6 @@ import "slices"
 // With no proxies none of this runs: the message stream is the plain
 // deployment's, message for message.
 
-// ProxyTakeBackBeats is how many beats a delegated round may go undecided
-// before the leader takes it back and runs it itself.
-const ProxyTakeBackBeats = 20
-
 // slotProxy is the proxy that slot s's Phase 2 goes to (s % proxy_count).
 func (n *Node) slotProxy(s Slot) NodeID {
 	return n.cfg.Proxies[s%Slot(len(n.cfg.Proxies))]
@@ -57,7 +53,7 @@ func (n *Node) redelegate(r *round) {
 		return
 	}
 	r.delegations++
-	if r.delegations > ProxyTakeBackBeats {
+	if r.delegations > n.opts.ProxyTakeBackBeats {
 		r.custody = 0
 		n.counters.ProxyTakenBack++
 	}
@@ -95,6 +91,22 @@ func (n *Node) flushDelegations(l *leading, all []SlotCommand) []SlotCommand {
 	return own
 }
 
+// Delegated is the number of open rounds the leader holds in a proxy's
+// custody (0 on a follower).
+func (n *Node) Delegated() int {
+	l, ok := n.phase.(*leading)
+	if !ok {
+		return 0
+	}
+	k := 0
+	for s := l.rs.log.base; s < l.rs.log.end; s++ {
+		if r := l.rs.at(s); r != nil && r.custody != 0 {
+			k++
+		}
+	}
+	return k
+}
+
 // fromProxy reports whether m comes from one of the deployment's proxies
 // and is of a kind a proxy sends.
 func (n *Node) fromProxy(m Message) bool {
@@ -119,6 +131,7 @@ func (n *Node) handleProxyCommit(m Message) {
 			r := l.rs.at(e.Slot)
 			if r != nil && r.fp == e.Command.Fingerprint() && e.Ballot == m.Ballot {
 				n.counters.ProxyDecided++
+				r.open = false
 				n.decide(l, e.Slot)
 			}
 		}
@@ -134,6 +147,7 @@ func (n *Node) handleProxyCommit(m Message) {
 			continue
 		}
 		if b, cmd, ok := n.acc.Record(e.Slot); ok && b == m.Ballot && cmd.Equal(e.Command) {
+			n.counters.ProxyLearned++
 			n.lrn.markChosen(e.Slot, cmd)
 		}
 	}

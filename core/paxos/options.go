@@ -49,6 +49,10 @@ type Options struct {
 	// leadership may wait for its chosen index to reach the fence it
 	// inherited before it resigns (node_handoff.go).
 	HandoffFenceElections int
+	// ProxyTakeBackBeats is how many re-delegations a round delegated to
+	// a proxy leader may go undecided before the leader takes it back and
+	// runs it itself (node_proxy.go).
+	ProxyTakeBackBeats int
 }
 
 // Defaults for Options.
@@ -74,6 +78,7 @@ const (
 	defaultScrubIntervalTicks    = 2
 	defaultScrubPassTicks        = 72_000
 	defaultHandoffFenceElections = 3
+	defaultProxyTakeBackBeats    = 20
 )
 
 func (o Options) withDefaults() Options {
@@ -98,6 +103,7 @@ func (o Options) withDefaults() Options {
 	set(&o.ScrubIntervalTicks, defaultScrubIntervalTicks)
 	set(&o.ScrubPassTicks, defaultScrubPassTicks)
 	set(&o.HandoffFenceElections, defaultHandoffFenceElections)
+	set(&o.ProxyTakeBackBeats, defaultProxyTakeBackBeats)
 	return o
 }
 
@@ -114,7 +120,7 @@ func (o Options) Validate() error {
 	case o.PromiseBatch < 1 || o.PromiseBatch > promiseBatchCeiling:
 		return fmt.Errorf("%w: promise batch %d not in [1, %d]", ErrConfig, o.PromiseBatch, promiseBatchCeiling)
 	case o.CatchUpBatch < 1 || o.CatchUpRetryTicks < 1 || o.ReadTTLTicks < 1 || o.ReadsMax < 1 || o.ResendBatch < 1 ||
-		o.HotSlotsMax < 1 || o.HotBytesMax < 1 || o.HandoffFenceElections < 1:
+		o.HotSlotsMax < 1 || o.HotBytesMax < 1 || o.HandoffFenceElections < 1 || o.ProxyTakeBackBeats < 1:
 		return fmt.Errorf("%w: a bound is below 1", ErrConfig)
 	case o.ScrubPageSlots < 1 || o.ScrubPageSlots > ScrubPageSlotsMax:
 		return fmt.Errorf("%w: scrub page slots %d not in [1, %d]", ErrConfig, o.ScrubPageSlots, ScrubPageSlotsMax)
