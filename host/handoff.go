@@ -21,28 +21,45 @@ import (
 
 // HandOffAll hands the leadership of every journal this process leads and
 // may hand on (paxos.Node.CanRelinquish) to the most caught-up member heard
-// from lately (paxos.Node.HandoffCandidates), and reports how many it
-// handed on. A journal whose candidates all refuse is left to the election
-// that follows the process's exit.
-func (h *Host) HandOffAll() int {
-	handed := 0
+// from lately (paxos.Node.HandoffCandidates). It reports how many it handed
+// on, and how many journals it still waits for: a leadership inherited by
+// a handoff is handed on only once (one hop), so it first runs its own
+// Phase 1 (paxos.Node.Reelect) and is handed on by a later call once it
+// won; a leadership whose open tail is too long waits for it to shrink.
+// The caller calls again until nothing waits, or gives up and leaves the
+// rest to the election that follows the process's exit.
+func (h *Host) HandOffAll() (handed, waiting int) {
 	for _, j := range h.journals {
-		if j.status != Live || j.node.CanRelinquish() != nil {
+		if j.status != Live {
 			continue
 		}
-		for _, to := range j.node.HandoffCandidates() {
-			if err := j.node.RelinquishTo(to); err == nil {
-				handed++
-				h.counters.HandedOff++
-				break
-			} else if !errors.Is(err, paxos.ErrCannotRelinquish) {
-				break
+		n := j.node
+		switch {
+		case n.IsLeader() && n.CanRelinquish() == nil:
+			for _, to := range n.HandoffCandidates() {
+				if err := n.RelinquishTo(to); err == nil {
+					handed++
+					h.counters.HandedOff++
+					break
+				} else if !errors.Is(err, paxos.ErrCannotRelinquish) {
+					break
+				}
 			}
+			j.reelecting = false
+		case n.Inherited():
+			if n.Reelect() == nil {
+				j.reelecting = true
+				waiting++
+			}
+		case n.IsLeader() || j.reelecting && n.Role() == "candidate":
+			waiting++
+		default:
+			j.reelecting = false
 		}
 		h.drain(j)
 	}
 	h.flush()
-	return handed
+	return handed, waiting
 }
 
 // Settled reports whether every live journal's batches were released (their

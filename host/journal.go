@@ -99,6 +99,10 @@ type journalRT struct {
 	fault     error
 	node      *paxos.Node
 	batches   []*pending // oldest first
+	// reelecting: a graceful shutdown asked the journal's inherited
+	// leadership to run its own Phase 1 before it is handed on
+	// (handoff.go).
+	reelecting bool
 	calls     map[paxos.Slot]*parkedCall
 	reads     []*parkedRead // arrival order
 	reopenAt  uint64

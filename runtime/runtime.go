@@ -360,15 +360,15 @@ func (r *Runtime) AddJournal(ctx context.Context, spec host.JournalSpec) error {
 // that ends first leaves the rest to an election.
 func (r *Runtime) HandOff(ctx context.Context) (int, error) {
 	handed := 0
-	if err := r.onLoop(ctx, func() error { handed = r.h.HandOffAll(); return nil }); err != nil {
-		return 0, err
-	}
-	if handed == 0 {
-		return 0, nil
-	}
 	for {
 		settled := false
-		if err := r.onLoop(ctx, func() error { settled = r.h.Settled() && r.tr.idle(); return nil }); err != nil {
+		err := r.onLoop(ctx, func() error {
+			n, waiting := r.h.HandOffAll()
+			handed += n
+			settled = waiting == 0 && r.h.Settled() && r.tr.idle()
+			return nil
+		})
+		if err != nil {
 			return handed, err
 		}
 		if settled {
@@ -379,6 +379,9 @@ func (r *Runtime) HandOff(ctx context.Context) (int, error) {
 		case <-ctx.Done():
 			return handed, ctx.Err()
 		}
+	}
+	if handed == 0 {
+		return 0, nil
 	}
 	// A returned send sits in the stream's buffer: give it a moment on the
 	// wire before the streams are cancelled.

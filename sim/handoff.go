@@ -130,23 +130,30 @@ func (w *World) successorAuthority(p *proc) bool {
 	return true
 }
 
-// gracefulRestart is SIGTERM and a supervisor's restart: hand on, wait for
-// the handoffs to leave (bounded, like paros serve's), stop, come back.
+// gracefulRestart is SIGTERM and a supervisor's restart, as paros serve
+// runs it: hand on (an inherited leadership re-elects itself first), call
+// again until nothing waits and the handoffs left, bounded, then stop and
+// come back.
 func (w *World) gracefulRestart(p *proc) {
 	if p == nil || !p.up || p.h == nil {
 		return
 	}
 	inc := p.inc
-	handed := p.h.HandOffAll()
-	p.after()
-	w.sched.note("graceful restart n%d: %d handed on", p.id, handed)
-	deadline := w.sched.now + 200*ms
-	var wait func()
-	wait = func() {
-		if !p.up || p.inc != inc {
+	w.sched.note("graceful restart n%d", p.id)
+	deadline := w.sched.now + 300*ms
+	handed := 0
+	var step func()
+	step = func() {
+		if !p.up || p.inc != inc || p.h == nil {
 			return // crashed meanwhile: the chaos already restarts it
 		}
-		if p.h.Settled() || w.sched.now >= deadline {
+		n, waiting := p.h.HandOffAll()
+		handed += n
+		p.after()
+		if !p.up || p.inc != inc {
+			return
+		}
+		if waiting == 0 && p.h.Settled() || w.sched.now >= deadline {
 			if handed > 0 {
 				w.counts.GracefulHandoffs++
 			}
@@ -154,7 +161,7 @@ func (w *World) gracefulRestart(p *proc) {
 			w.restartLater(p, w.g.between(20*ms, 300*ms))
 			return
 		}
-		w.sched.after(ms, lbl("graceful restart n%d waits", uint64(p.id)), wait)
+		w.sched.after(ms, lbl("graceful restart n%d waits", uint64(p.id)), step)
 	}
-	wait()
+	step()
 }

@@ -46,7 +46,7 @@ func (o Options) withDefaults() Options {
 type Counts struct {
 	// Cooperative handoff (handoff.go).
 	Relinquished, Inherited, RelinquishRefused, InheritedDecided, HandoffResigned uint64
-	RelinquishReplays, GracefulHandoffs, OperatorHandoffs                         uint64
+	RelinquishReplays, GracefulHandoffs, OperatorHandoffs, Reelections            uint64
 	Events, Calls, Messages, Dropped, Duplicated, Partitioned, Delayed            uint64
 	Crashes, CrashesUnsynced, CrashesAfterSync, LongOutages                       uint64
 	Partitions, Pauses, DiskFaults, Rots, Wipes, EditedRestarts                   uint64
@@ -253,6 +253,7 @@ func (w *World) collect(p *proc) {
 			w.counts.RelinquishRefused += c.RelinquishRefused
 			w.counts.InheritedDecided += c.InheritedDecided
 			w.counts.HandoffResigned += c.HandoffResigned
+			w.counts.Reelections += c.Reelections
 			if p.replica() {
 				w.counts.ReplicaTrimJumps += c.TrimJumps
 				w.counts.ReplicaCatchUps += c.CatchUps
@@ -337,6 +338,7 @@ func (w *World) gateCounts(r *Result) {
 	set("handoff: a replayed or stale Relinquish is refused", c.RelinquishRefused)
 	set("handoff: a graceful restart hands the leader's journals on", c.GracefulHandoffs)
 	set("handoff: the operator moves a journal's leader (Admin.Handoff)", c.OperatorHandoffs)
+	set("handoff: a successor re-elects itself to hand on again", c.Reelections)
 }
 
 // lincheck checks every journal's client history with porcupine.
@@ -440,6 +442,7 @@ func GateNames() []string {
 		"handoff: a replayed or stale Relinquish is refused",
 		"handoff: a graceful restart hands the leader's journals on",
 		"handoff: the operator moves a journal's leader (Admin.Handoff)",
+		"handoff: a successor re-elects itself to hand on again",
 	}
 	slices.Sort(g)
 	return g

@@ -181,6 +181,9 @@ type Counters struct {
 	// leaderships that resigned with their fence uncovered, and slots an
 	// inherited leadership decided (Phase 2 with no Phase 1 of its own).
 	Relinquished, Inherited, RelinquishRefused, HandoffResigned, InheritedDecided uint64
+	// Reelections counts inherited leaderships that ran their own Phase 1
+	// to be handed on again (Reelect).
+	Reelections uint64
 	// Proxy leaders (node_proxy.go): rounds delegated to a proxy, rounds
 	// the leader decided from a proxy's Commit, rounds taken back, and
 	// slots an acceptor learned chosen from a proxy's Commit.

@@ -278,6 +278,24 @@ func (n *Node) tickInherited(l *leading) bool {
 	return true
 }
 
+// Reelect makes an inherited leadership the node's own, so it may be handed
+// on again: the node opens a campaign above every ballot seen at once,
+// without waiting for an election timeout (a driver's choice, always safe:
+// a campaign is what any follower may start). One hop stays the rule, and
+// a second hop costs this Phase 1, not a stall of an election timeout: a
+// graceful shutdown of a successor re-elects itself, then hands on.
+func (n *Node) Reelect() error {
+	l, ok := n.phase.(*leading)
+	if !ok || !l.inherited {
+		return fmt.Errorf("%w: only an inherited leadership re-elects itself", ErrCannotRelinquish)
+	}
+	n.counters.Reelections++
+	n.campaign()
+	n.afterEvent()
+	n.assertInvariants()
+	return nil
+}
+
 // Inherited reports whether the node leads an authority handed on to it.
 func (n *Node) Inherited() bool {
 	l, ok := n.phase.(*leading)
