@@ -29,6 +29,9 @@ type JournalSpec struct {
 	// the journal as one of them (it learns and serves reads, never votes).
 	Replicas []paxos.NodeID
 	Replica  bool
+	// Proxies are the journal's proxy leaders: a settled leader delegates
+	// slot s's Phase 2 to Proxies[s % len(Proxies)] (empty: none).
+	Proxies []paxos.NodeID
 }
 
 // JournalStatus is where a journal's incarnation stands.
@@ -130,8 +133,10 @@ func newJournalRT(id paxos.NodeID, s JournalSpec) (*journalRT, error) {
 	slices.Sort(mms)
 	reps := slices.Clone(s.Replicas)
 	slices.Sort(reps)
+	proxies := slices.Clone(s.Proxies)
+	slices.Sort(proxies)
 	cfg := paxos.Config{ID: id, Acceptors: sys, Mode: s.Mode, Matchmakers: mms, Joiner: s.Joiner,
-		Replicas: reps, Replica: s.Replica}
+		Replicas: reps, Replica: s.Replica, Proxies: proxies}
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("paros/host: journal %s: %w", s.ID, err)
 	}

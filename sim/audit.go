@@ -17,6 +17,9 @@ import (
 // from reference design §5.5 where one exists). It observes through
 // host.Observer and by reading stores and nodes; it changes nothing.
 type audit struct {
+	// votes are the acceptors' reported durable votes (proxy.go), kept
+	// only when the seed runs proxies.
+	votes      map[proxyVote][]paxos.NodeID
 	w          *World
 	violations []string
 	gates      map[string]int

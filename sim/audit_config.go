@@ -94,7 +94,9 @@ func (a *audit) sent(from paxos.NodeID, batch []host.Envelope) {
 				}
 			}
 		case paxos.MsgAccept:
-			a.accept(j, m)
+			if a.w.proxyByID(m.To) == nil {
+				a.accept(j, m) // a delegation to a proxy is judged as the proxy fans it out
+			}
 		case paxos.MsgAccepted:
 			if sys, ok := a.configOf(j, m.Ballot); !ok || !sys.Contains(m.From) {
 				a.violation("reconfiguration: no vote by a node outside its configuration", "%s n%d voted at %s (configuration %v)", short(j), m.From, m.Ballot, sys)

@@ -24,6 +24,7 @@ func (n *network) send(from, to paxos.NodeID, batch []host.Envelope) {
 	w := n.w
 	w.counts.Messages += uint64(len(batch))
 	w.audit.sent(from, batch)
+	w.audit.observeVotes(from, batch)
 	n.keepRelinquishes(from, batch)
 	if n.cut(from, to) {
 		w.counts.Partitioned++
@@ -54,6 +55,12 @@ func (n *network) deliver(from, to paxos.NodeID, batch []host.Envelope, sent int
 		return // lost with the copies beyond the budget
 	}
 	w := n.w
+	if pp := w.proxyByID(to); pp != nil {
+		if pp.up {
+			pp.ph.OnDeliver(from, batch)
+		}
+		return
+	}
 	p := w.proc(to)
 	if !p.up {
 		return

@@ -44,6 +44,9 @@ func (o Options) withDefaults() Options {
 
 // Counts are what happened in a run.
 type Counts struct {
+	// Proxy leaders (proxy.go).
+	ProxyCrashes, ProxyEvicted, ProxyAnnounced, ProxyRelayed   uint64
+	ProxyDelegated, ProxyDecided, ProxyTakenBack, ProxyLearned uint64
 	// Cooperative handoff (handoff.go).
 	Relinquished, Inherited, RelinquishRefused, InheritedDecided, HandoffResigned uint64
 	RelinquishReplays, GracefulHandoffs, OperatorHandoffs, Reelections            uint64
@@ -108,6 +111,8 @@ type World struct {
 	// replicaReadds counts replicas it added back after removing them.
 	replicaSet    []paxos.NodeID
 	replicaReadds int
+	// proxies are the proxy processes (proxy.go).
+	proxies []*proxyProc
 }
 
 func (w *World) proc(id paxos.NodeID) *proc { return w.byID[id] }
@@ -161,11 +166,13 @@ func run(seed uint64, o Options) Result {
 	for _, p := range w.procs {
 		w.start(p, false)
 	}
+	w.startProxies()
 	w.chaosEnd = o.ChaosMs * ms
 	w.clients.start()
 	w.chaos()
 	w.replicaChaos()
 	w.handoffChaos()
+	w.proxyChaos()
 	w.operate()
 	w.sched.runUntil(w.chaosEnd)
 
@@ -178,6 +185,13 @@ func run(seed uint64, o Options) Result {
 		clear(p.failNext)
 		if !p.up && !p.downForGood {
 			w.start(p, false)
+		}
+	}
+	// The proxies come back, but for one left dead for good on some seeds:
+	// its leaders take its rounds back.
+	for i, pp := range w.proxies {
+		if !pp.up && (i > 0 || w.g.pct(60)) {
+			w.startProxy(pp)
 		}
 	}
 	w.sched.note("chaos over")
@@ -194,6 +208,9 @@ func run(seed uint64, o Options) Result {
 	w.audit.unrecoverableHeld()
 	for _, p := range w.procs {
 		w.collect(p)
+	}
+	for _, pp := range w.proxies {
+		w.collectProxy(pp)
 	}
 	w.audit.ackedInLog()
 	res := Result{Seed: seed, Shape: w.shape, Gates: w.audit.gates, SimMs: w.sched.now / ms, Lincheck: map[string]int{}}
@@ -254,6 +271,10 @@ func (w *World) collect(p *proc) {
 			w.counts.InheritedDecided += c.InheritedDecided
 			w.counts.HandoffResigned += c.HandoffResigned
 			w.counts.Reelections += c.Reelections
+			w.counts.ProxyDelegated += c.ProxyDelegated
+			w.counts.ProxyDecided += c.ProxyDecided
+			w.counts.ProxyTakenBack += c.ProxyTakenBack
+			w.counts.ProxyLearned += c.ProxyLearned
 			if p.replica() {
 				w.counts.ReplicaTrimJumps += c.TrimJumps
 				w.counts.ReplicaCatchUps += c.CatchUps
@@ -339,6 +360,12 @@ func (w *World) gateCounts(r *Result) {
 	set("handoff: a graceful restart hands the leader's journals on", c.GracefulHandoffs)
 	set("handoff: the operator moves a journal's leader (Admin.Handoff)", c.OperatorHandoffs)
 	set("handoff: a successor re-elects itself to hand on again", c.Reelections)
+	set("proxy: a leader delegates a round to a proxy", c.ProxyDelegated)
+	set("proxy: a leader decides a round from a proxy's Commit", c.ProxyDecided)
+	set("proxy: a leader takes a delegated round back", c.ProxyTakenBack)
+	set("proxy: a proxy evicts a round nobody answers", c.ProxyEvicted)
+	set("proxy: an acceptor learns a slot from a proxy's Commit", c.ProxyLearned)
+	set("proxy: a proxy crashes and reboots empty", c.ProxyCrashes)
 }
 
 // lincheck checks every journal's client history with porcupine.
@@ -443,6 +470,14 @@ func GateNames() []string {
 		"handoff: a graceful restart hands the leader's journals on",
 		"handoff: the operator moves a journal's leader (Admin.Handoff)",
 		"handoff: a successor re-elects itself to hand on again",
+		// Proxy leaders (proxy.go).
+		"proxy: a leader delegates a round to a proxy",
+		"proxy: a leader decides a round from a proxy's Commit",
+		"proxy: a leader takes a delegated round back",
+		"proxy: a proxy evicts a round nobody answers",
+		"proxy: an acceptor learns a slot from a proxy's Commit",
+		"proxy: a proxy crashes and reboots empty",
+		"proxy: a proxy announces a slot a durable quorum accepted",
 	}
 	slices.Sort(g)
 	return g

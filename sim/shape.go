@@ -25,6 +25,9 @@ type Shape struct {
 	// (ids ReplicaIDBase+rank) that learn every journal and serve reads,
 	// with their own attrition and disks outside the rot budget.
 	Replicas []paxos.NodeID
+	// Proxies are the proxy leaders (proxy.go): 0–3 proxy processes (ids
+	// ProxyIDBase+rank) every journal delegates its settled rounds to.
+	Proxies  []paxos.NodeID
 	Journals []JournalShape
 	Tun      host.Tunables
 	// Network: latency range, drop and duplicate percent.
@@ -192,6 +195,9 @@ func drawShape(g rng, o Options) Shape {
 		s.Replicas = append(s.Replicas, ReplicaIDBase+paxos.NodeID(i))
 	}
 	s.Handoffs = g.pct(50)
+	for i := range g.intn(4) {
+		s.Proxies = append(s.Proxies, ProxyIDBase+paxos.NodeID(i))
+	}
 	return s
 }
 
@@ -244,6 +250,9 @@ func (s Shape) String() string {
 	}
 	if len(s.Replicas) > 0 {
 		mm += fmt.Sprintf(" replicas=%d", len(s.Replicas))
+	}
+	if len(s.Proxies) > 0 {
+		mm += fmt.Sprintf(" proxies=%d", len(s.Proxies))
 	}
 	if s.Handoffs {
 		mm += " handoffs"

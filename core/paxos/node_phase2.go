@@ -190,7 +190,12 @@ func (n *Node) followLeader(m Message) bool {
 		n.stepDown()
 	}
 	n.leaderHint = leaderOf(m)
-	n.resetElectionTimer()
+	if m.Leader == 0 {
+		// Only the leader's own messages are evidence that it lives: a
+		// proxy re-fans-out its open rounds on its own beat, leader or no
+		// leader, and must not hold a leaderless cell's elections off.
+		n.resetElectionTimer()
+	}
 	return true
 }
 

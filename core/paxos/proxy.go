@@ -219,8 +219,12 @@ func (p *Proxy) accepted(m Message) {
 		if r == nil || r.fp != v.VHash {
 			continue
 		}
-		r.granted = r.granted.Add(idx)
-		r.unanswered = 0
+		if !r.granted.Has(idx) {
+			// A new vote is progress; a repeated one is not (a round whose
+			// quorum cannot form still evicts).
+			r.granted = r.granted.Add(idx)
+			r.unanswered = 0
+		}
 		if p.sys.Phase2(v.Slot, r.granted, r.refused) == quorum.Won {
 			decided = append(decided, SlotCommand{Slot: v.Slot, Ballot: p.ballot, Command: r.cmd})
 			delete(p.rounds, v.Slot)

@@ -1,0 +1,169 @@
+package sim
+
+import (
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/paxos"
+	"github.com/parosdb/paros/core/quorum"
+	"github.com/parosdb/paros/host"
+)
+
+// Proxy leaders in the simulator (core/paxos/proxy.go). The proxies are
+// their own process group (Shape.Proxies, 0–3 per seed, ids
+// ProxyIDBase+rank), each the shipped proxy driver (host.ProxyHost) on the
+// simulated network, killed and revived by their own attrition: a crash
+// reboots a proxy empty, sometimes only after long enough for the leaders
+// to take their rounds back. Every node's journals name the proxies, so a
+// settled leader delegates each slot's Phase 2 to slot % proxy_count.
+//
+// The oracle: every Commit a proxy emits is backed by a Phase-2 quorum of
+// durable accepts at one ballot, as the audit folds them from the
+// acceptors' own Accepted messages (each leaves only once its record is
+// on disk), never from the proxy's tally.
+
+// ProxyIDBase is the first proxy process id.
+const ProxyIDBase paxos.NodeID = 2000
+
+// proxyProc is one proxy process.
+type proxyProc struct {
+	id  paxos.NodeID
+	ph  *host.ProxyHost
+	up  bool
+	inc int
+	// counted is the counters of earlier incarnations.
+	counted paxos.ProxyCounters
+}
+
+func (w *World) proxyByID(id paxos.NodeID) *proxyProc {
+	for _, pp := range w.proxies {
+		if pp.id == id {
+			return pp
+		}
+	}
+	return nil
+}
+
+// startProxies boots the proxy group.
+func (w *World) startProxies() {
+	for _, id := range w.shape.Proxies {
+		pp := &proxyProc{id: id}
+		w.proxies = append(w.proxies, pp)
+		w.startProxy(pp)
+	}
+}
+
+func (w *World) startProxy(pp *proxyProc) {
+	pp.inc++
+	pp.up = true
+	inc := pp.inc
+	pp.ph = host.NewProxyHost(pp.id, func(to paxos.NodeID, batch []host.Envelope) {
+		if pp.up && pp.inc == inc {
+			w.net.send(pp.id, to, batch)
+		}
+	}, w.shape.Tun)
+	w.sched.note("start proxy n%d", pp.id)
+	w.proxyTick(pp, inc)
+}
+
+func (w *World) proxyTick(pp *proxyProc, inc int) {
+	w.sched.after(int64(w.shape.Tun.TickMs)*ms, lbl("tick proxy n%d", uint64(pp.id)), func() {
+		if !pp.up || pp.inc != inc {
+			return
+		}
+		pp.ph.OnTick()
+		w.proxyTick(pp, inc)
+	})
+}
+
+// crashProxy kills a proxy process: everything it held is gone.
+func (w *World) crashProxy(pp *proxyProc) {
+	if !pp.up {
+		return
+	}
+	w.collectProxy(pp)
+	pp.up, pp.ph = false, nil
+	w.counts.ProxyCrashes++
+	w.sched.note("crash proxy n%d", pp.id)
+}
+
+func (w *World) collectProxy(pp *proxyProc) {
+	if pp.ph == nil {
+		return
+	}
+	c := pp.ph.Counters()
+	w.counts.ProxyEvicted += c.Evicted
+	w.counts.ProxyAnnounced += c.Decided
+	w.counts.ProxyRelayed += c.Relayed
+}
+
+// proxyChaos is the proxies' attrition during the chaos window.
+func (w *World) proxyChaos() {
+	if len(w.proxies) == 0 || w.sched.now >= w.chaosEnd {
+		return
+	}
+	w.sched.after(w.g.between(100*ms, 700*ms), lbl("proxy chaos"), func() {
+		if w.sched.now >= w.chaosEnd {
+			return
+		}
+		pp := w.proxies[w.g.intn(len(w.proxies))]
+		if !pp.up {
+			return
+		}
+		w.crashProxy(pp)
+		down := w.g.between(20*ms, 500*ms)
+		if w.g.pct(30) {
+			down = w.g.between(1000*ms, 3000*ms) // long enough for take-backs
+		}
+		w.sched.after(down, lbl("restart proxy n%d", uint64(pp.id)), func() {
+			if !pp.up {
+				w.startProxy(pp)
+			}
+		})
+		w.proxyChaos()
+	})
+}
+
+// proxyVote is a value an acceptor reported durable at a ballot.
+type proxyVote struct {
+	j      journal.ID
+	slot   paxos.Slot
+	ballot paxos.Ballot
+	fp     uint64
+}
+
+// observeVotes folds the acceptors' Accepted messages (each sent once the
+// vote is on disk) and judges each Commit a proxy emits against them.
+func (a *audit) observeVotes(from paxos.NodeID, batch []host.Envelope) {
+	if len(a.w.shape.Proxies) == 0 {
+		return
+	}
+	for _, e := range batch {
+		m := e.Msg
+		switch {
+		case m.Type == paxos.MsgAccepted:
+			for _, v := range m.Votes {
+				k := proxyVote{e.Journal, v.Slot, m.Ballot, v.VHash}
+				if a.votes == nil {
+					a.votes = map[proxyVote][]paxos.NodeID{}
+				}
+				a.votes[k] = append(a.votes[k], from)
+			}
+		case m.Type == paxos.MsgCommit && a.w.proxyByID(from) != nil:
+			for _, sc := range m.Entries {
+				a.proxyDecision(e.Journal, from, m.Ballot, sc)
+			}
+		}
+	}
+}
+
+// proxyDecision: the slot a proxy announced holds a Phase-2 quorum of the
+// ballot's configuration whose members reported that value durable.
+func (a *audit) proxyDecision(j journal.ID, proxy paxos.NodeID, b paxos.Ballot, sc paxos.SlotCommand) {
+	sys, ok := a.configOf(j, b)
+	voters := a.votes[proxyVote{j, sc.Slot, b, sc.Command.Fingerprint()}]
+	if !ok || sc.Ballot != b || sys.Phase2(sc.Slot, sys.SetOf(voters...), 0) != quorum.Won {
+		a.violation("proxy: every Commit a proxy emits is backed by a Phase-2 quorum of durable accepts at one ballot",
+			"%s slot %d at %s announced by proxy n%d, reported durable by %v only", short(j), sc.Slot, b, proxy, voters)
+		return
+	}
+	a.gate("proxy: a proxy announces a slot a durable quorum accepted")
+}
