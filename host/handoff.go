@@ -36,14 +36,26 @@ func (h *Host) HandOffAll() (handed, waiting int) {
 		n := j.node
 		switch {
 		case n.IsLeader() && n.CanRelinquish() == nil:
+			done := false
 			for _, to := range n.HandoffCandidates() {
 				if err := n.RelinquishTo(to); err == nil {
-					handed++
-					h.counters.HandedOff++
+					done = true
 					break
 				} else if !errors.Is(err, paxos.ErrCannotRelinquish) {
 					break
 				}
+			}
+			if !done {
+				// No member answered this leadership yet (a re-election
+				// just won hears its followers' first acks a round trip
+				// later): wait for one.
+				waiting++
+				break
+			}
+			handed++
+			h.counters.HandedOff++
+			if j.reelecting {
+				h.counters.HandedOnAgain++
 			}
 			j.reelecting = false
 		case n.Inherited():

@@ -48,8 +48,9 @@ type Counters struct {
 	// an honoured retire.
 	Joined, Retired uint64
 	// HandedOff counts leaderships a graceful shutdown handed on
-	// (HandOffAll).
-	HandedOff uint64
+	// (HandOffAll); HandedOnAgain those among them a handoff had made
+	// this node's, which re-elected itself first.
+	HandedOff, HandedOnAgain uint64
 }
 
 // Observer sees what a host decides, for the simulator's audit. It must

@@ -48,15 +48,15 @@ type Counts struct {
 	ProxyCrashes, ProxyEvicted, ProxyAnnounced, ProxyRelayed   uint64
 	ProxyDelegated, ProxyDecided, ProxyTakenBack, ProxyLearned uint64
 	// Cooperative handoff (handoff.go).
-	Relinquished, Inherited, RelinquishRefused, InheritedDecided, HandoffResigned uint64
-	RelinquishReplays, GracefulHandoffs, OperatorHandoffs, Reelections            uint64
-	Events, Calls, Messages, Dropped, Duplicated, Partitioned, Delayed            uint64
-	Crashes, CrashesUnsynced, CrashesAfterSync, LongOutages                       uint64
-	Partitions, Pauses, DiskFaults, Rots, Wipes, EditedRestarts                   uint64
-	Elections, GapFills, TrimJumps, Truncations, CatchUps, Blocked                uint64
-	CheckQuorum, Quarantines, HistoryOps, FailStops, StaleLeaders                 uint64
-	Evicted, CallBatches, CallsBatched                                            uint64
-	ColdReads                                                                     paxos.ColdReads
+	Relinquished, Inherited, RelinquishRefused, InheritedDecided, HandoffResigned     uint64
+	RelinquishReplays, GracefulHandoffs, OperatorHandoffs, Reelections, HandedOnAgain uint64
+	Events, Calls, Messages, Dropped, Duplicated, Partitioned, Delayed                uint64
+	Crashes, CrashesUnsynced, CrashesAfterSync, LongOutages                           uint64
+	Partitions, Pauses, DiskFaults, Rots, Wipes, EditedRestarts                       uint64
+	Elections, GapFills, TrimJumps, Truncations, CatchUps, Blocked                    uint64
+	CheckQuorum, Quarantines, HistoryOps, FailStops, StaleLeaders                     uint64
+	Evicted, CallBatches, CallsBatched                                                uint64
+	ColdReads                                                                         paxos.ColdReads
 	// Matchmaker Paxos.
 	Reconfigures, ReplacedDead, Probes, StaleConfigurations, MatchRefusals uint64
 	ReconfiguredElections, ResignedRemoved, RemovedPromises, JoinerVotes   uint64
@@ -289,6 +289,7 @@ func (w *World) collect(p *proc) {
 	w.counts.Quarantines += p.h.Counters().Quarantines
 	w.counts.Joined += p.h.Counters().Joined
 	w.counts.Retired += p.h.Counters().Retired
+	w.counts.HandedOnAgain += p.h.Counters().HandedOnAgain
 	if n := p.h.Counters().MatchmakerFaults; n > 0 {
 		w.counts.Quarantines += n
 	}
@@ -359,7 +360,7 @@ func (w *World) gateCounts(r *Result) {
 	set("handoff: a replayed or stale Relinquish is refused", c.RelinquishRefused)
 	set("handoff: a graceful restart hands the leader's journals on", c.GracefulHandoffs)
 	set("handoff: the operator moves a journal's leader (Admin.Handoff)", c.OperatorHandoffs)
-	set("handoff: a successor re-elects itself to hand on again", c.Reelections)
+	set("handoff: a successor re-elects itself and hands on again", c.HandedOnAgain)
 	set("proxy: a leader delegates a round to a proxy", c.ProxyDelegated)
 	set("proxy: a leader decides a round from a proxy's Commit", c.ProxyDecided)
 	set("proxy: a leader takes a delegated round back", c.ProxyTakenBack)
@@ -469,7 +470,7 @@ func GateNames() []string {
 		"handoff: a replayed or stale Relinquish is refused",
 		"handoff: a graceful restart hands the leader's journals on",
 		"handoff: the operator moves a journal's leader (Admin.Handoff)",
-		"handoff: a successor re-elects itself to hand on again",
+		"handoff: a successor re-elects itself and hands on again",
 		// Proxy leaders (proxy.go).
 		"proxy: a leader delegates a round to a proxy",
 		"proxy: a leader decides a round from a proxy's Commit",
