@@ -103,14 +103,26 @@ func (l *appendLoad) stop() error {
 type ackLog struct {
 	mu   sync.Mutex
 	recs map[journal.Seq][]byte
-	last atomic.Uint64 // the highest acknowledged position
+	// order is every acknowledgement in the order it arrived, with its
+	// time (for longestGap).
+	order []ack
+	last  atomic.Uint64 // the highest acknowledged position
 }
 
 func (a *ackLog) add(seq journal.Seq, rec []byte) {
+	at := time.Now()
 	a.mu.Lock()
 	a.recs[seq] = rec
+	a.order = append(a.order, ack{seq: seq, rec: rec, at: at})
 	a.mu.Unlock()
 	a.last.Store(uint64(seq))
+}
+
+// acked returns the acknowledgements so far, in the order they arrived.
+func (a *ackLog) acked() []ack {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.order)
 }
 
 func (a *ackLog) get(seq journal.Seq) []byte {
