@@ -7,7 +7,9 @@ package paxos_test
 // and allocations per slot for the whole cell (all three nodes' CPU; the
 // leader's share is below it). The replicas variants add two replica
 // nodes, to which the leader pushes every chosen value: the leader's
-// ns/slot is the replica tier's cost to the write path.
+// ns/slot is the replica tier's cost to the write path. The proxies variants
+// add two proxy leaders the settled leader delegates every round to: the
+// leader's messages sent and received per slot are what proxies save it.
 
 import (
 	"testing"
@@ -19,8 +21,11 @@ import (
 )
 
 type benchCell struct {
-	nodes []*paxos.Node
-	byID  map[paxos.NodeID]*paxos.Node
+	nodes   []*paxos.Node
+	byID    map[paxos.NodeID]*paxos.Node
+	proxies map[paxos.NodeID]*paxos.Proxy
+	// leaderOut and leaderIn count the leader's messages.
+	leaderOut, leaderIn int
 	queue []paxos.Message
 	next  []paxos.Message
 	// leaderTime accumulates wall time spent inside the leader's calls
@@ -28,15 +33,20 @@ type benchCell struct {
 	leaderTime time.Duration
 }
 
-func newBenchCell(b *testing.B, replicas int) *benchCell {
-	sys := majority(3)
-	c := &benchCell{byID: map[paxos.NodeID]*paxos.Node{}}
-	var reps []paxos.NodeID
+func newBenchCell(b *testing.B, acceptors, replicas, proxies int) *benchCell {
+	sys := majority(acceptors)
+	c := &benchCell{byID: map[paxos.NodeID]*paxos.Node{}, proxies: map[paxos.NodeID]*paxos.Proxy{}}
+	var reps, pxs []paxos.NodeID
 	for i := range replicas {
 		reps = append(reps, paxos.NodeID(101+i))
 	}
+	for i := range proxies {
+		id := paxos.NodeID(201 + i)
+		pxs = append(pxs, id)
+		c.proxies[id] = paxos.NewProxy(id, paxos.ProxyOptions{})
+	}
 	for _, id := range append(sys.Members(), reps...) {
-		n, err := paxos.NewNode(paxos.Config{ID: id, Acceptors: sys, Mode: journal.ModeSingle, Replicas: reps, Replica: id > 100},
+		n, err := paxos.NewNode(paxos.Config{ID: id, Acceptors: sys, Mode: journal.ModeSingle, Replicas: reps, Replica: id > 100, Proxies: pxs},
 			paxos.Options{PipelineWindow: 4096, ProposeQueueMax: 8192}, memstore.New())
 		if err != nil {
 			b.Fatal(err)
@@ -63,22 +73,31 @@ func (c *benchCell) pump() {
 			if n.HasReady() {
 				rd := n.Ready()
 				c.queue = append(c.queue, rd.Messages...)
+				if i == 0 {
+					c.leaderOut += len(rd.Messages)
+				}
 				n.Advance()
 			}
 			if i == 0 {
 				c.leaderTime += time.Since(t0)
 			}
 		}
-		if len(c.queue) == 0 {
+		if len(c.queue) == 0 && !c.anyReady() {
 			return
 		}
 		c.queue, c.next = c.next[:0], c.queue
 		for i := range c.next {
 			m := &c.next[i]
 			if m.To == 1 {
+				c.leaderIn++
 				t0 := time.Now()
 				c.nodes[0].Step(*m)
 				c.leaderTime += time.Since(t0)
+				continue
+			}
+			if p := c.proxies[m.To]; p != nil {
+				p.Step(*m)
+				c.queue = append(c.queue, p.Messages()...)
 				continue
 			}
 			c.byID[m.To].Step(*m)
@@ -87,8 +106,17 @@ func (c *benchCell) pump() {
 	}
 }
 
-func benchPropose(b *testing.B, perReady, replicas int) {
-	c := newBenchCell(b, replicas)
+func (c *benchCell) anyReady() bool {
+	for _, n := range c.nodes {
+		if n.HasReady() {
+			return true
+		}
+	}
+	return false
+}
+
+func benchPropose(b *testing.B, perReady, acceptors, replicas, proxies int) {
+	c := newBenchCell(b, acceptors, replicas, proxies)
 	leader := c.nodes[0]
 	uuid := journal.LeaderUUID{Hi: 1, Lo: 1}
 	leader.ProposeControl(journal.SetLeader(uuid, journal.LeaderUUID{}))
@@ -97,7 +125,7 @@ func benchPropose(b *testing.B, perReady, replicas int) {
 	next := leader.State().NextSeq
 	start := leader.ChosenIndex()
 	b.ReportAllocs()
-	c.leaderTime = 0
+	c.leaderTime, c.leaderOut, c.leaderIn = 0, 0, 0
 	b.ResetTimer()
 	for i := 0; i < b.N; i += perReady {
 		for k := 0; k < perReady && i+k < b.N; k++ {
@@ -118,11 +146,17 @@ func benchPropose(b *testing.B, perReady, replicas int) {
 	}
 	b.ReportMetric(slots/b.Elapsed().Seconds(), "slots/s")
 	b.ReportMetric(float64(c.leaderTime.Nanoseconds())/slots, "leader-ns/slot")
+	b.ReportMetric(float64(c.leaderOut)/slots, "leader-msgs-out/slot")
+	b.ReportMetric(float64(c.leaderIn)/slots, "leader-msgs-in/slot")
 }
 
 func BenchmarkNodeThroughput(b *testing.B) {
-	b.Run("single", func(b *testing.B) { benchPropose(b, 1, 0) })
-	b.Run("batch64", func(b *testing.B) { benchPropose(b, 64, 0) })
-	b.Run("single-2replicas", func(b *testing.B) { benchPropose(b, 1, 2) })
-	b.Run("batch64-2replicas", func(b *testing.B) { benchPropose(b, 64, 2) })
+	b.Run("single", func(b *testing.B) { benchPropose(b, 1, 3, 0, 0) })
+	b.Run("batch64", func(b *testing.B) { benchPropose(b, 64, 3, 0, 0) })
+	b.Run("single-2replicas", func(b *testing.B) { benchPropose(b, 1, 3, 2, 0) })
+	b.Run("batch64-2replicas", func(b *testing.B) { benchPropose(b, 64, 3, 2, 0) })
+	b.Run("single-2proxies", func(b *testing.B) { benchPropose(b, 1, 3, 0, 2) })
+	b.Run("batch64-2proxies", func(b *testing.B) { benchPropose(b, 64, 3, 0, 2) })
+	b.Run("single-5acceptors", func(b *testing.B) { benchPropose(b, 1, 5, 0, 0) })
+	b.Run("single-5acceptors-2proxies", func(b *testing.B) { benchPropose(b, 1, 5, 0, 2) })
 }

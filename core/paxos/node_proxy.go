@@ -78,6 +78,7 @@ func (n *Node) flushDelegations(l *leading, all []SlotCommand) []SlotCommand {
 	}
 	for _, id := range n.cfg.Proxies {
 		entries := byProxy[id]
+		n.ownVotes(l, id, entries)
 		for len(entries) > 0 {
 			k, bytes := 0, 0
 			for k < len(entries) && (k == 0 || bytes < MessageBytesMax) {
@@ -105,6 +106,28 @@ func (n *Node) Delegated() int {
 		}
 	}
 	return k
+}
+
+// ownVotes tells proxy the leader's own votes on the entries it delegates:
+// the proxy fans out to the other addressees only, and the leader's vote
+// reaches it as the Accepted every acceptor sends, once the leader's
+// record is durable (an Accepted is never early). So the leader sends the
+// delegation and its vote, and receives the proxy's Commit: two messages
+// out and one in per batch and proxy, whatever the width of the
+// configuration.
+func (n *Node) ownVotes(l *leading, proxy NodeID, entries []SlotCommand) {
+	var votes []SlotVote
+	for _, e := range entries {
+		if !n.inColumn(e.Slot) {
+			continue
+		}
+		if b, cmd, ok := n.acc.Record(e.Slot); ok && b == l.ballot && cmd.Equal(e.Command) {
+			votes = append(votes, SlotVote{Slot: e.Slot, VHash: e.Command.Fingerprint()})
+		}
+	}
+	if len(votes) > 0 {
+		n.send(Message{Type: MsgAccepted, To: proxy, Ballot: l.ballot, Votes: votes})
+	}
 }
 
 // fromProxy reports whether m comes from one of the deployment's proxies

@@ -179,14 +179,18 @@ func (p *Proxy) delegate(m Message) {
 	p.fanOut(fan)
 }
 
-// fanOut sends each entry to its slot's Phase-2 addressees: every member
-// on a majority or flexible system, the slot's column on a grid. Many
-// slots ride in one Accept per addressee.
+// fanOut sends each entry to its slot's Phase-2 addressees but the leader:
+// every member on a majority or flexible system, the slot's column on a
+// grid. The leader's own vote comes with its delegation (node_proxy.go).
+// Many slots ride in one Accept per addressee.
 func (p *Proxy) fanOut(entries []SlotCommand) {
 	if len(entries) == 0 {
 		return
 	}
 	for i, id := range p.sys.Members() {
+		if id == p.leader {
+			continue
+		}
 		var mine []SlotCommand
 		for _, e := range entries {
 			if p.sys.ColumnOf(e.Slot) == p.sys.MemberColumn(i) {
