@@ -95,22 +95,22 @@ type parkedRead struct {
 
 // journalRT is one journal's incarnation on this process.
 type journalRT struct {
-	spec      JournalSpec
-	cfg       paxos.Config
-	marker    storage.Marker
-	status    JournalStatus
-	fault     error
-	node      *paxos.Node
-	batches   []*pending // oldest first
+	spec    JournalSpec
+	cfg     paxos.Config
+	marker  storage.Marker
+	status  JournalStatus
+	fault   error
+	node    *paxos.Node
+	batches []*pending // oldest first
 	// reelecting: a graceful shutdown asked the journal's inherited
 	// leadership to run its own Phase 1 before it is handed on
 	// (handoff.go).
 	reelecting bool
-	calls     map[paxos.Slot]*parkedCall
-	reads     []*parkedRead // arrival order
-	reopenAt  uint64
-	draining  bool
-	incarnate int
+	calls      map[paxos.Slot]*parkedCall
+	reads      []*parkedRead // arrival order
+	reopenAt   uint64
+	draining   bool
+	incarnate  int
 	// jumpsSeen is the node's trim-jump count abandonJumped last acted on.
 	jumpsSeen uint64
 	// order holds fenced writes that reached the leader ahead of their

@@ -58,6 +58,9 @@ func planOf(r machinerecord.Record) *pb.CellPlan {
 	for _, m := range r.Replicas {
 		p.Replicas = append(p.Replicas, &pb.Member{NodeId: m.NodeID, Addr: m.Addr})
 	}
+	for _, m := range r.Proxies {
+		p.Proxies = append(p.Proxies, &pb.Member{NodeId: m.NodeID, Addr: m.Addr})
+	}
 	return p
 }
 
@@ -78,8 +81,8 @@ func (s *Service) PrepareCell(_ context.Context, req *pb.PrepareCellRequest) (*p
 		reply.Refusal = "malformed"
 		return reply, nil
 	}
-	if m.cfg.Role == RoleReplica {
-		reply.Refusal = roleReplicaName // a replica votes on nothing, the plan included
+	if m.cfg.Role != RoleNode {
+		reply.Refusal = m.cfg.Role.String() // a replica or a proxy votes on nothing, the plan included
 		return reply, nil
 	}
 	if b.IsZero() || !promised.Less(b) {
@@ -112,8 +115,8 @@ func (s *Service) FormCell(_ context.Context, req *pb.FormCellRequest) (*pb.Form
 	if !b.InRange() {
 		return &pb.FormCellReply{Refusal: "malformed"}, nil
 	}
-	if m.cfg.Role == RoleReplica {
-		return &pb.FormCellReply{Refusal: roleReplicaName}, nil
+	if m.cfg.Role != RoleNode {
+		return &pb.FormCellReply{Refusal: m.cfg.Role.String()}, nil
 	}
 	if b.IsZero() || b.Less(promised) {
 		return &pb.FormCellReply{Refusal: "promised_higher", Promise: wire.BallotToPB(promised)}, nil
@@ -185,6 +188,10 @@ func recordWithPlan(r machinerecord.Record, p *pb.CellPlan) (machinerecord.Recor
 	for _, mb := range p.GetReplicas() {
 		r.Replicas = append(r.Replicas, machinerecord.Member{NodeID: mb.GetNodeId(), Addr: mb.GetAddr()})
 	}
+	r.Proxies = nil
+	for _, mb := range p.GetProxies() {
+		r.Proxies = append(r.Proxies, machinerecord.Member{NodeID: mb.GetNodeId(), Addr: mb.GetAddr()})
+	}
 	check := r
 	if check.Founder() {
 		check.VoteRound = 1 // a founder's record comes with its vote; an admitted machine's without
@@ -196,8 +203,9 @@ func recordWithPlan(r machinerecord.Record, p *pb.CellPlan) (machinerecord.Recor
 // decree's proposer. Every member must answer Phase 1; the plan is the one
 // a member already voted for (an interrupted formation resumes) or a new
 // one; a majority of votes chooses it. The replica machines (req.replicas)
-// vote on nothing: the plan names them, and once it is chosen each joins
-// the cell (joinReplicas); the cell is initialized when all have.
+// and the proxy machines (req.proxies) vote on nothing: the plan names
+// them, and once it is chosen each joins the cell (joinReplicas); the cell
+// is initialized when all have.
 //
 // With credentials the proposer dials the members over mutual TLS,
 // accepting any node of this cell (security.Node.PeerConfig(0)): a member
@@ -207,9 +215,10 @@ func recordWithPlan(r machinerecord.Record, p *pb.CellPlan) (machinerecord.Recor
 // each machine must have been started as the role the request gives it
 // ("member_role_mismatch").
 func (s *Service) CellInit(ctx context.Context, req *pb.CellInitRequest) (*pb.CellInitReply, error) {
-	addrs, repAddrs := req.GetMembers(), req.GetReplicas()
-	if len(addrs) == 0 || req.GetJournals() > 64 || len(repAddrs) > paxos.ReplicasMax ||
-		slices.ContainsFunc(repAddrs, func(a string) bool { return slices.Contains(addrs, a) }) {
+	addrs, repAddrs, proxyAddrs := req.GetMembers(), req.GetReplicas(), req.GetProxies()
+	if len(addrs) == 0 || req.GetJournals() > 64 || len(repAddrs) > paxos.ReplicasMax || len(proxyAddrs) > paxos.ProxiesMax ||
+		slices.ContainsFunc(repAddrs, func(a string) bool { return slices.Contains(addrs, a) }) ||
+		slices.ContainsFunc(proxyAddrs, func(a string) bool { return slices.Contains(addrs, a) || slices.Contains(repAddrs, a) }) {
 		return &pb.CellInitReply{Refusal: "malformed"}, nil
 	}
 	self := s.M.cfg.Advertise
@@ -228,6 +237,11 @@ func (s *Service) CellInit(ctx context.Context, req *pb.CellInitRequest) (*pb.Ce
 	if err != nil {
 		return &pb.CellInitReply{Refusal: "replica_unreachable"}, nil
 	}
+	proxies, closeProxies, err := s.dialMachines(proxyAddrs)
+	defer closeProxies()
+	if err != nil {
+		return &pb.CellInitReply{Refusal: "proxy_unreachable"}, nil
+	}
 	ids, refusal := s.identifyAll(ctx, addrs, peers, RoleNode)
 	if refusal != "" {
 		return &pb.CellInitReply{Refusal: refusal}, nil
@@ -236,7 +250,12 @@ func (s *Service) CellInit(ctx context.Context, req *pb.CellInitRequest) (*pb.Ce
 	if refusal != "" {
 		return &pb.CellInitReply{Refusal: refusal}, nil
 	}
-	if slices.ContainsFunc(repIDs, func(id uint64) bool { return slices.Contains(ids, id) }) {
+	proxyIDs, refusal := s.identifyAll(ctx, proxyAddrs, proxies, RoleProxy)
+	if refusal != "" {
+		return &pb.CellInitReply{Refusal: refusal}, nil
+	}
+	if slices.ContainsFunc(repIDs, func(id uint64) bool { return slices.Contains(ids, id) }) ||
+		slices.ContainsFunc(proxyIDs, func(id uint64) bool { return slices.Contains(ids, id) || slices.Contains(repIDs, id) }) {
 		return &pb.CellInitReply{Refusal: "malformed"}, nil // one machine under two addresses
 	}
 	round := s.M.Record().PromisedRound + 1
@@ -281,7 +300,9 @@ func (s *Service) CellInit(ctx context.Context, req *pb.CellInitRequest) (*pb.Ce
 				plan.Matchmakers = slices.Sorted(slices.Values(ids))
 			}
 			plan.Replicas = planReplicas(repAddrs, repIDs)
-		} else if !sameMembers(plan.GetMembers(), ids) || !sameMembers(plan.GetReplicas(), repIDs) {
+			plan.Proxies = planReplicas(proxyAddrs, proxyIDs)
+		} else if !sameMembers(plan.GetMembers(), ids) || !sameMembers(plan.GetReplicas(), repIDs) ||
+			!sameMembers(plan.GetProxies(), proxyIDs) {
 			return &pb.CellInitReply{Refusal: "other_cell_init", Plan: plan}, nil
 		}
 		formed := 0
@@ -293,7 +314,10 @@ func (s *Service) CellInit(ctx context.Context, req *pb.CellInitRequest) (*pb.Ce
 		if formed*2 <= len(peers) {
 			return &pb.CellInitReply{Refusal: "contended", Plan: plan}, nil
 		}
-		if refusal := joinReplicas(ctx, plan, repAddrs, replicas); refusal != "" {
+		if refusal := joinReplicas(ctx, plan, repAddrs, replicas, roleReplicaName); refusal != "" {
+			return &pb.CellInitReply{Refusal: refusal, Plan: plan}, nil
+		}
+		if refusal := joinReplicas(ctx, plan, proxyAddrs, proxies, roleProxyName); refusal != "" {
 			return &pb.CellInitReply{Refusal: refusal, Plan: plan}, nil
 		}
 		return &pb.CellInitReply{Initialized: true, Plan: plan}, nil
@@ -331,8 +355,8 @@ func (s *Service) dialMachines(addrs []string) ([]pb.MachineClient, func(), erro
 // prove, or was started as another role than want.
 func (s *Service) identifyAll(ctx context.Context, addrs []string, machines []pb.MachineClient, want Role) ([]uint64, string) {
 	unreachable := "member_unreachable: "
-	if want == RoleReplica {
-		unreachable = "replica_unreachable: "
+	if want != RoleNode {
+		unreachable = want.String() + "_unreachable: "
 	}
 	ids := make([]uint64, len(addrs))
 	for i, p := range machines {

@@ -56,6 +56,13 @@ func (a Access) outgoing(ctx context.Context) context.Context {
 // replica joined. access is how the machine is reached: on a secure cell,
 // TLS with the cell's CA and an admin token.
 func InitCell(ctx context.Context, via string, members, replicas []string, journals uint32, access Access) (*pb.CellPlan, error) {
+	return InitCellWith(ctx, via, &pb.CellInitRequest{Members: members, Replicas: replicas, Journals: journals}, access)
+}
+
+// InitCellWith is InitCell with the whole request: its proxies (machines
+// started as proxies, proxy.go) and whether the cell is plain, besides the
+// members, replicas and journals.
+func InitCellWith(ctx context.Context, via string, req *pb.CellInitRequest, access Access) (*pb.CellPlan, error) {
 	if access.Token != "" && access.TLS == nil {
 		return nil, errTokenPlaintext
 	}
@@ -67,7 +74,7 @@ func InitCell(ctx context.Context, via string, members, replicas []string, journ
 	last := "no answer"
 	for {
 		cctx, cancel := context.WithTimeout(access.outgoing(ctx), 10*time.Second)
-		r, err := pb.NewMachineClient(conn).CellInit(cctx, &pb.CellInitRequest{Members: members, Replicas: replicas, Journals: journals})
+		r, err := pb.NewMachineClient(conn).CellInit(cctx, req)
 		cancel()
 		if err == nil && r.GetInitialized() {
 			return r.GetPlan(), nil

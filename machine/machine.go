@@ -76,8 +76,8 @@ type Config struct {
 	// authentication.
 	TLS *security.Node
 	// Role is what the machine is started as (role.go): a node (the zero
-	// value) or a replica. A machine of a cell must be started as the role
-	// its record gives it (ErrRoleMismatch).
+	// value), a replica or a proxy (proxy.go). A machine of a cell must be
+	// started as the role its record gives it (ErrRoleMismatch).
 	Role Role
 }
 
@@ -137,14 +137,17 @@ func Open(cfg Config) (*Machine, error) {
 	if cfg.Metrics != nil {
 		cfg.Metrics.SetRole(cfg.Role.String())
 	}
-	db, err := pebblestore.Open(filepath.Join(cfg.DataDir, storeDir), &pebblestore.Options{Logger: pebbleLog{m.log}})
-	if err != nil {
-		return nil, fmt.Errorf("paros/machine: open the store: %w", err)
+	if cfg.Role != RoleProxy {
+		// A proxy keeps no store: its data dir holds the record alone.
+		db, err := pebblestore.Open(filepath.Join(cfg.DataDir, storeDir), &pebblestore.Options{Logger: pebbleLog{m.log}})
+		if err != nil {
+			return nil, fmt.Errorf("paros/machine: open the store: %w", err)
+		}
+		m.db = db
 	}
-	m.db = db
 	if rec.CellID != 0 {
 		if err := m.serve(storage.ClaimExistingMember); err != nil {
-			_ = db.Close()
+			m.closeDB()
 			return nil, err
 		}
 	} else {
@@ -188,10 +191,19 @@ func (m *Machine) Record() machinerecord.Record {
 	return m.rec
 }
 
-// PebbleDB is the machine's store. It is for test hooks and audits in this
-// process (paros serve's parostesthooks endpoint): the runtime owns every
-// journal in it, so a caller must not format, write or delete through it.
+// PebbleDB is the machine's store (nil on a proxy machine, which keeps
+// none). It is for test hooks and audits in this process (paros serve's
+// parostesthooks endpoint): the runtime owns every journal in it, so a
+// caller must not format, write or delete through it.
 func (m *Machine) PebbleDB() *pebblestore.DB { return m.db }
+
+// closeDB closes the store, if the machine keeps one.
+func (m *Machine) closeDB() error {
+	if m.db == nil {
+		return nil
+	}
+	return m.db.Close()
+}
 
 // Runtime is the running process (nil before the cell forms).
 func (m *Machine) Runtime() *runtime.Runtime {
@@ -204,13 +216,17 @@ func (m *Machine) Runtime() *runtime.Runtime {
 // journals: single-writer, majority quorums over the founding members, with
 // the cell's matchmakers; every machine serves the journals it joined, as
 // the joiner it was formatted as. Retired journals are served by nobody
-// here. Every spec names the plan's replicas; a replica machine serves
-// every journal of the plan as a replica (replicaSpecs).
+// here. Every spec names the plan's replicas and proxies; a replica machine
+// serves every journal of the plan as a replica (replicaSpecs), a proxy
+// machine none.
 func (m *Machine) specs(claim storage.Claim) []host.JournalSpec {
-	if m.rec.Replica() {
+	switch {
+	case m.rec.Replica():
 		return replicaSpecs(m.rec, claim)
+	case m.rec.Proxy():
+		return nil
 	}
-	reps := replicaIDs(m.rec)
+	reps, proxies := replicaIDs(m.rec), proxyIDs(m.rec)
 	var members []paxos.NodeID
 	for _, mb := range m.rec.Members {
 		members = append(members, paxos.NodeID(mb.NodeID))
@@ -225,7 +241,7 @@ func (m *Machine) specs(claim storage.Claim) []host.JournalSpec {
 		for _, j := range m.rec.Journals {
 			if !retired(j.ID()) {
 				out = append(out, host.JournalSpec{ID: j.ID(), Members: members, Quorum: quorum.Spec{Kind: quorum.KindMajority},
-					Mode: journal.ModeSingle, Claim: claim, Matchmakers: mms, Replicas: reps})
+					Mode: journal.ModeSingle, Claim: claim, Matchmakers: mms, Replicas: reps, Proxies: proxies})
 			}
 		}
 	}
@@ -245,7 +261,7 @@ func (m *Machine) joinedSpec(j machinerecord.JoinedJournal, claim storage.Claim)
 	s := host.JournalSpec{ID: j.ID(), Members: nodeIDs(j.Members),
 		Quorum: quorum.Spec{Kind: quorum.Kind(j.Kind), Q1: j.Q1, Q2: j.Q2, Rows: j.Rows, Cols: j.Cols},
 		Mode:   journal.WriterMode(j.Mode), Claim: claim, Matchmakers: nodeIDs(m.rec.Matchmakers), Joiner: true,
-		Replicas: replicaIDs(m.rec)}
+		Replicas: replicaIDs(m.rec), Proxies: proxyIDs(m.rec)}
 	if !j.Formatted {
 		s.Claim = storage.ClaimFirstBoot
 		if bs, err := m.db.Journal(s.ID).Boot(); err == nil && bs.Marker != nil {
@@ -264,8 +280,9 @@ func nodeIDs(ids []uint64) []paxos.NodeID {
 	return out
 }
 
-// peers is every machine of the cell (founders, admitted and replicas) by
-// address: a leader pushes to the replicas, a replica asks the acceptors.
+// peers is every machine of the cell (founders, admitted, replicas and
+// proxies) by address: a leader pushes to the replicas and delegates to the
+// proxies, a replica asks the acceptors, a proxy fans out to them.
 func (m *Machine) peers() map[paxos.NodeID]string {
 	peers := map[paxos.NodeID]string{}
 	for _, mb := range cellMachines(m.rec) {
@@ -278,7 +295,7 @@ func (m *Machine) peers() map[paxos.NodeID]string {
 func (m *Machine) serve(claim storage.Claim) error {
 	rt, err := runtime.Start(runtime.Config{NodeID: paxos.NodeID(m.rec.NodeID), Peers: m.peers(), Journals: m.specs(claim),
 		Tunables: m.cfg.Tunables, DB: m.db, Logger: m.log, Metrics: m.cfg.Metrics, TLS: m.cfg.TLS,
-		Matchmakers: nodeIDs(m.rec.Matchmakers), RegistryClaim: storage.ClaimExistingMember})
+		Matchmakers: nodeIDs(m.rec.Matchmakers), RegistryClaim: storage.ClaimExistingMember, Proxy: m.rec.Proxy()})
 	if err != nil {
 		return err
 	}
@@ -291,7 +308,7 @@ func (m *Machine) serve(claim storage.Claim) error {
 		close(m.done)
 	}()
 	m.log.Info("serving the cell", "cell", m.rec.CellID, "journals", len(m.rec.Journals), "role", recordRole(m.rec).String(),
-		"replicas", len(m.rec.Replicas))
+		"replicas", len(m.rec.Replicas), "proxies", len(m.rec.Proxies))
 	return nil
 }
 
@@ -308,12 +325,13 @@ func (m *Machine) Err() error {
 // HandOff hands every journal this machine leads to a live follower and
 // waits until the handoffs left (runtime.Runtime.HandOff): the first step of
 // a graceful shutdown, so a rolling restart costs no election. It reports
-// how many leaderships it handed on; an idle or replica machine hands none.
+// how many leaderships it handed on; an idle, replica or proxy machine
+// hands none.
 func (m *Machine) HandOff(ctx context.Context) (int, error) {
 	m.mu.Lock()
-	rt, replica := m.rt, m.rec.Replica()
+	rt, leads := m.rt, !m.rec.Replica() && !m.rec.Proxy()
 	m.mu.Unlock()
-	if rt == nil || replica {
+	if rt == nil || !leads {
 		return 0, nil
 	}
 	return rt.HandOff(ctx)
@@ -327,7 +345,7 @@ func (m *Machine) Close() error {
 	if rt != nil {
 		rt.Stop()
 	}
-	return m.db.Close()
+	return m.closeDB()
 }
 
 // Call forwards a client call to the runtime.

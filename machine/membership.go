@@ -81,7 +81,7 @@ func (s *Service) JoinCell(_ context.Context, req *pb.JoinCellRequest) (*pb.Join
 		return &pb.JoinCellReply{Refusal: "founder"}, nil
 	case recordRole(next) != m.cfg.Role:
 		return &pb.JoinCellReply{Refusal: "role_mismatch"}, nil
-	case !next.Replica() && !slices.ContainsFunc(next.Admitted, func(x machinerecord.Member) bool { return x.NodeID == m.rec.NodeID }):
+	case !next.Replica() && !next.Proxy() && !slices.ContainsFunc(next.Admitted, func(x machinerecord.Member) bool { return x.NodeID == m.rec.NodeID }):
 		return &pb.JoinCellReply{Refusal: "not_admitted"}, nil
 	}
 	next.Incarnation++
@@ -91,7 +91,7 @@ func (s *Service) JoinCell(_ context.Context, req *pb.JoinCellRequest) (*pb.Join
 	// A replica serves every journal of the plan from the start: its stores
 	// are formatted before the plan is recorded (the commit point, as a
 	// founder's vote), so a crash in between is resumed by the next
-	// JoinCell, never refused as amnesia.
+	// JoinCell, never refused as amnesia. A proxy has no store to format.
 	if refusal := m.formatStores(next); refusal != "" {
 		return &pb.JoinCellReply{Refusal: refusal}, nil
 	}
@@ -130,6 +130,8 @@ func (s *Service) JoinJournal(ctx context.Context, req *pb.JoinJournalRequest) (
 		return &pb.JoinJournalReply{Refusal: "no_cell"}, nil
 	case rec.Replica():
 		return &pb.JoinJournalReply{Refusal: roleReplicaName}, nil // in no configuration
+	case rec.Proxy():
+		return &pb.JoinJournalReply{Refusal: roleProxyName}, nil // nor is a proxy
 	case len(rec.Matchmakers) == 0:
 		return &pb.JoinJournalReply{Refusal: "plain"}, nil
 	case !slices.ContainsFunc(rec.Journals, func(j machinerecord.JournalID) bool { return j.ID() == id }):

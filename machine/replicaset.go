@@ -25,7 +25,8 @@ import (
 // On one machine the steps are, in order:
 //
 //  1. refuse a list naming an acceptor machine of the cell (a founder, an
-//     admitted machine, a member of a journal it joined): "member";
+//     admitted machine, a member of a journal it joined): "member"; or a
+//     proxy machine: "proxy";
 //  2. make every listed replica a peer (it is dialled to push to it);
 //  3. hand the list to the host (host.SetReplicas), which refuses it,
 //     changing nothing, if a listed id is an acceptor of a configuration
@@ -57,6 +58,9 @@ func (s *Service) SetReplicas(ctx context.Context, req *pb.SetReplicasRequest) (
 	for _, r := range list {
 		if acceptorMachine(m.rec, r.NodeID) {
 			return &pb.SetReplicasReply{Refusal: fmt.Sprintf("member: %016x is an acceptor machine of the cell", r.NodeID)}, nil
+		}
+		if slices.ContainsFunc(m.rec.Proxies, func(x machinerecord.Member) bool { return x.NodeID == r.NodeID }) {
+			return &pb.SetReplicasReply{Refusal: fmt.Sprintf("proxy: %016x is a proxy machine of the cell", r.NodeID)}, nil
 		}
 	}
 	next := m.rec

@@ -42,6 +42,9 @@ const (
 	RoleNode Role = iota
 	// RoleReplica is a replica machine: a learner of every journal.
 	RoleReplica
+	// RoleProxy is a proxy machine (proxy.go): a proxy leader of every
+	// journal, with no store.
+	RoleProxy
 )
 
 // Role names on the wire (IdentifyReply.role, InspectReply.machine_role)
@@ -49,35 +52,45 @@ const (
 const (
 	roleNodeName    = "node"
 	roleReplicaName = "replica"
+	roleProxyName   = "proxy"
 )
 
 func (r Role) String() string {
-	if r == RoleReplica {
+	switch r {
+	case RoleReplica:
 		return roleReplicaName
+	case RoleProxy:
+		return roleProxyName
 	}
 	return roleNodeName
 }
 
-// ParseRole parses a role name: "node" or "replica".
+// ParseRole parses a role name: "node", "replica" or "proxy".
 func ParseRole(s string) (Role, error) {
 	switch s {
 	case roleNodeName:
 		return RoleNode, nil
 	case roleReplicaName:
 		return RoleReplica, nil
+	case roleProxyName:
+		return RoleProxy, nil
 	}
-	return RoleNode, fmt.Errorf("paros/machine: role %q: want node or replica", s)
+	return RoleNode, fmt.Errorf("paros/machine: role %q: want node, replica or proxy", s)
 }
 
-// ErrRoleMismatch: the machine record says the machine is a replica of its
-// cell and it was started as a node, or the other way round. Serving would
-// make a learner vote, or an acceptor vanish from its quorums.
+// ErrRoleMismatch: the machine record says the machine is a replica (or a
+// proxy) of its cell and it was started as a node, or the other way round.
+// Serving would make a learner vote, or an acceptor vanish from its
+// quorums.
 var ErrRoleMismatch = errors.New("paros/machine: the machine record names another role than the one the machine was started as")
 
 // recordRole is the role the record gives its machine.
 func recordRole(r machinerecord.Record) Role {
-	if r.Replica() {
+	switch {
+	case r.Replica():
 		return RoleReplica
+	case r.Proxy():
+		return RoleProxy
 	}
 	return RoleNode
 }
@@ -106,7 +119,7 @@ func replicaSpecs(r machinerecord.Record, claim storage.Claim) []host.JournalSpe
 	for _, j := range r.Journals {
 		out = append(out, host.JournalSpec{ID: j.ID(), Members: members, Quorum: quorum.Spec{Kind: quorum.KindMajority},
 			Mode: journal.ModeSingle, Claim: claim, Matchmakers: nodeIDs(r.Matchmakers),
-			Replicas: replicaIDs(r), Replica: true})
+			Replicas: replicaIDs(r), Replica: true, Proxies: proxyIDs(r)})
 	}
 	return out
 }
@@ -143,13 +156,14 @@ func (m *Machine) formatStores(rec machinerecord.Record) string {
 	return ""
 }
 
-// cellMachines is every machine of rec's cell: founders, admitted machines
-// and replicas. Each may open a Peer stream to any other.
+// cellMachines is every machine of rec's cell: founders, admitted machines,
+// replicas and proxies. Each may open a Peer stream to any other.
 func cellMachines(r machinerecord.Record) []machinerecord.Member {
-	out := make([]machinerecord.Member, 0, len(r.Members)+len(r.Admitted)+len(r.Replicas))
+	out := make([]machinerecord.Member, 0, len(r.Members)+len(r.Admitted)+len(r.Replicas)+len(r.Proxies))
 	out = append(out, r.Members...)
 	out = append(out, r.Admitted...)
-	return append(out, r.Replicas...)
+	out = append(out, r.Replicas...)
+	return append(out, r.Proxies...)
 }
 
 // planReplicas are the plan's replica machines: addrs with their proven
@@ -163,18 +177,19 @@ func planReplicas(addrs []string, ids []uint64) []*pb.Member {
 	return out
 }
 
-// joinReplicas asks each replica machine to join the cell of the chosen
-// plan (JoinCell: it formats its stores and serves). It returns a refusal
-// naming the first that did not: init again resumes, since the decree
-// adopts the chosen plan and a join is idempotent.
-func joinReplicas(ctx context.Context, plan *pb.CellPlan, addrs []string, replicas []pb.MachineClient) string {
-	for i, r := range replicas {
+// joinReplicas asks each replica (what "replica") or proxy (what "proxy")
+// machine to join the cell of the chosen plan (JoinCell: a replica formats
+// its stores and serves, a proxy serves). It returns a refusal naming the
+// first that did not: init again resumes, since the decree adopts the
+// chosen plan and a join is idempotent.
+func joinReplicas(ctx context.Context, plan *pb.CellPlan, addrs []string, machines []pb.MachineClient, what string) string {
+	for i, r := range machines {
 		rep, err := r.JoinCell(ctx, &pb.JoinCellRequest{Plan: plan})
 		switch {
 		case err != nil:
-			return "replica_unreachable: " + addrs[i]
+			return what + "_unreachable: " + addrs[i]
 		case !rep.GetJoined():
-			return fmt.Sprintf("replica_refused: %s: %s", addrs[i], rep.GetRefusal())
+			return fmt.Sprintf("%s_refused: %s: %s", what, addrs[i], rep.GetRefusal())
 		}
 	}
 	return ""

@@ -53,7 +53,8 @@ type Metrics struct {
 	ScrubMismatches    prometheus.Gauge
 	CtrlDecisions      *prometheus.GaugeVec
 	// Role is 1 for the process's role (SetRole): role="node" on an
-	// acceptor machine, "replica" on a replica machine (paros serve --role).
+	// acceptor machine, "replica" on a replica machine, "proxy" on a proxy
+	// machine (paros serve --role).
 	Role *prometheus.GaugeVec
 	// The learner's paths, summed over live journals like the hot
 	// window's: Commits a replica learned pushed values from (a node counts
@@ -65,6 +66,18 @@ type Metrics struct {
 	CatchUps      prometheus.Gauge
 	TrimJumps     prometheus.Gauge
 	QuorumReads   *prometheus.GaugeVec
+	// Proxy leaders. On a proxy process (paros serve --role proxy): rounds
+	// delegated to it, decided (announced by its Commit) and evicted
+	// unanswered, summed over journals, and the rounds it holds open. On
+	// an acceptor: delegated rounds its leaders took back from a silent
+	// proxy and ran themselves.
+	ProxyDelegated prometheus.Counter
+	ProxyDecided   prometheus.Counter
+	ProxyEvicted   prometheus.Counter
+	ProxyOpen      prometheus.Gauge
+	ProxyTakenBack prometheus.Counter
+	// The last sums the proxy counters were advanced to (loop-owned).
+	proxyDelegated, proxyDecided, proxyEvicted, proxyTakenBack counterSum
 
 	// alarms is what the loop already logged, per served journal, and
 	// statuses each journal's last status seen (loop-owned: a Metrics
@@ -136,7 +149,7 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 		CtrlDecisions: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "paros_ctrl_decisions",
 			Help: "CTRL decisions over damaged records by case, summed over live journals (unrecoverable: alert on any)."}, []string{"case"}),
 		Role: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "paros_role",
-			Help: "1 for the role the process serves as: node (an acceptor machine) or replica (paros serve --role)."}, []string{"role"}),
+			Help: "1 for the role the process serves as: node (an acceptor machine), replica or proxy (paros serve --role)."}, []string{"role"}),
 		ReplicaPushes: prometheus.NewGauge(prometheus.GaugeOpts{Name: "paros_replica_pushes",
 			Help: "Commits a replica learned pushed values from, summed over live journals (0 on a node)."}),
 		CatchUps: prometheus.NewGauge(prometheus.GaugeOpts{Name: "paros_catch_ups",
@@ -145,19 +158,43 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 			Help: "Jumps past a range the leader already trimmed, summed over live journals."}),
 		QuorumReads: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "paros_quorum_reads",
 			Help: "Quorum reads served, or expired unconfirmed, summed over live journals."}, []string{"outcome"}),
+		ProxyDelegated: prometheus.NewCounter(prometheus.CounterOpts{Name: "paros_proxy_rounds_delegated_total",
+			Help: "Rounds leaders delegated to this proxy process, over every journal (paros serve --role proxy)."}),
+		ProxyDecided: prometheus.NewCounter(prometheus.CounterOpts{Name: "paros_proxy_rounds_decided_total",
+			Help: "Delegated rounds this proxy process saw a Phase-2 quorum accept and announced, over every journal."}),
+		ProxyEvicted: prometheus.NewCounter(prometheus.CounterOpts{Name: "paros_proxy_rounds_evicted_total",
+			Help: "Delegated rounds this proxy process dropped unanswered after its re-fan-out budget, over every journal."}),
+		ProxyOpen: prometheus.NewGauge(prometheus.GaugeOpts{Name: "paros_proxy_open_rounds",
+			Help: "Delegated rounds this proxy process holds open, over every journal."}),
+		ProxyTakenBack: prometheus.NewCounter(prometheus.CounterOpts{Name: "paros_proxy_taken_back_total",
+			Help: "Delegated rounds this process's leaders took back from a silent proxy and ran themselves, over live journals."}),
 		alarms: map[journal.ID]*journalAlarms{}, statuses: map[journal.ID]host.JournalStatus{},
 	}
 	reg.MustRegister(m.Commits, m.CallLatency, m.SyncBatches, m.SyncLatency, m.PeerQueue, m.InboundDropped,
 		m.OutboundDropped, m.HandedOff, m.Elections, m.Inbox, m.Evicted, m.ColdReads, m.ColdReadFaults, m.ContractFaults,
 		m.ScrubPages, m.ScrubPagesAnswered, m.ScrubPasses, m.ScrubPassOverruns, m.ScrubLastPass, m.RepairedRecords,
-		m.ScrubMismatches, m.CtrlDecisions, m.Role, m.ReplicaPushes, m.CatchUps, m.TrimJumps, m.QuorumReads)
+		m.ScrubMismatches, m.CtrlDecisions, m.Role, m.ReplicaPushes, m.CatchUps, m.TrimJumps, m.QuorumReads,
+		m.ProxyDelegated, m.ProxyDecided, m.ProxyEvicted, m.ProxyOpen, m.ProxyTakenBack)
 	return m
 }
 
-// SetRole exports role ("node" or "replica") as paros_role{role} 1, every
-// other role 0.
+// counterSum turns a sum of counters that only grow while their sources
+// live into a Prometheus counter: each sample adds what the sum grew by.
+// A sum that fell (a source restarted from zero, a quarantined journal's
+// node replaced) is taken as the new base, adding nothing.
+type counterSum struct{ last uint64 }
+
+func (s *counterSum) advance(c prometheus.Counter, now uint64) {
+	if now > s.last {
+		c.Add(float64(now - s.last))
+	}
+	s.last = now
+}
+
+// SetRole exports role ("node", "replica" or "proxy") as paros_role{role}
+// 1, every other role 0.
 func (m *Metrics) SetRole(role string) {
-	for _, r := range []string{"node", "replica"} {
+	for _, r := range []string{"node", "replica", "proxy"} {
 		v := 0.0
 		if r == role {
 			v = 1
@@ -216,6 +253,7 @@ func (r *Runtime) sampleMetrics() {
 		sum.TrimJumps += c.TrimJumps
 		sum.ReadsServed += c.ReadsServed
 		sum.ReadsExpired += c.ReadsExpired
+		sum.ProxyTakenBack += c.ProxyTakenBack
 		r.raiseAlarms(id, n, c)
 	}
 	for id := range r.metrics.alarms {
@@ -256,6 +294,7 @@ func (r *Runtime) sampleMetrics() {
 	m.TrimJumps.Set(float64(sum.TrimJumps))
 	m.QuorumReads.WithLabelValues("served").Set(float64(sum.ReadsServed))
 	m.QuorumReads.WithLabelValues("expired").Set(float64(sum.ReadsExpired))
+	m.proxyTakenBack.advance(m.ProxyTakenBack, sum.ProxyTakenBack)
 }
 
 // compareIDs orders journal ids as host.Journals sorts them.

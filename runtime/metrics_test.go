@@ -1,11 +1,15 @@
 // This file checks the names the scrub, CTRL, role and learner metrics are
 // exported under (dashboards and alerts depend on them): a fresh Metrics
 // registers each series, with the labels it documents; SetRole exports
-// exactly one role at 1.
+// exactly one role at 1; the proxy counters are registered under their
+// names, and a counterSum adds what a sum grew by and nothing when it fell
+// (a source restarted from zero).
 package runtime
 
 import (
 	"testing"
+
+	dto "github.com/prometheus/client_model/go"
 )
 
 func TestScrubAndCtrlMetricNames(t *testing.T) {
@@ -30,7 +34,8 @@ func TestScrubAndCtrlMetricNames(t *testing.T) {
 		"paros_scrub_passes": "", "paros_scrub_pass_overruns": "", "paros_scrub_last_pass_seconds": "",
 		"paros_repaired_records": "from", "paros_scrub_mismatches": "", "paros_ctrl_decisions": "case",
 		"paros_role": "role", "paros_replica_pushes": "", "paros_catch_ups": "", "paros_trim_jumps": "",
-		"paros_quorum_reads": "outcome"} {
+		"paros_quorum_reads": "outcome", "paros_proxy_rounds_delegated_total": "", "paros_proxy_rounds_decided_total": "",
+		"paros_proxy_rounds_evicted_total": "", "paros_proxy_open_rounds": "", "paros_proxy_taken_back_total": ""} {
 		if l, ok := got[name]; !ok || l != label {
 			t.Errorf("metric %s: registered %v with label %q, want label %q", name, ok, l, label)
 		}
@@ -47,6 +52,31 @@ func TestScrubAndCtrlMetricNames(t *testing.T) {
 			if got := s.GetGauge().GetValue(); got != want {
 				t.Errorf("paros_role{role=%q} = %v, want %v", s.GetLabel()[0].GetValue(), got, want)
 			}
+		}
+	}
+}
+
+func TestCounterSumAddsWhatTheSumGrewBy(t *testing.T) {
+	// Arrange.
+	m := NewMetrics(nil)
+	var s counterSum
+	value := func() float64 {
+		var d dto.Metric
+		if err := m.ProxyTakenBack.Write(&d); err != nil {
+			t.Fatal(err)
+		}
+		return d.GetCounter().GetValue()
+	}
+
+	// Act and check: 5, then 7 (+2), then a source reset to 1 (+0), then 4
+	// (+3).
+	for _, step := range []struct {
+		sum  uint64
+		want float64
+	}{{5, 5}, {7, 7}, {1, 7}, {4, 10}} {
+		s.advance(m.ProxyTakenBack, step.sum)
+		if got := value(); got != step.want {
+			t.Fatalf("after a sum of %d the counter is %v, want %v", step.sum, got, step.want)
 		}
 	}
 }

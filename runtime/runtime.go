@@ -4,6 +4,7 @@
 //	goroutine        owns                                  talks to
 //	---------------  ------------------------------------  -------------------------
 //	loop (one)       the host.Host and every core node     everyone, through its inbox
+//	                 (a proxy process: host.ProxyHost, proxy.go)
 //	storage (one)    the Pebble DB's write path            loop (completions)
 //	ticker           time.Ticker                           loop (OnTick)
 //	peer sender (N)  one gRPC Peer stream per peer         the peer's Peer.Stream
@@ -55,6 +56,10 @@ type Config struct {
 	// RegistryClaim (first boot at formation, existing member after).
 	Matchmakers   []paxos.NodeID
 	RegistryClaim storage.Claim
+	// Proxy runs a proxy process (proxy.go): a host.ProxyHost instead of a
+	// host.Host, with no journal, no matchmaker and nothing persisted (DB
+	// may be nil).
+	Proxy bool
 }
 
 // Limits of the loop's inbox (the edge never blocks the loop: a full inbox
@@ -87,6 +92,7 @@ type Runtime struct {
 	// turn (OnCalls), so concurrent Writes share a Ready and a persist.
 	callq   chan queuedCall
 	h       *host.Host
+	ph      *host.ProxyHost                     // a proxy process's, instead of h (proxy.go)
 	calls   map[host.CallID]func(host.Response) // loop-owned; each must not block
 	callID  atomic.Uint64
 	store   *storer
@@ -127,6 +133,9 @@ func Start(cfg Config) (*Runtime, error) {
 	}
 	r.store = newStorer(r)
 	r.tr = newTransport(r)
+	if cfg.Proxy {
+		return r.startProxy()
+	}
 	h, err := host.New(cfg.NodeID, env{r}, cfg.Tunables, cfg.Journals)
 	if err != nil {
 		return nil, err
@@ -162,10 +171,18 @@ func (r *Runtime) loop() {
 		case qc := <-r.callq:
 			r.takeCalls(qc)
 		case <-tick.C:
+			if r.ph != nil {
+				r.ph.OnTick()
+				r.sampleProxyMetrics()
+				continue
+			}
 			r.h.OnTick()
 			r.sampleMetrics()
 		case <-r.stop:
 			return
+		}
+		if r.ph != nil {
+			continue // a proxy process never stops on its own
 		}
 		if stopped, cause := r.h.Stopped(); stopped {
 			r.fail(cause)
@@ -254,6 +271,9 @@ func (r *Runtime) postWait(ctx context.Context, fn func()) error {
 // Call submits a client call and waits for its reply. A context that ends
 // first leaves the call ambiguous (it may still take effect).
 func (r *Runtime) Call(ctx context.Context, c host.Call) (host.Response, error) {
+	if r.ph != nil {
+		return r.proxyAnswers([]host.Call{c})[0], nil
+	}
 	c.ID = host.CallID(r.callID.Add(1))
 	ch := make(chan host.Response, 1)
 	start := time.Now()
@@ -283,6 +303,14 @@ func (r *Runtime) Call(ctx context.Context, c host.Call) (host.Response, error) 
 // so a pipelined stream's writes share Accepts and syncs. An error means
 // none was submitted.
 func (r *Runtime) Submit(ctx context.Context, calls []host.Call, reply func(i int, resp host.Response)) error {
+	if r.ph != nil {
+		resps := r.proxyAnswers(calls)
+		return r.postWait(ctx, func() {
+			for i, resp := range resps {
+				reply(i, resp)
+			}
+		})
+	}
 	start := time.Now()
 	ids := make([]host.CallID, len(calls))
 	for i := range calls {
@@ -305,7 +333,11 @@ func (r *Runtime) Submit(ctx context.Context, calls []host.Call, reply func(i in
 
 // Deliver hands an inbound batch to the loop; a full inbox drops it.
 func (r *Runtime) Deliver(from paxos.NodeID, batch []host.Envelope) {
-	if r.post(func() { r.h.OnDeliver(from, batch) }) != nil {
+	fn := func() { r.h.OnDeliver(from, batch) }
+	if r.ph != nil {
+		fn = func() { r.ph.OnDeliver(from, batch) }
+	}
+	if r.post(fn) != nil {
 		r.metrics.InboundDropped.Inc()
 	}
 }
@@ -341,6 +373,9 @@ func (r *Runtime) Spec(id journal.ID) (host.JournalSpec, bool) {
 // AddJournal starts serving a journal this machine joins (host.AddJournal:
 // a joiner's first boot formats its store) and waits for the outcome.
 func (r *Runtime) AddJournal(ctx context.Context, spec host.JournalSpec) error {
+	if r.ph != nil {
+		return ErrProxy
+	}
 	return r.onLoop(ctx, func() error {
 		err := r.h.AddJournal(spec)
 		if err == nil {
@@ -359,6 +394,9 @@ func (r *Runtime) AddJournal(ctx context.Context, spec host.JournalSpec) error {
 // many leaderships it handed on. The caller stops the runtime next; a ctx
 // that ends first leaves the rest to an election.
 func (r *Runtime) HandOff(ctx context.Context) (int, error) {
+	if r.ph != nil {
+		return 0, nil // a proxy leads nothing
+	}
 	handed := 0
 	for {
 		settled := false
@@ -430,6 +468,9 @@ func (r *Runtime) AddPeer(ctx context.Context, id paxos.NodeID, addr string) err
 // list too.
 func (r *Runtime) SetReplicas(ctx context.Context, ids []paxos.NodeID) error {
 	ids = slices.Sorted(slices.Values(ids))
+	if r.ph != nil {
+		return nil // a proxy serves no journal to give the list to
+	}
 	return r.onLoop(ctx, func() error {
 		err := r.h.SetReplicas(ids)
 		if err == nil {

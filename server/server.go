@@ -332,7 +332,7 @@ type AdminInfo struct {
 	// Machines is every machine of the cell with its address, replica
 	// machines marked so.
 	Machines []CellMachine
-	// Role is the machine's role ("node" or "replica"), on every answer:
+	// Role is the machine's role ("node", "replica" or "proxy"), on every answer:
 	// a client prefers replicas for its reads by it.
 	Role string
 }

@@ -45,8 +45,8 @@ func (o Options) withDefaults() Options {
 // Counts are what happened in a run.
 type Counts struct {
 	// Proxy leaders (proxy.go).
-	ProxyCrashes, ProxyEvicted, ProxyAnnounced, ProxyRelayed   uint64
-	ProxyDelegated, ProxyDecided, ProxyTakenBack, ProxyLearned uint64
+	ProxyCrashes, ProxyEvicted, ProxyAnnounced, ProxyRelayed                                  uint64
+	ProxyDelegated, ProxyDecided, ProxyTakenBack, ProxyLearned, ProxyBypassed, ProxyRecovered uint64
 	// Cooperative handoff (handoff.go).
 	Relinquished, Inherited, RelinquishRefused, InheritedDecided, HandoffResigned     uint64
 	RelinquishReplays, GracefulHandoffs, OperatorHandoffs, Reelections, HandedOnAgain uint64
@@ -275,6 +275,8 @@ func (w *World) collect(p *proc) {
 			w.counts.ProxyDecided += c.ProxyDecided
 			w.counts.ProxyTakenBack += c.ProxyTakenBack
 			w.counts.ProxyLearned += c.ProxyLearned
+			w.counts.ProxyBypassed += c.ProxyBypassed
+			w.counts.ProxyRecovered += c.ProxyRecovered
 			if p.replica() {
 				w.counts.ReplicaTrimJumps += c.TrimJumps
 				w.counts.ReplicaCatchUps += c.CatchUps
@@ -367,6 +369,8 @@ func (w *World) gateCounts(r *Result) {
 	set("proxy: a proxy evicts a round nobody answers", c.ProxyEvicted)
 	set("proxy: an acceptor learns a slot from a proxy's Commit", c.ProxyLearned)
 	set("proxy: a proxy crashes and reboots empty", c.ProxyCrashes)
+	set("proxy: a suspect proxy's round runs on the leader", c.ProxyBypassed)
+	set("proxy: a suspect proxy answers a probe", c.ProxyRecovered)
 }
 
 // lincheck checks every journal's client history with porcupine.
@@ -479,6 +483,8 @@ func GateNames() []string {
 		"proxy: an acceptor learns a slot from a proxy's Commit",
 		"proxy: a proxy crashes and reboots empty",
 		"proxy: a proxy announces a slot a durable quorum accepted",
+		"proxy: a suspect proxy's round runs on the leader",
+		"proxy: a suspect proxy answers a probe",
 	}
 	slices.Sort(g)
 	return g

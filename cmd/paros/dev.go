@@ -27,7 +27,7 @@ import (
 func init() {
 	subcommands = append(subcommands, func() *cobra.Command {
 		var data string
-		var portBase, replicas int
+		var portBase, replicas, proxies int
 		var verbose, insecure bool
 		cmd := &cobra.Command{
 			Use:   "dev",
@@ -42,6 +42,11 @@ replica: they learn the journal and serve reads, and never vote), on the
 ports after the machines', named in the cell plan. A kept cell keeps the
 replicas it was formed with ('parosctl replicas set' changes the list).
 
+--proxies N starts N proxy leaders after the replicas (paros serve --role
+proxy: the journal's leader hands them the Phase 2 of its slots; they keep
+no store and vote on nothing), named in the cell plan for good. A kept cell
+keeps the proxies it was formed with.
+
 The cell is secure as a deployment is: dev makes a CA in DIR/certs, a
 certificate per machine (127.0.0.1, localhost), an admin token and a client
 token, and writes DIR/parosctl.env (PAROSCTL_SERVERS, PAROSCTL_CA,
@@ -51,12 +56,16 @@ authentication instead.`,
 				if replicas < 0 || replicas > devReplicasMax {
 					return exitError{exitBadConfig, fmt.Errorf("--replicas %d: want 0 to %d", replicas, devReplicasMax)}
 				}
-				return runDev(data, portBase, replicas, verbose, insecure)
+				if proxies < 0 || proxies > devProxiesMax {
+					return exitError{exitBadConfig, fmt.Errorf("--proxies %d: want 0 to %d", proxies, devProxiesMax)}
+				}
+				return runDev(data, portBase, devShape{replicas: replicas, proxies: proxies}, verbose, insecure)
 			},
 		}
 		cmd.Flags().StringVar(&data, "data", "", "keep the cell's data here (default: a temporary dir)")
-		cmd.Flags().IntVar(&portBase, "port", 7401, "first of the consecutive ports (three, then one per replica)")
+		cmd.Flags().IntVar(&portBase, "port", 7401, "first of the consecutive ports (three, then one per replica, then one per proxy)")
 		cmd.Flags().IntVar(&replicas, "replicas", 0, "replica machines to start besides the three (serve reads, never vote)")
+		cmd.Flags().IntVar(&proxies, "proxies", 0, "proxy leaders to start besides the three (the leader delegates Phase 2 to them)")
 		cmd.Flags().BoolVar(&verbose, "verbose", false, "log every machine's events")
 		cmd.Flags().BoolVar(&insecure, "insecure", false, "plaintext, no authentication (experiments only)")
 		return cmd
@@ -64,11 +73,33 @@ authentication instead.`,
 }
 
 // devMachines is how many machines paros dev runs; devReplicasMax bounds
-// its replica machines (--replicas).
+// its replica machines (--replicas), devProxiesMax its proxies (--proxies).
 const (
 	devMachines    = 3
 	devReplicasMax = 4
+	devProxiesMax  = 4
 )
+
+// devShape is what paros dev runs besides its three machines.
+type devShape struct{ replicas, proxies int }
+
+// total is how many processes the cell has: machines, replicas, proxies.
+func (s devShape) total() int { return devMachines + s.replicas + s.proxies }
+
+// at is the role, name and subdirectory (of the data dir, and of its certs
+// dir) of the cell's i-th process: the machines first, then the replicas,
+// then the proxies.
+func (s devShape) at(i int) (machine.Role, string, string) {
+	switch {
+	case i < devMachines:
+		return machine.RoleNode, fmt.Sprintf("machine %d", i+1), fmt.Sprintf("machine%d", i+1)
+	case i < devMachines+s.replicas:
+		k := i - devMachines + 1
+		return machine.RoleReplica, fmt.Sprintf("replica %d", k), fmt.Sprintf("replica%d", k)
+	}
+	k := i - devMachines - s.replicas + 1
+	return machine.RoleProxy, fmt.Sprintf("proxy %d", k), fmt.Sprintf("proxy%d", k)
+}
 
 // devTokenTTL is the lifetime of the tokens paros dev issues (fresh ones on
 // every start).
@@ -76,14 +107,14 @@ const devTokenTTL = 30 * 24 * time.Hour
 
 // devSecrets are the credentials of a secure dev cell.
 type devSecrets struct {
-	nodes       []*security.Node // one per machine, the replicas last
+	nodes       []*security.Node // one per process, in devShape.at order
 	caFile      string           // DIR/certs/ca.crt
 	admin       string           // every journal: read, write, admin
 	client      string           // every journal: read, write
 	operatorTLS *tls.Config      // trusts the dev CA
 }
 
-func runDev(data string, portBase, replicas int, verbose, insecure bool) error {
+func runDev(data string, portBase int, shape devShape, verbose, insecure bool) error {
 	temp := data == ""
 	if temp {
 		dir, err := os.MkdirTemp("", "paros-dev-")
@@ -101,35 +132,35 @@ func runDev(data string, portBase, replicas int, verbose, insecure bool) error {
 	var sec *devSecrets
 	if !insecure {
 		var err error
-		if sec, err = devCredentials(data, replicas); err != nil {
+		if sec, err = devCredentials(data, shape); err != nil {
 			return err
 		}
 	}
 	var nodes []*node
-	var addrs, repAddrs []string
+	var addrs, repAddrs, proxyAddrs []string
 	defer func() {
 		for _, n := range nodes {
 			n.stop()
 		}
 	}()
-	for i := range devMachines + replicas {
+	for i := range shape.total() {
 		addr := fmt.Sprintf("127.0.0.1:%d", portBase+i)
 		var creds *security.Node
 		if sec != nil {
 			creds = sec.nodes[i]
 		}
-		role, dir, name := machine.RoleNode, devMachineDir(data, i), fmt.Sprintf("machine %d", i+1)
-		if i >= devMachines {
-			role, dir, name = machine.RoleReplica, devReplicaDir(data, i-devMachines), fmt.Sprintf("replica %d", i-devMachines+1)
-		}
-		n, err := startNode(dir, addr, addr, "", role, defaultScrubPace, creds, log.With("machine", name))
+		role, name, sub := shape.at(i)
+		n, err := startNode(filepath.Join(data, sub), addr, addr, "", role, defaultScrubPace, creds, log.With("machine", name))
 		if err != nil {
 			return err
 		}
 		nodes = append(nodes, n)
-		if role == machine.RoleReplica {
+		switch role {
+		case machine.RoleReplica:
 			repAddrs = append(repAddrs, addr)
-		} else {
+		case machine.RoleProxy:
+			proxyAddrs = append(proxyAddrs, addr)
+		default:
 			addrs = append(addrs, addr)
 		}
 	}
@@ -137,7 +168,7 @@ func runDev(data string, portBase, replicas int, verbose, insecure bool) error {
 	if sec != nil {
 		access = machine.Access{TLS: sec.operatorTLS, Token: sec.admin}
 	}
-	plan, err := formDevCell(addrs, repAddrs, access)
+	plan, err := formDevCell(addrs, repAddrs, proxyAddrs, access)
 	if err != nil {
 		return err
 	}
@@ -152,8 +183,11 @@ func runDev(data string, portBase, replicas int, verbose, insecure bool) error {
 		fmt.Printf("paros dev: %s\n\n", insecureWarning)
 	}
 	withReplicas := ""
-	if replicas > 0 {
-		withReplicas = fmt.Sprintf(" and %d replica(s)", replicas)
+	if shape.replicas > 0 {
+		withReplicas = fmt.Sprintf(", %d replica(s)", shape.replicas)
+	}
+	if shape.proxies > 0 {
+		withReplicas += fmt.Sprintf(", %d proxy leader(s)", shape.proxies)
 	}
 	fmt.Printf("paros dev: a cell of three machines%s is up (data in %s%s)\n\n", withReplicas, data, map[bool]string{true: ", removed on exit", false: ""}[temp])
 	for i, a := range addrs {
@@ -161,6 +195,9 @@ func runDev(data string, portBase, replicas int, verbose, insecure bool) error {
 	}
 	for i, a := range repAddrs {
 		fmt.Printf("  replica %d  %s  node %016x  (reads only)\n", i+1, a, nodes[devMachines+i].m.NodeID())
+	}
+	for i, a := range proxyAddrs {
+		fmt.Printf("  proxy %d    %s  node %016x  (proxy leader: no client calls)\n", i+1, a, nodes[devMachines+shape.replicas+i].m.NodeID())
 	}
 	fmt.Printf("\n  cell     %016x\n  journal  %s\n", plan.GetCellId(), jref)
 	if sec != nil {
@@ -195,14 +232,6 @@ func runDev(data string, portBase, replicas int, verbose, insecure bool) error {
 	}
 }
 
-func devMachineDir(data string, i int) string {
-	return filepath.Join(data, fmt.Sprintf("machine%d", i+1))
-}
-
-func devReplicaDir(data string, i int) string {
-	return filepath.Join(data, fmt.Sprintf("replica%d", i+1))
-}
-
 // devEnv is the text of parosctl.env: shell lines pointing parosctl at the
 // cell (sec nil: the insecure cell).
 func devEnv(servers string, sec *devSecrets) string {
@@ -221,12 +250,12 @@ func devEnv(servers string, sec *devSecrets) string {
 }
 
 // devCredentials makes (or, in a kept dir, reuses) the dev cell's CA in
-// data/certs, a certificate per machine in data/certs/machineN and per
-// replica in data/certs/replicaN (127.0.0.1, localhost) and two fresh
-// tokens. A machine whose data dir already holds a record (an earlier
+// data/certs, a certificate per machine in data/certs/machineN, per
+// replica in data/certs/replicaN and per proxy in data/certs/proxyN
+// (127.0.0.1, localhost) and two fresh tokens. A machine whose data dir already holds a record (an earlier
 // --insecure run) gets a certificate naming the record's node id, so it
 // keeps its identity.
-func devCredentials(data string, replicas int) (*devSecrets, error) {
+func devCredentials(data string, shape devShape) (*devSecrets, error) {
 	certs := filepath.Join(data, "certs")
 	if _, err := os.Stat(filepath.Join(certs, security.CACertFile)); errors.Is(err, os.ErrNotExist) {
 		ca, err := security.NewCA("dev")
@@ -238,11 +267,9 @@ func devCredentials(data string, replicas int) (*devSecrets, error) {
 		}
 	}
 	sec := &devSecrets{caFile: filepath.Join(certs, security.CACertFile)}
-	for i := range devMachines + replicas {
-		dir, dataDir := filepath.Join(certs, fmt.Sprintf("machine%d", i+1)), devMachineDir(data, i)
-		if i >= devMachines {
-			dir, dataDir = filepath.Join(certs, fmt.Sprintf("replica%d", i-devMachines+1)), devReplicaDir(data, i-devMachines)
-		}
+	for i := range shape.total() {
+		_, _, sub := shape.at(i)
+		dir, dataDir := filepath.Join(certs, sub), filepath.Join(data, sub)
 		if _, err := os.Stat(filepath.Join(dir, security.NodeCertFile)); errors.Is(err, os.ErrNotExist) {
 			id := security.RandomNodeID()
 			if rec, err := machinerecord.Load(vfs.Default, dataDir); err == nil {
@@ -272,12 +299,12 @@ func devCredentials(data string, replicas int) (*devSecrets, error) {
 }
 
 // formDevCell runs cell init over the machines at addrs with the replicas
-// at replicas (it resumes a formed cell: the decree adopts the plan the
-// machines already voted for).
-func formDevCell(addrs, replicas []string, access machine.Access) (*pb.CellPlan, error) {
+// at replicas and the proxies at proxies (it resumes a formed cell: the
+// decree adopts the plan the machines already voted for).
+func formDevCell(addrs, replicas, proxies []string, access machine.Access) (*pb.CellPlan, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	plan, err := machine.InitCell(ctx, addrs[0], addrs, replicas, 1, access)
+	plan, err := machine.InitCellWith(ctx, addrs[0], &pb.CellInitRequest{Members: addrs, Replicas: replicas, Proxies: proxies, Journals: 1}, access)
 	if err != nil {
 		return nil, exitError{exitInfra, err}
 	}

@@ -2,9 +2,11 @@
 // wall time to whole ticks of the production tick (the pass bound rounded
 // down, the interval rounded up), the defaults equal to the core's
 // production pace, and a pace below the floors refused as a bad
-// configuration (exit 2) before anything starts; and that --role takes node
-// or replica and refuses anything else as a bad configuration, before a
-// data dir is touched.
+// configuration (exit 2) before anything starts; that --role takes node,
+// replica or proxy and refuses anything else as a bad configuration, before
+// a data dir is touched; and that paros dev lays out its machines, then its
+// replicas, then its proxies, and refuses a --proxies count out of range
+// before anything starts.
 package main
 
 import (
@@ -15,6 +17,7 @@ import (
 	"time"
 
 	"github.com/parosdb/paros/host"
+	"github.com/parosdb/paros/machine"
 )
 
 func TestScrubPaceInTicks(t *testing.T) {
@@ -66,5 +69,49 @@ func TestServeRefusesAnUnknownRole(t *testing.T) {
 	}
 	if _, err := os.Stat(data); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the data dir was touched: %v", err)
+	}
+}
+
+func TestDevLaysOutMachinesThenReplicasThenProxies(t *testing.T) {
+	// Arrange: three machines, two replicas, two proxies.
+	shape := devShape{replicas: 2, proxies: 2}
+	want := []struct {
+		role      machine.Role
+		name, sub string
+	}{
+		{machine.RoleNode, "machine 1", "machine1"}, {machine.RoleNode, "machine 2", "machine2"}, {machine.RoleNode, "machine 3", "machine3"},
+		{machine.RoleReplica, "replica 1", "replica1"}, {machine.RoleReplica, "replica 2", "replica2"},
+		{machine.RoleProxy, "proxy 1", "proxy1"}, {machine.RoleProxy, "proxy 2", "proxy2"},
+	}
+
+	// Act and check.
+	if shape.total() != len(want) {
+		t.Fatalf("%d processes, want %d", shape.total(), len(want))
+	}
+	for i, w := range want {
+		if role, name, sub := shape.at(i); role != w.role || name != w.name || sub != w.sub {
+			t.Errorf("process %d: %v %q %q, want %v %q %q", i, role, name, sub, w.role, w.name, w.sub)
+		}
+	}
+}
+
+func TestDevRefusesAProxyCountOutOfRange(t *testing.T) {
+	for _, n := range []string{"-1", "5"} {
+		// Arrange: dev in a data dir that must stay untouched.
+		data := filepath.Join(t.TempDir(), "dev")
+		root := newRoot()
+		root.SetArgs([]string{"dev", "--data", data, "--insecure", "--proxies", n})
+
+		// Act.
+		err := root.Execute()
+
+		// Check: a bad configuration (exit 2), and nothing was written.
+		var ee exitError
+		if !errors.As(err, &ee) || ee.code != exitBadConfig {
+			t.Fatalf("dev --proxies %s: %v, want a bad-config refusal (exit %d)", n, err, exitBadConfig)
+		}
+		if _, err := os.Stat(data); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("dev --proxies %s touched the data dir: %v", n, err)
+		}
 	}
 }

@@ -20,11 +20,11 @@ import (
 // answers, once each (CellInit itself resumes an interrupted formation).
 // CellInit needs a token with admin over every journal.
 func initCmd(g *globals) *cobra.Command {
-	var members, replicas string
+	var members, replicas, proxies string
 	var journals uint32
 	var plain bool
 	cmd := &cobra.Command{
-		Use:   "init --members a,b,c [--replicas d,e] [--journals N] [--plain]",
+		Use:   "init --members a,b,c [--replicas d,e] [--proxies f,g] [--journals N] [--plain]",
 		Short: "form a cell over the founding members (resumes an interrupted formation)",
 		Long: `init forms a cell over the founding members (their addresses): each gets the
 cell plan, with --journals journals, each replicated on every founding member
@@ -40,18 +40,24 @@ with 'paros serve --role replica'): they vote on nothing, learn every journal
 from the leaders and serve reads. They join once the plan is chosen. Later,
 'parosctl replicas set' adds and removes replicas.
 
+--proxies names the cell's proxy leaders (their addresses; each started
+with 'paros serve --role proxy'): every journal's leader hands them the
+Phase 2 of its slots, spread over them by slot. They vote on nothing and
+keep no store; they join once the plan is chosen. The list is fixed when
+the cell is formed: no command changes it.
+
 Running init again with the same members resumes an interrupted formation.`,
 		RunE: func(_ *cobra.Command, _ []string) error {
 			if _, _, err := g.security(); err != nil {
 				return err
 			}
-			ms, rs := addrList(members), addrList(replicas)
+			ms, rs, ps := addrList(members), addrList(replicas), addrList(proxies)
 			if len(ms) == 0 {
 				return fail(exitBadArgs, "--members is required")
 			}
 			var last error
 			for _, a := range ms {
-				r, err := g.cellInit(a, &pb.CellInitRequest{Members: ms, Replicas: rs, Journals: journals, Plain: plain})
+				r, err := g.cellInit(a, &pb.CellInitRequest{Members: ms, Replicas: rs, Proxies: ps, Journals: journals, Plain: plain})
 				if denied(err) {
 					return fail(exitRefused, "cell init refused: %v (init needs a token with admin over every journal: --all --ops admin)", err)
 				}
@@ -74,6 +80,7 @@ Running init again with the same members resumes an interrupted formation.`,
 	}
 	cmd.Flags().StringVar(&members, "members", "", "founding members' addresses")
 	cmd.Flags().StringVar(&replicas, "replicas", "", "replica machines' addresses (paros serve --role replica); change them later with 'parosctl replicas set'")
+	cmd.Flags().StringVar(&proxies, "proxies", "", "proxy leaders' addresses (paros serve --role proxy); fixed for the life of the cell")
 	cmd.Flags().Uint32Var(&journals, "journals", 1, "initial journals")
 	cmd.Flags().BoolVar(&plain, "plain", false, "no matchmakers: the journals' membership is fixed for good")
 	return cmd

@@ -26,8 +26,8 @@ type benchCell struct {
 	proxies map[paxos.NodeID]*paxos.Proxy
 	// leaderOut and leaderIn count the leader's messages.
 	leaderOut, leaderIn int
-	queue []paxos.Message
-	next  []paxos.Message
+	queue               []paxos.Message
+	next                []paxos.Message
 	// leaderTime accumulates wall time spent inside the leader's calls
 	// (node 1), so the leader's share of the cell's CPU is reported apart.
 	leaderTime time.Duration

@@ -188,6 +188,10 @@ type Counters struct {
 	// the leader decided from a proxy's Commit, rounds taken back, and
 	// slots an acceptor learned chosen from a proxy's Commit.
 	ProxyDelegated, ProxyDecided, ProxyTakenBack, ProxyLearned uint64
+	// ProxyBypassed counts rounds the leader ran itself because their
+	// proxy was suspect; ProxyRecovered, suspicions a proxy's Commit
+	// cleared.
+	ProxyBypassed, ProxyRecovered uint64
 }
 
 // NewNode boots a node from its store. Boot is restart: the node always

@@ -222,6 +222,9 @@ func (n *Node) decide(l *leading, s Slot) {
 		l.inflight--
 	}
 	n.counters.Decided++
+	if !l.proxyDeciding {
+		l.ownDecided = true
+	}
 	if l.inherited {
 		n.counters.InheritedDecided++
 	}

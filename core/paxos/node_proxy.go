@@ -38,22 +38,39 @@ func (n *Node) pin(l *leading, s Slot) {
 	}
 }
 
-// custodyOf decides, as the round's Accept first leaves, who runs it.
+// custodyOf decides, as the round's Accept first leaves, who runs it. A
+// suspect proxy's slots run on the leader (a proxy that lost a round to a
+// take-back and announced nothing since is likely dead: delegating to it
+// would stall each of its rounds for the whole take-back budget); each
+// also goes to the proxy as a probe, and the proxy's first Commit clears
+// the suspicion.
 func (n *Node) custodyOf(l *leading, s Slot, r *round) {
-	if !r.pinned && n.delegating(l) {
-		r.custody = n.slotProxy(s)
-		n.counters.ProxyDelegated++
+	if r.pinned || !n.delegating(l) {
+		return
 	}
+	p := n.slotProxy(s)
+	if l.suspect[p] {
+		r.probe = p
+		n.counters.ProxyBypassed++
+		return
+	}
+	r.custody = p
+	n.counters.ProxyDelegated++
 }
 
 // redelegate is a beat's re-send of a delegated round: to its proxy again,
-// or, past the budget, back to the leader for good.
-func (n *Node) redelegate(r *round) {
+// or, past the budget, back to the leader for good (and the proxy is
+// suspect from then on).
+func (n *Node) redelegate(l *leading, r *round) {
 	if r.custody == 0 {
 		return
 	}
 	r.delegations++
 	if r.delegations > n.opts.ProxyTakeBackBeats {
+		if l.suspect == nil {
+			l.suspect = map[NodeID]bool{}
+		}
+		l.suspect[r.custody] = true
 		r.custody = 0
 		n.counters.ProxyTakenBack++
 	}
@@ -72,6 +89,10 @@ func (n *Node) flushDelegations(l *leading, all []SlotCommand) []SlotCommand {
 		r := l.rs.at(e.Slot)
 		if r == nil || r.custody == 0 {
 			own = append(own, e)
+			if r != nil && r.probe != 0 && l.suspect[r.probe] {
+				byProxy[r.probe] = append(byProxy[r.probe], e)
+				r.probe = 0 // one probe per round
+			}
 			continue
 		}
 		byProxy[r.custody] = append(byProxy[r.custody], e)
@@ -150,12 +171,18 @@ func (n *Node) handleProxyCommit(m Message) {
 		return
 	}
 	if l, ok := n.phase.(*leading); ok && l.ballot == m.Ballot {
+		if l.suspect[m.From] {
+			delete(l.suspect, m.From)
+			n.counters.ProxyRecovered++
+		}
 		for _, e := range m.Entries {
 			r := l.rs.at(e.Slot)
 			if r != nil && r.fp == e.Command.Fingerprint() && e.Ballot == m.Ballot {
 				n.counters.ProxyDecided++
 				r.open = false
+				l.proxyDeciding = true
 				n.decide(l, e.Slot)
+				l.proxyDeciding = false
 			}
 		}
 		return

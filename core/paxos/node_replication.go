@@ -77,14 +77,15 @@ func (n *Node) flushCommit() {
 	if !ok || c <= n.lastCommitSent {
 		return
 	}
-	if n.delegating(l) {
-		// The proxies announced their decisions to every acceptor; the
-		// rest (a round taken back, a pinned one) rides the next beat's
-		// watermark. The replicas still hear the values from the leader.
+	if n.delegating(l) && !l.ownDecided {
+		// The proxies announced every decision since the last Commit to
+		// every acceptor; the replicas still hear the values from the
+		// leader.
 		n.lastCommitSent = c
 		n.pushCommit(l, c)
 		return
 	}
+	l.ownDecided = false
 	for _, id := range n.sys.Members() {
 		if id != n.cfg.ID {
 			n.send(Message{Type: MsgCommit, To: id, Ballot: l.ballot, Commit: c})
@@ -107,7 +108,7 @@ func (n *Node) resendPending(l *leading) {
 	sent := 0
 	for s := l.resendCursor; s < end && sent < n.opts.ResendBatch; s++ {
 		if r := l.rs.at(s); r != nil && r.sent {
-			n.redelegate(r)
+			n.redelegate(l, r)
 			n.cur.accepts = append(n.cur.accepts, SlotCommand{Slot: s, Ballot: l.ballot, Command: r.cmd})
 			sent++
 		}

@@ -66,6 +66,13 @@ type leading struct {
 	inherited bool
 	uncovered int
 	acked     map[NodeID]Slot
+	// suspect names the proxies a round was taken back from and that
+	// announced nothing since (node_proxy.go): their slots run on the
+	// leader, with a probe copy to the proxy.
+	suspect map[NodeID]bool
+	// ownDecided: a round the leader tallied itself was decided since its
+	// last Commit (a delegating leader announces only those).
+	ownDecided, proxyDeciding bool
 
 	// ctrl is non-nil while the recovery waits on a slot whose highest
 	// report is a damaged record (ctrl.go): nothing is proposed past it.

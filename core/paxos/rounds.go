@@ -20,6 +20,9 @@ type round struct {
 	custody     NodeID
 	delegations int
 	pinned      bool
+	// probe is the suspect proxy a round the leader runs itself is also
+	// handed to, so the proxy's first answer clears the suspicion.
+	probe NodeID
 }
 
 // rounds is the leader's Phase-2 bookkeeping: one round per slot from the

@@ -3,8 +3,8 @@
 // a caller's directory), each with a gRPC server on 127.0.0.1:0 carrying
 // every service (machine.Register), formed into a cell through the
 // Machine.CellInit RPC exactly as `parosctl init` forms one, and as many
-// replica machines as asked for (started as `paros serve --role replica`
-// is, named in the plan as its replicas). Nothing is faked: the clients
+// replica and proxy machines as asked for (started as `paros serve --role
+// replica` and `--role proxy` are, named in the plan). Nothing is faked: the clients
 // under test talk gRPC to the same code `paros serve` runs.
 //
 // It also has Proxy, a TCP forwarder that a test can cut and heal, and
@@ -63,6 +63,10 @@ type Options struct {
 	// Replicas is how many replica machines the cell has besides its Nodes
 	// (default 0): the last of Cell.Nodes, with Node.Replica set.
 	Replicas int
+	// Proxies is how many proxy machines the cell has besides its Nodes
+	// and Replicas (default 0): the last of Cell.Nodes, with Node.Proxy
+	// set, started as `paros serve --role proxy` is and named in the plan.
+	Proxies int
 	// Tunables of every machine (zero: FastTunables).
 	Tunables host.Tunables
 	// Logger receives every machine's log (nil: discarded).
@@ -112,8 +116,10 @@ type Node struct {
 	// Dir is the machine's data dir, Addr its gRPC address (listen and
 	// advertise).
 	Dir, Addr string
-	// Replica: the machine runs as a replica (machine.RoleReplica).
+	// Replica: the machine runs as a replica (machine.RoleReplica);
+	// Proxy: as a proxy leader (machine.RoleProxy).
 	Replica bool
+	Proxy   bool
 	// Metrics are the machine's Prometheus metrics (they survive Restart).
 	Metrics *runtime.Metrics
 	// TLS is the machine's credentials in a secure cell (nil: plaintext),
@@ -138,9 +144,10 @@ func Start(ctx context.Context, dir string, opts Options) (*Cell, error) {
 	if opts.Journals == 0 {
 		opts.Journals = 1
 	}
-	if opts.Nodes < 1 || opts.Replicas < 0 || opts.Replicas > ReplicasMax || opts.Nodes+opts.Replicas > NodesMax {
-		return nil, fmt.Errorf("testcell: %d nodes and %d replicas, want 1..%d machines, at most %d replicas",
-			opts.Nodes, opts.Replicas, NodesMax, ReplicasMax)
+	if opts.Nodes < 1 || opts.Replicas < 0 || opts.Replicas > ReplicasMax || opts.Proxies < 0 || opts.Proxies > ReplicasMax ||
+		opts.Nodes+opts.Replicas+opts.Proxies > NodesMax {
+		return nil, fmt.Errorf("testcell: %d nodes, %d replicas and %d proxies, want 1..%d machines, at most %d replicas and %d proxies",
+			opts.Nodes, opts.Replicas, opts.Proxies, NodesMax, ReplicasMax, ReplicasMax)
 	}
 	if opts.Tunables == (host.Tunables{}) {
 		opts.Tunables = FastTunables()
@@ -154,8 +161,9 @@ func Start(ctx context.Context, dir string, opts Options) (*Cell, error) {
 			return nil, err
 		}
 	}
-	for i := range opts.Nodes + opts.Replicas {
-		n := &Node{Dir: filepath.Join(dir, fmt.Sprintf("m%d", i+1)), Metrics: runtime.NewMetrics(nil), Replica: i >= opts.Nodes}
+	for i := range opts.Nodes + opts.Replicas + opts.Proxies {
+		n := &Node{Dir: filepath.Join(dir, fmt.Sprintf("m%d", i+1)), Metrics: runtime.NewMetrics(nil),
+			Replica: i >= opts.Nodes && i < opts.Nodes+opts.Replicas, Proxy: i >= opts.Nodes+opts.Replicas}
 		if opts.Secure {
 			if err := c.issueNode(dir, n, i); err != nil {
 				c.Close()
@@ -179,7 +187,8 @@ func Start(ctx context.Context, dir string, opts Options) (*Cell, error) {
 		c.Close()
 		return nil, err
 	}
-	plan, err := Form(ctx, c.Addrs()[0], c.Addrs(), c.ReplicaAddrs(), opts.Journals, access)
+	plan, err := machine.InitCellWith(ctx, c.Addrs()[0], &pb.CellInitRequest{Members: c.Addrs(), Replicas: c.ReplicaAddrs(),
+		Proxies: c.ProxyAddrs(), Journals: uint32(opts.Journals)}, access)
 	if err != nil {
 		c.Close()
 		return nil, err
@@ -229,8 +238,11 @@ func (c *Cell) addIdle(replica bool) (*Node, error) {
 // serve opens node n's machine and serves it on lis.
 func (c *Cell) serve(n *Node, lis net.Listener, i int) error {
 	role := machine.RoleNode
-	if n.Replica {
+	switch {
+	case n.Replica:
 		role = machine.RoleReplica
+	case n.Proxy:
+		role = machine.RoleProxy
 	}
 	m, err := machine.Open(machine.Config{DataDir: n.Dir, Advertise: n.Addr, Tunables: c.opts.Tunables,
 		Logger: c.opts.Logger.With("machine", i+1), Metrics: n.Metrics, TLS: n.TLS, Role: role})
@@ -328,11 +340,12 @@ func (c *Cell) Access() (machine.Access, error) {
 	return machine.Access{TLS: cfg, Token: c.Token}, nil
 }
 
-// Addrs lists the gRPC addresses of the machines that are no replica.
+// Addrs lists the gRPC addresses of the machines that are no replica and
+// no proxy.
 func (c *Cell) Addrs() []string {
 	out := make([]string, 0, len(c.Nodes))
 	for _, n := range c.Nodes {
-		if !n.Replica {
+		if !n.Replica && !n.Proxy {
 			out = append(out, n.Addr)
 		}
 	}
@@ -344,6 +357,17 @@ func (c *Cell) ReplicaAddrs() []string {
 	var out []string
 	for _, n := range c.Nodes {
 		if n.Replica {
+			out = append(out, n.Addr)
+		}
+	}
+	return out
+}
+
+// ProxyAddrs lists the proxy machines' gRPC addresses.
+func (c *Cell) ProxyAddrs() []string {
+	var out []string
+	for _, n := range c.Nodes {
+		if n.Proxy {
 			out = append(out, n.Addr)
 		}
 	}

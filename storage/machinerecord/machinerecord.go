@@ -122,6 +122,13 @@ type Record struct {
 	// record written before the field existed reads and re-encodes
 	// unchanged.
 	ReplicaRemoved bool `json:"replica_removed,omitempty"`
+	// Proxies are the cell plan's proxy leaders (paros serve --role
+	// proxy), sorted by node id: each journal's leader delegates Phase 2
+	// to them; they vote on nothing and keep no store. Named at formation
+	// for good. Empty on a cell without proxies, so a record written
+	// before the field existed reads and re-encodes unchanged. A record
+	// whose NodeID is among them is a proxy machine's (Proxy).
+	Proxies []Member `json:"proxies,omitempty"`
 }
 
 // JoinedJournal is a journal a machine joined: the configuration the
@@ -163,6 +170,17 @@ func (r Record) Replica() bool {
 		return true
 	}
 	return r.listed()
+}
+
+// Proxy reports whether the record's machine is one of the cell's proxy
+// machines.
+func (r Record) Proxy() bool {
+	for _, m := range r.Proxies {
+		if m.NodeID == r.NodeID {
+			return true
+		}
+	}
+	return false
 }
 
 // listed reports whether the record's NodeID is in Replicas.
@@ -234,6 +252,25 @@ func (r Record) Validate() error {
 		if m.NodeID == 0 || seen[m.NodeID] || len(m.Addr) > addrBytesMax || i > 0 && r.Replicas[i-1].NodeID >= m.NodeID {
 			return fmt.Errorf("%w: replica %d %q (replicas are sorted, distinct, nonzero and no member)", ErrInvalid, m.NodeID, m.Addr)
 		}
+	}
+	for _, m := range r.Replicas {
+		seen[m.NodeID] = true
+	}
+	if r.CellID == 0 && len(r.Proxies) > 0 {
+		return fmt.Errorf("%w: proxies without a cell id", ErrInvalid)
+	}
+	if len(r.Proxies) > paxos.ProxiesMax {
+		return fmt.Errorf("%w: %d proxies (at most %d)", ErrInvalid, len(r.Proxies), paxos.ProxiesMax)
+	}
+	for i, m := range r.Proxies {
+		// A proxy is no member and no replica: it would tally votes it
+		// casts, or learn what it announces.
+		if m.NodeID == 0 || seen[m.NodeID] || len(m.Addr) > addrBytesMax || i > 0 && r.Proxies[i-1].NodeID >= m.NodeID {
+			return fmt.Errorf("%w: proxy %d %q (proxies are sorted, distinct, nonzero, no member and no replica)", ErrInvalid, m.NodeID, m.Addr)
+		}
+	}
+	if r.Proxy() && (r.Founder() || r.ReplicaRemoved || len(r.Joined) > 0) {
+		return fmt.Errorf("%w: a proxy machine is no founder, no replica and serves no joined journal", ErrInvalid)
 	}
 	if r.ReplicaRemoved && (r.CellID == 0 || r.listed() || r.Founder() || len(r.Joined) > 0) {
 		return fmt.Errorf("%w: a removed replica is a replica machine of a cell, off its replica list, and serves no joined journal", ErrInvalid)

@@ -146,6 +146,13 @@ func TestInvalidRecordsAreRefused(t *testing.T) {
 		"removed replica no cell":      {NodeID: 1, ReplicaRemoved: true},
 		"removed replica still listed": {NodeID: 1, CellID: 1, Replicas: []Member{{NodeID: 1}}, ReplicaRemoved: true},
 		"removed replica a founder":    {NodeID: 2, CellID: 1, VoteRound: 1, Members: []Member{{NodeID: 2}}, ReplicaRemoved: true},
+		"proxies no cell":              {NodeID: 1, Proxies: []Member{{NodeID: 2}}},
+		"proxy 0":                      {NodeID: 1, CellID: 1, Proxies: []Member{{NodeID: 0}}},
+		"proxy a member":               {NodeID: 1, CellID: 1, Members: []Member{{NodeID: 2}}, Proxies: []Member{{NodeID: 2}}},
+		"proxy a replica":              {NodeID: 1, CellID: 1, Replicas: []Member{{NodeID: 2}}, Proxies: []Member{{NodeID: 2}}},
+		"proxies unsorted":             {NodeID: 1, CellID: 1, Proxies: []Member{{NodeID: 3}, {NodeID: 2}}},
+		"proxy serving a joined journal": {NodeID: 2, CellID: 1, Proxies: []Member{{NodeID: 2}},
+			Joined: []JoinedJournal{{Tenant: 1, Journal: 1, Members: []uint64{3}}}},
 	} {
 		if _, err := Encode(r); !errors.Is(err, ErrInvalid) {
 			t.Errorf("%s: %v, want ErrInvalid", name, err)

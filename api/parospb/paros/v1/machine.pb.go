@@ -292,8 +292,8 @@ type JoinCellReply struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Joined bool                   `protobuf:"varint,1,opt,name=joined,proto3" json:"joined,omitempty"`
 	// refusal: other_cell, founder, malformed, not_admitted, storage;
-	// role_mismatch (a replica machine the plan does not name as a replica,
-	// or a node machine it names as one).
+	// role_mismatch (a replica or proxy machine the plan does not name as
+	// one, or a node machine it names as one).
 	Refusal       string `protobuf:"bytes,2,opt,name=refusal,proto3" json:"refusal,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -440,7 +440,7 @@ type JoinJournalReply struct {
 	Joined bool                   `protobuf:"varint,1,opt,name=joined,proto3" json:"joined,omitempty"`
 	// refusal: no_cell, plain, unknown_journal, retired, not_a_member,
 	// invalid_configuration, storage; replica (a replica machine is in no
-	// configuration).
+	// configuration), proxy (nor is a proxy machine).
 	Refusal       string `protobuf:"bytes,2,opt,name=refusal,proto3" json:"refusal,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -548,7 +548,8 @@ type IdentifyReply struct {
 	Plan *CellPlan `protobuf:"bytes,5,opt,name=plan,proto3" json:"plan,omitempty"`
 	// role is what the machine was started as (paros serve --role): "node",
 	// an acceptor machine that votes on the cell plan and serves journals as
-	// a member, or "replica", a learner that serves reads and never votes.
+	// a member, "replica", a learner that serves reads and never votes, or
+	// "proxy", a proxy leader that serves no client call and keeps no store.
 	Role          string `protobuf:"bytes,6,opt,name=role,proto3" json:"role,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -639,7 +640,12 @@ type CellPlan struct {
 	// journal of the plan, serves reads and never votes, neither on the plan
 	// nor in any journal. Named at formation for good: no call adds or
 	// removes one. Empty: no replicas.
-	Replicas      []*Member `protobuf:"bytes,5,rep,name=replicas,proto3" json:"replicas,omitempty"`
+	Replicas []*Member `protobuf:"bytes,5,rep,name=replicas,proto3" json:"replicas,omitempty"`
+	// The cell's proxy leaders (paros serve --role proxy): each journal's
+	// leader hands the Phase 2 of slot s to proxies[s % len] once its
+	// leadership settled. A proxy persists nothing and votes on nothing.
+	// Named at formation for good. Empty: no proxies.
+	Proxies       []*Member `protobuf:"bytes,6,rep,name=proxies,proto3" json:"proxies,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -705,6 +711,13 @@ func (x *CellPlan) GetMatchmakers() []uint64 {
 func (x *CellPlan) GetReplicas() []*Member {
 	if x != nil {
 		return x.Replicas
+	}
+	return nil
+}
+
+func (x *CellPlan) GetProxies() []*Member {
+	if x != nil {
+		return x.Proxies
 	}
 	return nil
 }
@@ -946,7 +959,7 @@ type FormCellReply struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Formed bool                   `protobuf:"varint,1,opt,name=formed,proto3" json:"formed,omitempty"`
 	// refusal: not_a_member, promised_higher, storage, malformed, replica (a
-	// replica machine never votes on the plan).
+	// replica machine never votes on the plan), proxy (nor does a proxy).
 	Refusal       string  `protobuf:"bytes,2,opt,name=refusal,proto3" json:"refusal,omitempty"`
 	Promise       *Ballot `protobuf:"bytes,3,opt,name=promise,proto3" json:"promise,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -1013,7 +1026,11 @@ type CellInitRequest struct {
 	// replicas are the addresses of the cell's replica machines (paros serve
 	// --role replica): not members, they vote on nothing; once the plan is
 	// chosen each joins the cell (JoinCell) and formats its stores.
-	Replicas      []string `protobuf:"bytes,4,rep,name=replicas,proto3" json:"replicas,omitempty"`
+	Replicas []string `protobuf:"bytes,4,rep,name=replicas,proto3" json:"replicas,omitempty"`
+	// proxies are the addresses of the cell's proxy leaders (paros serve
+	// --role proxy): not members, they vote on nothing and keep no store;
+	// once the plan is chosen each joins the cell (JoinCell).
+	Proxies       []string `protobuf:"bytes,5,rep,name=proxies,proto3" json:"proxies,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1076,13 +1093,21 @@ func (x *CellInitRequest) GetReplicas() []string {
 	return nil
 }
 
+func (x *CellInitRequest) GetProxies() []string {
+	if x != nil {
+		return x.Proxies
+	}
+	return nil
+}
+
 type CellInitReply struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
 	Initialized bool                   `protobuf:"varint,1,opt,name=initialized,proto3" json:"initialized,omitempty"`
 	// refusal: malformed, member_unreachable, contended, other_cell_init, storage;
 	// member_role_mismatch (a member started as a replica, or a replica
 	// started as a node); replica_unreachable, replica_refused (the plan is
-	// chosen but a replica has not joined: init again resumes).
+	// chosen but a replica has not joined: init again resumes);
+	// proxy_unreachable, proxy_refused (the same for a proxy).
 	Refusal       string    `protobuf:"bytes,2,opt,name=refusal,proto3" json:"refusal,omitempty"`
 	Plan          *CellPlan `protobuf:"bytes,3,opt,name=plan,proto3" json:"plan,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -1183,13 +1208,14 @@ const file_paros_v1_machine_proto_rawDesc = "" +
 	"\acell_id\x18\x03 \x01(\x04R\x06cellId\x12 \n" +
 	"\vincarnation\x18\x04 \x01(\x04R\vincarnation\x12&\n" +
 	"\x04plan\x18\x05 \x01(\v2\x12.paros.v1.CellPlanR\x04plan\x12\x12\n" +
-	"\x04role\x18\x06 \x01(\tR\x04role\"\xd0\x01\n" +
+	"\x04role\x18\x06 \x01(\tR\x04role\"\xfc\x01\n" +
 	"\bCellPlan\x12\x17\n" +
 	"\acell_id\x18\x01 \x01(\x04R\x06cellId\x12*\n" +
 	"\amembers\x18\x02 \x03(\v2\x10.paros.v1.MemberR\amembers\x12/\n" +
 	"\bjournals\x18\x03 \x03(\v2\x13.paros.v1.JournalIdR\bjournals\x12 \n" +
 	"\vmatchmakers\x18\x04 \x03(\x04R\vmatchmakers\x12,\n" +
-	"\breplicas\x18\x05 \x03(\v2\x10.paros.v1.MemberR\breplicas\"5\n" +
+	"\breplicas\x18\x05 \x03(\v2\x10.paros.v1.MemberR\breplicas\x12*\n" +
+	"\aproxies\x18\x06 \x03(\v2\x10.paros.v1.MemberR\aproxies\"5\n" +
 	"\x06Member\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\x04R\x06nodeId\x12\x12\n" +
 	"\x04addr\x18\x02 \x01(\tR\x04addr\">\n" +
@@ -1209,12 +1235,13 @@ const file_paros_v1_machine_proto_rawDesc = "" +
 	"\rFormCellReply\x12\x16\n" +
 	"\x06formed\x18\x01 \x01(\bR\x06formed\x12\x18\n" +
 	"\arefusal\x18\x02 \x01(\tR\arefusal\x12*\n" +
-	"\apromise\x18\x03 \x01(\v2\x10.paros.v1.BallotR\apromise\"y\n" +
+	"\apromise\x18\x03 \x01(\v2\x10.paros.v1.BallotR\apromise\"\x93\x01\n" +
 	"\x0fCellInitRequest\x12\x18\n" +
 	"\amembers\x18\x01 \x03(\tR\amembers\x12\x1a\n" +
 	"\bjournals\x18\x02 \x01(\rR\bjournals\x12\x14\n" +
 	"\x05plain\x18\x03 \x01(\bR\x05plain\x12\x1a\n" +
-	"\breplicas\x18\x04 \x03(\tR\breplicas\"s\n" +
+	"\breplicas\x18\x04 \x03(\tR\breplicas\x12\x18\n" +
+	"\aproxies\x18\x05 \x03(\tR\aproxies\"s\n" +
 	"\rCellInitReply\x12 \n" +
 	"\vinitialized\x18\x01 \x01(\bR\vinitialized\x12\x18\n" +
 	"\arefusal\x18\x02 \x01(\tR\arefusal\x12&\n" +
@@ -1276,35 +1303,36 @@ var file_paros_v1_machine_proto_depIdxs = []int32{
 	11, // 7: paros.v1.CellPlan.members:type_name -> paros.v1.Member
 	18, // 8: paros.v1.CellPlan.journals:type_name -> paros.v1.JournalId
 	11, // 9: paros.v1.CellPlan.replicas:type_name -> paros.v1.Member
-	20, // 10: paros.v1.PrepareCellRequest.ballot:type_name -> paros.v1.Ballot
-	20, // 11: paros.v1.PrepareCellReply.promise:type_name -> paros.v1.Ballot
-	10, // 12: paros.v1.PrepareCellReply.vote:type_name -> paros.v1.CellPlan
-	20, // 13: paros.v1.PrepareCellReply.vote_ballot:type_name -> paros.v1.Ballot
-	20, // 14: paros.v1.FormCellRequest.ballot:type_name -> paros.v1.Ballot
-	10, // 15: paros.v1.FormCellRequest.plan:type_name -> paros.v1.CellPlan
-	20, // 16: paros.v1.FormCellReply.promise:type_name -> paros.v1.Ballot
-	10, // 17: paros.v1.CellInitReply.plan:type_name -> paros.v1.CellPlan
-	8,  // 18: paros.v1.Machine.Identify:input_type -> paros.v1.IdentifyRequest
-	12, // 19: paros.v1.Machine.PrepareCell:input_type -> paros.v1.PrepareCellRequest
-	14, // 20: paros.v1.Machine.FormCell:input_type -> paros.v1.FormCellRequest
-	16, // 21: paros.v1.Machine.CellInit:input_type -> paros.v1.CellInitRequest
-	2,  // 22: paros.v1.Machine.Admit:input_type -> paros.v1.AdmitRequest
-	4,  // 23: paros.v1.Machine.JoinCell:input_type -> paros.v1.JoinCellRequest
-	6,  // 24: paros.v1.Machine.JoinJournal:input_type -> paros.v1.JoinJournalRequest
-	0,  // 25: paros.v1.Machine.SetReplicas:input_type -> paros.v1.SetReplicasRequest
-	9,  // 26: paros.v1.Machine.Identify:output_type -> paros.v1.IdentifyReply
-	13, // 27: paros.v1.Machine.PrepareCell:output_type -> paros.v1.PrepareCellReply
-	15, // 28: paros.v1.Machine.FormCell:output_type -> paros.v1.FormCellReply
-	17, // 29: paros.v1.Machine.CellInit:output_type -> paros.v1.CellInitReply
-	3,  // 30: paros.v1.Machine.Admit:output_type -> paros.v1.AdmitReply
-	5,  // 31: paros.v1.Machine.JoinCell:output_type -> paros.v1.JoinCellReply
-	7,  // 32: paros.v1.Machine.JoinJournal:output_type -> paros.v1.JoinJournalReply
-	1,  // 33: paros.v1.Machine.SetReplicas:output_type -> paros.v1.SetReplicasReply
-	26, // [26:34] is the sub-list for method output_type
-	18, // [18:26] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	11, // 10: paros.v1.CellPlan.proxies:type_name -> paros.v1.Member
+	20, // 11: paros.v1.PrepareCellRequest.ballot:type_name -> paros.v1.Ballot
+	20, // 12: paros.v1.PrepareCellReply.promise:type_name -> paros.v1.Ballot
+	10, // 13: paros.v1.PrepareCellReply.vote:type_name -> paros.v1.CellPlan
+	20, // 14: paros.v1.PrepareCellReply.vote_ballot:type_name -> paros.v1.Ballot
+	20, // 15: paros.v1.FormCellRequest.ballot:type_name -> paros.v1.Ballot
+	10, // 16: paros.v1.FormCellRequest.plan:type_name -> paros.v1.CellPlan
+	20, // 17: paros.v1.FormCellReply.promise:type_name -> paros.v1.Ballot
+	10, // 18: paros.v1.CellInitReply.plan:type_name -> paros.v1.CellPlan
+	8,  // 19: paros.v1.Machine.Identify:input_type -> paros.v1.IdentifyRequest
+	12, // 20: paros.v1.Machine.PrepareCell:input_type -> paros.v1.PrepareCellRequest
+	14, // 21: paros.v1.Machine.FormCell:input_type -> paros.v1.FormCellRequest
+	16, // 22: paros.v1.Machine.CellInit:input_type -> paros.v1.CellInitRequest
+	2,  // 23: paros.v1.Machine.Admit:input_type -> paros.v1.AdmitRequest
+	4,  // 24: paros.v1.Machine.JoinCell:input_type -> paros.v1.JoinCellRequest
+	6,  // 25: paros.v1.Machine.JoinJournal:input_type -> paros.v1.JoinJournalRequest
+	0,  // 26: paros.v1.Machine.SetReplicas:input_type -> paros.v1.SetReplicasRequest
+	9,  // 27: paros.v1.Machine.Identify:output_type -> paros.v1.IdentifyReply
+	13, // 28: paros.v1.Machine.PrepareCell:output_type -> paros.v1.PrepareCellReply
+	15, // 29: paros.v1.Machine.FormCell:output_type -> paros.v1.FormCellReply
+	17, // 30: paros.v1.Machine.CellInit:output_type -> paros.v1.CellInitReply
+	3,  // 31: paros.v1.Machine.Admit:output_type -> paros.v1.AdmitReply
+	5,  // 32: paros.v1.Machine.JoinCell:output_type -> paros.v1.JoinCellReply
+	7,  // 33: paros.v1.Machine.JoinJournal:output_type -> paros.v1.JoinJournalReply
+	1,  // 34: paros.v1.Machine.SetReplicas:output_type -> paros.v1.SetReplicasReply
+	27, // [27:35] is the sub-list for method output_type
+	19, // [19:27] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_paros_v1_machine_proto_init() }

@@ -1,26 +1,3 @@
-// Package proxymodel is the proxy leaders' model checker: a seeded,
-// sans-IO world of real paxos.Nodes over memstore disks and real
-// paxos.Proxy leaders, driven through a lossy, duplicating, reordering
-// mailbox, with the faults that matter to a delegated round: proxies that
-// crash and reboot empty, nodes that crash before or after their batch is
-// durable and reboot from disk, leaders that resign or hand their
-// leadership on in the middle of their rounds, replayed Relinquish
-// messages, and proxies that evict rounds on a drawn budget while leaders
-// take rounds back on theirs.
-//
-// After every step it checks, from the disks and never from a proxy's own
-// tally:
-//
-//  1. at most one value is ever chosen for a slot (every fold, every
-//     proxy's announcement);
-//  2. every Commit a proxy emits is backed by a Phase-2 quorum of durable
-//     accepts of that value at that ballot;
-//  3. no slot has durable Phase-2 quorums for two values.
-//
-// A quiet tail then heals the world, with some proxies dead for good, and
-// requires convergence: every slot up to the highest vote chosen on every
-// node, no round open at a live proxy and none delegated at the leader.
-// Reach counts each path so a sweep can require that all of them fired.
 package proxymodel
 
 import (
@@ -52,6 +29,8 @@ var Paths = []string{
 	"leader: a round is delegated to a proxy",
 	"leader: a round is decided from a proxy's Commit",
 	"leader: a delegated round is taken back",
+	"leader: a suspect proxy's round runs on the leader",
+	"leader: a suspect proxy answers a probe",
 	"acceptor: a slot is learned from a proxy's Commit",
 	"leader: a leader resigns mid-round",
 	"handoff: a leader hands on mid-round",
@@ -406,6 +385,8 @@ func (w *World) collectNode(nd *node) {
 	add("leader: a round is delegated to a proxy", c.ProxyDelegated)
 	add("leader: a round is decided from a proxy's Commit", c.ProxyDecided)
 	add("leader: a delegated round is taken back", c.ProxyTakenBack)
+	add("leader: a suspect proxy's round runs on the leader", c.ProxyBypassed)
+	add("leader: a suspect proxy answers a probe", c.ProxyRecovered)
 	add("acceptor: a slot is learned from a proxy's Commit", c.ProxyLearned)
 	add("handoff: a leader hands on mid-round", c.Relinquished)
 	add("handoff: a successor installs the authority", c.Inherited)
