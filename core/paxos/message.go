@@ -150,6 +150,21 @@ type Message struct {
 // transport's frame limit even when writes are large.
 const MessageBytesMax = 2 << 20
 
+// inPages calls send with consecutive pages of entries, each stopping once
+// it holds MessageBytesMax of records (after at least one entry), so one
+// message carries many slots and stays within the transport's frame.
+func inPages(entries []SlotCommand, send func(page []SlotCommand)) {
+	for len(entries) > 0 {
+		k, bytes := 0, 0
+		for k < len(entries) && (k == 0 || bytes < MessageBytesMax) {
+			bytes += commandBytes(entries[k].Command)
+			k++
+		}
+		send(entries[:k:k])
+		entries = entries[k:]
+	}
+}
+
 // commandBytes is the record bytes a command carries.
 func commandBytes(c journal.Command) int { return c.Entry.Bytes() }
 

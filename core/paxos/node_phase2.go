@@ -117,15 +117,9 @@ func (n *Node) flushAccepts() {
 		}
 		// Many slots per Accept, but at most about MessageBytesMax of
 		// records per message.
-		for len(entries) > 0 {
-			k, bytes := 0, 0
-			for k < len(entries) && (k == 0 || bytes < MessageBytesMax) {
-				bytes += commandBytes(entries[k].Command)
-				k++
-			}
-			n.send(Message{Type: MsgAccept, To: id, Ballot: l.ballot, Entries: entries[:k:k]})
-			entries = entries[k:]
-		}
+		inPages(entries, func(page []SlotCommand) {
+			n.send(Message{Type: MsgAccept, To: id, Ballot: l.ballot, Entries: page})
+		})
 	}
 }
 

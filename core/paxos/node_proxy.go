@@ -100,15 +100,9 @@ func (n *Node) flushDelegations(l *leading, all []SlotCommand) []SlotCommand {
 	for _, id := range n.cfg.Proxies {
 		entries := byProxy[id]
 		n.ownVotes(l, id, entries)
-		for len(entries) > 0 {
-			k, bytes := 0, 0
-			for k < len(entries) && (k == 0 || bytes < MessageBytesMax) {
-				bytes += commandBytes(entries[k].Command)
-				k++
-			}
-			n.send(Message{Type: MsgAccept, To: id, Ballot: l.ballot, Config: n.sys, Entries: entries[:k:k]})
-			entries = entries[k:]
-		}
+		inPages(entries, func(page []SlotCommand) {
+			n.send(Message{Type: MsgAccept, To: id, Ballot: l.ballot, Config: n.sys, Entries: page})
+		})
 	}
 	return own
 }

@@ -197,15 +197,9 @@ func (p *Proxy) fanOut(entries []SlotCommand) {
 				mine = append(mine, e)
 			}
 		}
-		for len(mine) > 0 {
-			k, bytes := 0, 0
-			for k < len(mine) && (k == 0 || bytes < MessageBytesMax) {
-				bytes += commandBytes(mine[k].Command)
-				k++
-			}
-			p.send(Message{Type: MsgAccept, To: id, Ballot: p.ballot, Leader: p.leader, Entries: mine[:k:k]})
-			mine = mine[k:]
-		}
+		inPages(mine, func(page []SlotCommand) {
+			p.send(Message{Type: MsgAccept, To: id, Ballot: p.ballot, Leader: p.leader, Entries: page})
+		})
 	}
 }
 
