@@ -23,6 +23,12 @@ type Metrics struct {
 	PeerQueue       *prometheus.GaugeVec
 	InboundDropped  prometheus.Counter
 	OutboundDropped prometheus.Counter
+	// PeerMessagesSent and PeerMessagesReceived count the consensus
+	// messages (envelopes, over every journal) this process queued for its
+	// peers and took in from them; a Deliver dropped on a full queue or
+	// inbox counts in neither (the Dropped counters count it).
+	PeerMessagesSent     prometheus.Counter
+	PeerMessagesReceived prometheus.Counter
 	// HandedOff counts leaderships a graceful shutdown handed on.
 	HandedOff prometheus.Counter
 	Elections prometheus.Gauge
@@ -124,6 +130,10 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 		HandedOff:       prometheus.NewCounter(prometheus.CounterOpts{Name: "paros_handed_off_total", Help: "Leaderships a graceful shutdown handed to a follower."}),
 		Elections:       prometheus.NewGauge(prometheus.GaugeOpts{Name: "paros_elections", Help: "Elections won by this process, summed over journals."}),
 		Inbox:           prometheus.NewGauge(prometheus.GaugeOpts{Name: "paros_inbox_depth", Help: "Events waiting for the loop."}),
+		PeerMessagesSent: prometheus.NewCounter(prometheus.CounterOpts{Name: "paros_peer_messages_sent_total",
+			Help: "Consensus messages queued for peers (envelopes, over every journal); a dropped Deliver's are not counted."}),
+		PeerMessagesReceived: prometheus.NewCounter(prometheus.CounterOpts{Name: "paros_peer_messages_received_total",
+			Help: "Consensus messages taken in from peers (envelopes, over every journal); a dropped Deliver's are not counted."}),
 		Evicted: prometheus.NewGauge(prometheus.GaugeOpts{Name: "paros_hot_window_evicted_slots",
 			Help: "Applied slots moved out of memory (read back from the store when asked for), summed over live journals."}),
 		ColdReads: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "paros_cold_reads",
@@ -174,7 +184,7 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 		m.OutboundDropped, m.HandedOff, m.Elections, m.Inbox, m.Evicted, m.ColdReads, m.ColdReadFaults, m.ContractFaults,
 		m.ScrubPages, m.ScrubPagesAnswered, m.ScrubPasses, m.ScrubPassOverruns, m.ScrubLastPass, m.RepairedRecords,
 		m.ScrubMismatches, m.CtrlDecisions, m.Role, m.ReplicaPushes, m.CatchUps, m.TrimJumps, m.QuorumReads,
-		m.ProxyDelegated, m.ProxyDecided, m.ProxyEvicted, m.ProxyOpen, m.ProxyTakenBack)
+		m.ProxyDelegated, m.ProxyDecided, m.ProxyEvicted, m.ProxyOpen, m.ProxyTakenBack, m.PeerMessagesSent, m.PeerMessagesReceived)
 	return m
 }
 

@@ -3,13 +3,21 @@
 // registers each series, with the labels it documents; SetRole exports
 // exactly one role at 1; the proxy counters are registered under their
 // names, and a counterSum adds what a sum grew by and nothing when it fell
-// (a source restarted from zero).
+// (a source restarted from zero). The peer message counters count the
+// envelopes a send queued and a Deliver took in, and nothing of a Deliver
+// dropped on a full queue or inbox: checked on a transport and a Runtime
+// built by hand, with no goroutine started.
 package runtime
 
 import (
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+
+	pb "github.com/parosdb/paros/api/parospb/paros/v1"
+	"github.com/parosdb/paros/core/paxos"
+	"github.com/parosdb/paros/host"
 )
 
 func TestScrubAndCtrlMetricNames(t *testing.T) {
@@ -35,7 +43,8 @@ func TestScrubAndCtrlMetricNames(t *testing.T) {
 		"paros_repaired_records": "from", "paros_scrub_mismatches": "", "paros_ctrl_decisions": "case",
 		"paros_role": "role", "paros_replica_pushes": "", "paros_catch_ups": "", "paros_trim_jumps": "",
 		"paros_quorum_reads": "outcome", "paros_proxy_rounds_delegated_total": "", "paros_proxy_rounds_decided_total": "",
-		"paros_proxy_rounds_evicted_total": "", "paros_proxy_open_rounds": "", "paros_proxy_taken_back_total": ""} {
+		"paros_proxy_rounds_evicted_total": "", "paros_proxy_open_rounds": "", "paros_proxy_taken_back_total": "",
+		"paros_peer_messages_sent_total": "", "paros_peer_messages_received_total": ""} {
 		if l, ok := got[name]; !ok || l != label {
 			t.Errorf("metric %s: registered %v with label %q, want label %q", name, ok, l, label)
 		}
@@ -77,6 +86,45 @@ func TestCounterSumAddsWhatTheSumGrewBy(t *testing.T) {
 		s.advance(m.ProxyTakenBack, step.sum)
 		if got := value(); got != step.want {
 			t.Fatalf("after a sum of %d the counter is %v, want %v", step.sum, got, step.want)
+		}
+	}
+}
+
+func TestPeerMessageCountersCountEnvelopesQueuedAndTakenIn(t *testing.T) {
+	// Arrange: a process (node 1) whose one peer (node 2) has room for one
+	// queued Deliver, and whose inbox has room for one event.
+	r := &Runtime{cfg: Config{NodeID: 1}, metrics: NewMetrics(nil), inbox: make(chan func(), 1), stopped: make(chan struct{})}
+	tr := &transport{r: r, peers: map[paxos.NodeID]*peerSender{
+		2: {id: 2, addr: "127.0.0.1:2", q: make(chan *pb.Deliver, 1)}}}
+	envelopes := func(n int) []host.Envelope { return make([]host.Envelope, n) }
+
+	// Act: 3 envelopes queued, 2 dropped on the full queue, 1 to an
+	// unknown peer; 4 envelopes taken in, 5 dropped on the full inbox.
+	tr.send(2, envelopes(3))
+	tr.send(2, envelopes(2))
+	tr.send(9, envelopes(1))
+	r.Deliver(2, envelopes(4))
+	r.Deliver(2, envelopes(5))
+
+	// Check.
+	value := func(c prometheus.Counter) float64 {
+		var d dto.Metric
+		if err := c.Write(&d); err != nil {
+			t.Fatal(err)
+		}
+		return d.GetCounter().GetValue()
+	}
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"paros_peer_messages_sent_total", value(r.metrics.PeerMessagesSent), 3},
+		{"paros_peer_messages_received_total", value(r.metrics.PeerMessagesReceived), 4},
+		{"paros_outbound_dropped_total", value(r.metrics.OutboundDropped), 1},
+		{"paros_inbound_dropped_total", value(r.metrics.InboundDropped), 1},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
 		}
 	}
 }

@@ -339,7 +339,9 @@ func (r *Runtime) Deliver(from paxos.NodeID, batch []host.Envelope) {
 	}
 	if r.post(fn) != nil {
 		r.metrics.InboundDropped.Inc()
+		return
 	}
+	r.metrics.PeerMessagesReceived.Add(float64(len(batch)))
 }
 
 // NodeID is this process's node id.

@@ -72,6 +72,7 @@ func (t *transport) send(to paxos.NodeID, batch []host.Envelope) {
 	select {
 	case p.q <- d:
 		t.r.metrics.PeerQueue.WithLabelValues(p.addr).Set(float64(len(p.q)))
+		t.r.metrics.PeerMessagesSent.Add(float64(len(batch)))
 	default:
 		p.unsent.Add(-1)
 		t.r.metrics.OutboundDropped.Inc()

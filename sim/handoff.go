@@ -24,6 +24,10 @@ const relinquishesMax = 32
 type keptRelinquish struct {
 	from paxos.NodeID
 	env  host.Envelope
+	// sent is when it was first sent: a replay is that copy delayed, so
+	// a loss of every copy in flight (rot.go's beyond-the-budget loss)
+	// takes it too.
+	sent int64
 }
 
 // keepRelinquishes remembers the Relinquish envelopes of a batch.
@@ -35,7 +39,7 @@ func (n *network) keepRelinquishes(from paxos.NodeID, batch []host.Envelope) {
 		if len(n.relinquishes) >= relinquishesMax {
 			n.relinquishes = n.relinquishes[1:]
 		}
-		n.relinquishes = append(n.relinquishes, keptRelinquish{from: from, env: e})
+		n.relinquishes = append(n.relinquishes, keptRelinquish{from: from, env: e, sent: n.w.sched.now})
 	}
 }
 
@@ -70,7 +74,7 @@ func (w *World) handoffFault() {
 		w.sched.note("replay %s", k.env.Msg)
 		to := k.env.Msg.To
 		w.sched.after(w.shape.LatencyMin, lbl("replay Relinquish n%d→n%d", uint64(k.from), uint64(to)), func() {
-			w.net.deliver(k.from, to, []host.Envelope{k.env}, w.sched.now)
+			w.net.deliver(k.from, to, []host.Envelope{k.env}, k.sent)
 		})
 	case k < 7 && l != 0:
 		js := w.shape.Journals[g.intn(len(w.shape.Journals))]
@@ -125,7 +129,7 @@ func (w *World) successorAuthority(p *proc) bool {
 			return
 		}
 		w.start(p, false)
-		w.net.deliver(k.from, p.id, []host.Envelope{k.env}, w.sched.now)
+		w.net.deliver(k.from, p.id, []host.Envelope{k.env}, k.sent)
 	})
 	return true
 }

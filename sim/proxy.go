@@ -148,8 +148,8 @@ func (a *audit) observeVotes(from paxos.NodeID, batch []host.Envelope) {
 				a.votes[k] = append(a.votes[k], from)
 			}
 		case m.Type == paxos.MsgCommit && a.w.proxyByID(from) != nil:
-			for _, sc := range m.Entries {
-				a.proxyDecision(e.Journal, from, m.Ballot, sc)
+			for _, v := range m.Votes {
+				a.proxyDecision(e.Journal, from, m.Ballot, v)
 			}
 		}
 	}
@@ -157,12 +157,12 @@ func (a *audit) observeVotes(from paxos.NodeID, batch []host.Envelope) {
 
 // proxyDecision: the slot a proxy announced holds a Phase-2 quorum of the
 // ballot's configuration whose members reported that value durable.
-func (a *audit) proxyDecision(j journal.ID, proxy paxos.NodeID, b paxos.Ballot, sc paxos.SlotCommand) {
+func (a *audit) proxyDecision(j journal.ID, proxy paxos.NodeID, b paxos.Ballot, v paxos.SlotVote) {
 	sys, ok := a.configOf(j, b)
-	voters := a.votes[proxyVote{j, sc.Slot, b, sc.Command.Fingerprint()}]
-	if !ok || sc.Ballot != b || sys.Phase2(sc.Slot, sys.SetOf(voters...), 0) != quorum.Won {
+	voters := a.votes[proxyVote{j, v.Slot, b, v.VHash}]
+	if !ok || sys.Phase2(v.Slot, sys.SetOf(voters...), 0) != quorum.Won {
 		a.violation("proxy: every Commit a proxy emits is backed by a Phase-2 quorum of durable accepts at one ballot",
-			"%s slot %d at %s announced by proxy n%d, reported durable by %v only", short(j), sc.Slot, b, proxy, voters)
+			"%s slot %d at %s announced by proxy n%d, reported durable by %v only", short(j), v.Slot, b, proxy, voters)
 		return
 	}
 	a.gate("proxy: a proxy announces a slot a durable quorum accepted")

@@ -95,7 +95,7 @@ func compare(args []string) error {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	quick := fs.Bool("quick", false, "short phases (under 3 minutes in all)")
 	out := fs.String("out", "", "where to write the results (default: bench/results)")
-	only := fs.String("only", "", "comma-separated systems to run (paros,paros-replicas,paros-plaintext,etcd,nats-always,nats-default); default all")
+	only := fs.String("only", "", "comma-separated systems to run (paros,paros-replicas,paros-plaintext,paros-proxies,etcd,nats-always,nats-default); default all")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -139,8 +139,11 @@ func compare(args []string) error {
 	}
 	// paros runs secure, as shipped (TLS 1.3 + tokens); "paros (2
 	// replicas)" is the same with two replica machines (replicas.go);
-	// "paros (plaintext)" runs W1 and W2 only, for the TLS-cost comparison.
-	systems := []system{newParos(root, true), newParosReplicas(root), newParos(root, false), newEtcd(self), newNATS(self, true), newNATS(self, false)}
+	// "paros (plaintext)" runs W1 and W2 only, for the TLS-cost comparison;
+	// "paros (2 proxies)" W2 with one Writer only, for the leader-cost
+	// comparison (proxies.go).
+	systems := []system{newParos(root, true), newParosReplicas(root), newParos(root, false), newParosProxies(root),
+		newEtcd(self), newNATS(self, true), newNATS(self, false)}
 	if *only != "" {
 		var keep []system
 		for _, s := range systems {
@@ -150,7 +153,7 @@ func compare(args []string) error {
 		}
 		systems = keep
 		if len(systems) == 0 {
-			return fmt.Errorf("--only %q names no system (paros, paros-replicas, paros-plaintext, etcd, nats-always, nats-default)", *only)
+			return fmt.Errorf("--only %q names no system (paros, paros-replicas, paros-plaintext, paros-proxies, etcd, nats-always, nats-default)", *only)
 		}
 	}
 
@@ -261,14 +264,19 @@ func findDirs() (benchDir, root string, err error) {
 func plannedSeconds(t timing, systems []system) int {
 	phase := int((t.warmup + t.measure).Seconds())
 	n := 2 * int(t.disk.Seconds())
+	idle := 2 * int(leaderIdleWindow.Seconds()) // before each W2 phase of a paros system
 	for _, s := range systems {
+		if proxyCostOnly(s) {
+			n += 2*phase + idle + 3 // W2 ×2; start-up
+			continue
+		}
 		if tlsCostOnly(s) {
-			n += 3*phase + 3 // W1, W2 ×2; start-up
+			n += 3*phase + idle + 3 // W1, W2 ×2; start-up
 			continue
 		}
 		k := 5 * phase // W1, W2 ×2, W3 ×2
 		if _, ok := s.(*parosSys); ok {
-			k += 2*phase + readHeavySeconds(t) // the W2 "64 journals" variant, read-heavy
+			k += 2*phase + readHeavySeconds(t) + idle // the W2 "64 journals" variant, read-heavy
 		}
 		k += int((t.warmup + t.tail).Seconds()) + 1
 		k += int((t.failBefore + t.failAfter).Seconds())
@@ -286,7 +294,9 @@ func tlsCostOnly(s system) bool {
 
 // runSystem starts one system, runs every workload against it, stops it.
 // A system for the TLS-cost comparison only (tlsCostOnly) runs W1 and W2
-// with one writer, and nothing else.
+// with one writer, and nothing else; the system with proxies
+// (proxyCostOnly) W2 with one writer. On a paros system each W2 phase with
+// one writer also measures the leader's cost (leaderCost).
 func runSystem(ctx context.Context, s system, work string, t timing, pb *progress, profDir string, rep *report) sysResult {
 	res := sysResult{Key: s.key(), Title: s.title(), Durability: s.durability(), Phases: map[string]*loadResult{},
 		PeakRSSMiB: map[string][]float64{}, CPUCores: map[string]float64{}, DiskBytes: map[string]int64{}}
@@ -319,7 +329,10 @@ func runSystem(ctx context.Context, s system, work string, t timing, pb *progres
 		{"w2-64", "W2: 64 in flight", w2Low, 1, std(w2Low), false},
 		{"w2-1000", "W2: 1,000 in flight", w2High, 1, std(w2High), true},
 	}
-	costOnly := tlsCostOnly(s)
+	costOnly := tlsCostOnly(s) || proxyCostOnly(s)
+	if proxyCostOnly(s) {
+		phases = phases[1:] // W2 only
+	}
 	if p, ok := s.(*parosSys); ok && !costOnly {
 		// One client.Writer per journal, over the one Client.
 		multi := func(inflight int) func() (writer, error) {
@@ -341,6 +354,12 @@ func runSystem(ctx context.Context, s system, work string, t timing, pb *progres
 			return res
 		}
 		pb.phase(fmt.Sprintf("%s: %s", s.title(), ph.label))
+		p, isParos := s.(*parosSys)
+		var probe *leaderProbe
+		if isParos && leaderCostPhase(ph.id) {
+			probe = p.leaderIdle(ctx)
+			pb.add(int(leaderIdleWindow.Seconds()))
+		}
 		w, err := ph.open()
 		if err != nil {
 			res.Phases[ph.id] = &loadResult{Inflight: ph.inflight, Batch: ph.batch, FirstError: err.Error()}
@@ -357,7 +376,9 @@ func runSystem(ctx context.Context, s system, work string, t timing, pb *progres
 		if ph.profile && s.pprofAddr(0) != "" {
 			profDone = startProfile(ctx, s, profDir, ph.id, t)
 		}
-		p, isParos := s.(*parosSys)
+		if probe != nil {
+			probe.begin()
+		}
 		r := runClosed(ctx, w, ph.inflight, ph.batch, t.warmup, t.measure, func() { pb.add(1) })
 		w.close()
 		res.CPUCores[ph.id] = (membersCPU(s.members()) - cpu0).Seconds() / (t.warmup + t.measure).Seconds()
@@ -365,7 +386,11 @@ func runSystem(ctx context.Context, s system, work string, t timing, pb *progres
 			res.DiskBytes[ph.id] = membersWriteBytes(s.members()) - disk0
 		}
 		if isParos {
-			res.addWriterStats(ph.id, p.takeStats())
+			st := p.takeStats()
+			res.addWriterStats(ph.id, st)
+			if probe != nil {
+				res.addLeaderCost(ph.id, probe.end(ctx, st))
+			}
 		}
 		if rss != nil {
 			var mib []float64

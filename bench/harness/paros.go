@@ -26,7 +26,10 @@ package main
 // token) runs W1 and W2 only, to measure what the security costs. The etcd
 // and NATS members run plaintext without authentication. The variant
 // "paros (2 replicas)" is the headline system plus two replica machines
-// (`serve --role replica`, named at cell init); see replicas.go.
+// (`serve --role replica`, named at cell init); see replicas.go. The
+// variant "paros (2 proxies)" is the headline system plus two proxy leaders
+// (`serve --role proxy`, named at cell init), run on W2 only; see
+// proxies.go.
 
 import (
 	"bytes"
@@ -42,6 +45,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	pb "github.com/parosdb/paros/api/parospb/paros/v1"
 	"github.com/parosdb/paros/client"
 	"github.com/parosdb/paros/client/sansio"
 	"github.com/parosdb/paros/core/journal"
@@ -68,14 +72,21 @@ type parosSys struct {
 	procs  []*child
 	// replicas is how many replica machines the cell has (0: none);
 	// raddrs, rpprof and rprocs are theirs, metrics every process's
-	// /metrics address (the members, then the replicas).
+	// /metrics address (the members, then the replicas, then the proxies).
 	replicas int
 	raddrs   []string
 	rpprof   []string
 	rprocs   []*child
 	metrics  []string
-	cl       *client.Client // the writers' Client
-	jids     []journal.ID
+	// proxies is how many proxy leaders the cell has (0: none); paddrs,
+	// ppprof and pprocs are theirs (their /metrics addresses follow the
+	// replicas' in metrics).
+	proxies int
+	paddrs  []string
+	ppprof  []string
+	pprocs  []*child
+	cl      *client.Client // the writers' Client
+	jids    []journal.ID
 
 	// statsMu guards last: the Writer counters of the writer closed last
 	// (read by runSystem after each phase).
@@ -112,7 +123,7 @@ func (a *writerStats) add(s client.WriterStats) {
 // parosCreds are a secure cell's credentials, made with `paros cert`.
 type parosCreds struct {
 	caFile   string   // DIR/certs/ca/ca.crt
-	nodeDirs []string // per member, then per replica: ca.crt, node.crt, node.key (serve --tls)
+	nodeDirs []string // per member, then per replica, then per proxy: ca.crt, node.crt, node.key (serve --tls)
 	admin    string   // read, write, admin over every journal: cell formation
 	client   string   // read, write over every journal: the load generator
 }
@@ -122,6 +133,9 @@ type parosCreds struct {
 func newParos(root string, secure bool) *parosSys { return &parosSys{root: root, secure: secure} }
 
 func (s *parosSys) key() string {
+	if s.proxies > 0 {
+		return "paros-proxies"
+	}
 	if s.replicas > 0 {
 		return "paros-replicas"
 	}
@@ -132,6 +146,9 @@ func (s *parosSys) key() string {
 }
 
 func (s *parosSys) title() string {
+	if s.proxies > 0 {
+		return fmt.Sprintf("paros (%d proxies)", s.proxies)
+	}
 	if s.replicas > 0 {
 		return fmt.Sprintf("paros (%d replicas)", s.replicas)
 	}
@@ -146,6 +163,9 @@ func (s *parosSys) durability() string {
 	if s.replicas > 0 {
 		d += fmt.Sprintf("; TLS 1.3 and tokens as in paros; %d replica machines learn every journal but never vote, so they add nothing to an acknowledgement", s.replicas)
 		return d
+	}
+	if s.proxies > 0 {
+		return d + fmt.Sprintf("; TLS 1.3 and tokens as in paros; the settled leader hands the Phase 2 of slot s to proxy leader s %% %d, which fans the Accepts out and announces the decision: proxies vote on nothing and persist nothing, so the acknowledgement still waits for a synced majority of the members (W2 only)", s.proxies)
 	}
 	if s.secure {
 		return d + "; TLS 1.3 (mutual between members) and a bearer token on every call, the default"
@@ -179,19 +199,22 @@ func (s *parosSys) start(ctx context.Context, dir string) error {
 			return err
 		}
 	}
-	// Per process (the members, then the replicas): the listen, pprof and
-	// metrics addresses.
-	n := 3 + s.replicas
+	// Per process (the members, then the replicas, then the proxies): the
+	// listen, pprof and metrics addresses.
+	n := 3 + s.replicas + s.proxies
 	ports, err := freePorts(3 * n)
 	if err != nil {
 		return err
 	}
 	for i := range n {
 		a, p := fmt.Sprintf("127.0.0.1:%d", ports[i]), fmt.Sprintf("127.0.0.1:%d", ports[n+i])
-		if i < 3 {
+		switch {
+		case i < 3:
 			s.addrs, s.pprof = append(s.addrs, a), append(s.pprof, p)
-		} else {
+		case i < 3+s.replicas:
 			s.raddrs, s.rpprof = append(s.raddrs, a), append(s.rpprof, p)
+		default:
+			s.paddrs, s.ppprof = append(s.paddrs, a), append(s.ppprof, p)
 		}
 		s.metrics = append(s.metrics, fmt.Sprintf("127.0.0.1:%d", ports[2*n+i]))
 	}
@@ -217,7 +240,10 @@ func (s *parosSys) start(ctx context.Context, dir string) error {
 	if err := s.startReplicas(dir); err != nil {
 		return err
 	}
-	for _, a := range append(slices.Clone(s.addrs), s.raddrs...) {
+	if err := s.startProxies(dir); err != nil {
+		return err
+	}
+	for _, a := range slices.Concat(s.addrs, s.raddrs, s.paddrs) {
 		if err := waitTCP(a, 20*time.Second); err != nil {
 			return err
 		}
@@ -234,7 +260,8 @@ func (s *parosSys) start(ctx context.Context, dir string) error {
 		access = machine.Access{TLS: tc, Token: s.creds.admin}
 	}
 	ictx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	plan, err := machine.InitCell(ictx, s.addrs[0], s.addrs, s.raddrs, parosJournals, access)
+	plan, err := machine.InitCellWith(ictx, s.addrs[0], &pb.CellInitRequest{Members: s.addrs, Replicas: s.raddrs,
+		Proxies: s.paddrs, Journals: parosJournals}, access)
 	cancel()
 	if err != nil {
 		return err
@@ -274,7 +301,8 @@ func (s *parosSys) clientOpts() []client.Option {
 
 // makeCreds makes a secure cell's credentials under dir with the shipped
 // commands, as an operator would: `paros cert ca`, `paros cert node` per
-// member and per replica (127.0.0.1, the address clients and peers dial),
+// member, per replica and per proxy (127.0.0.1, the address clients and
+// peers dial),
 // and two `paros cert token`s over every journal: an admin token for cell
 // formation, a read/write token for the load generator.
 func (s *parosSys) makeCreds(ctx context.Context, dir string) (*parosCreds, error) {
@@ -283,9 +311,11 @@ func (s *parosSys) makeCreds(ctx context.Context, dir string) (*parosCreds, erro
 	if _, err := s.cert(ctx, "ca", "--dir", caDir, "--name", "bench"); err != nil {
 		return nil, err
 	}
-	for i := range 3 + s.replicas {
+	for i := range 3 + s.replicas + s.proxies {
 		nd := filepath.Join(dir, fmt.Sprintf("m%d", i+1))
-		if i >= 3 {
+		if i >= 3+s.replicas {
+			nd = filepath.Join(dir, fmt.Sprintf("p%d", i-2-s.replicas))
+		} else if i >= 3 {
 			nd = filepath.Join(dir, fmt.Sprintf("r%d", i-2))
 		}
 		if _, err := s.cert(ctx, "node", "--ca", caDir, "--out", nd, "--host", "127.0.0.1"); err != nil {

@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -70,8 +71,9 @@ func (s *parosSys) readerAddrs(reader int) []string {
 	return out
 }
 
-// allProcs is every process of the cell: the members, then the replicas.
-func (s *parosSys) allProcs() []*child { return append(append([]*child(nil), s.procs...), s.rprocs...) }
+// allProcs is every process of the cell: the members, then the replicas,
+// then the proxies.
+func (s *parosSys) allProcs() []*child { return slices.Concat(s.procs, s.rprocs, s.pprocs) }
 
 // waitReplicasServe waits until each replica serves a read of the journals
 // the readers read (W4's and the read-heavy rows'), read from that replica

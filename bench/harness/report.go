@@ -56,7 +56,18 @@ type sysResult struct {
 	// ParosWriter holds, per phase, the counters of the paros
 	// client.Writers that phase used (warm-up included).
 	ParosWriter map[string]writerStats `json:"paros_writer_stats,omitempty"`
-	Error       string                 `json:"error,omitempty"`
+	// LeaderCost holds, per W2 phase with one Writer (paros systems), what
+	// the phase cost journal 0's leader (proxies.go).
+	LeaderCost map[string]*leaderCost `json:"leader_cost,omitempty"`
+	Error      string                 `json:"error,omitempty"`
+}
+
+// addLeaderCost keeps the leader cost of phase id.
+func (s *sysResult) addLeaderCost(id string, c *leaderCost) {
+	if s.LeaderCost == nil {
+		s.LeaderCost = map[string]*leaderCost{}
+	}
+	s.LeaderCost[id] = c
 }
 
 // addWriterStats keeps the Writer counters of phase id (none: nothing).
@@ -384,6 +395,7 @@ func (r *report) markdown(stamp string) string {
 	w("\n")
 	r.tlsCostSection(w)
 	r.replicaSection(w)
+	r.proxySection(w)
 
 	w("## Targets\n\n| target | measured | met |\n|---|---|:-:|\n")
 	for _, t := range r.Targets {
@@ -429,7 +441,7 @@ func (r *report) markdown(stamp string) string {
 		w("| %s | %.1f | %s | %s | %s | %s |\n", s.Title, s.StartS, tw, fk, fw, orDash(strings.Join(errs, "; "), "none"))
 	}
 	w("\n")
-	for _, key := range []string{"paros", "paros-replicas", "paros-plaintext"} {
+	for _, key := range []string{"paros", "paros-replicas", "paros-plaintext", "paros-proxies"} {
 		s := r.sys(key)
 		if s == nil || len(s.ParosWriter) == 0 {
 			continue
@@ -682,7 +694,7 @@ func (r *report) svg() string {
 		pts    []pt
 		w3     *pt
 	}
-	colors := map[string]string{"paros": "#d62728", "paros-plaintext": "#e8a0a0", "paros-replicas": "#9467bd", "etcd": "#1f77b4", "nats-always": "#2ca02c", "nats-default": "#98df8a"}
+	colors := map[string]string{"paros": "#d62728", "paros-plaintext": "#e8a0a0", "paros-replicas": "#9467bd", "paros-proxies": "#8c564b", "etcd": "#1f77b4", "nats-always": "#2ca02c", "nats-default": "#98df8a"}
 	var ss []series
 	for _, s := range r.Systems {
 		se := series{name: s.Title, color: colors[s.Key]}
@@ -694,6 +706,9 @@ func (r *report) svg() string {
 			se.dashed = true
 		case "paros-replicas":
 			se.name = "paros, 2 replicas"
+			se.dashed = true
+		case "paros-proxies":
+			se.name = "paros, 2 proxies"
 			se.dashed = true
 		}
 		for _, id := range []string{"w1", "w2-64", "w2-1000"} {

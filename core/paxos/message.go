@@ -68,8 +68,9 @@ func (t MsgType) String() string {
 //	Nack             Ballot (the refuser's promise), Refused (the ballot it
 //	                 refused), Slot (its floor)
 //	Commit           Ballot, Commit (every slot <= Commit is chosen); from
-//	                 a proxy leader instead Entries (slots it saw a Phase-2
-//	                 quorum accept at Ballot, with their values) and Leader
+//	                 a proxy leader instead Votes (slots it saw a Phase-2
+//	                 quorum accept at Ballot, with the value's fingerprint)
+//	                 and Leader
 //	Accept           from a leader to a proxy (a delegation): + Config, the
 //	                 configuration whose quorums decide; from a proxy to an
 //	                 acceptor: + Leader

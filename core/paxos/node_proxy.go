@@ -84,21 +84,25 @@ func (n *Node) flushDelegations(l *leading, all []SlotCommand) []SlotCommand {
 		return all
 	}
 	var own []SlotCommand
-	byProxy := map[NodeID][]SlotCommand{}
+	byProxy := make([][]SlotCommand, len(n.cfg.Proxies))
+	add := func(proxy NodeID, e SlotCommand) {
+		i, _ := slices.BinarySearch(n.cfg.Proxies, proxy)
+		byProxy[i] = append(byProxy[i], e)
+	}
 	for _, e := range all {
 		r := l.rs.at(e.Slot)
 		if r == nil || r.custody == 0 {
 			own = append(own, e)
 			if r != nil && r.probe != 0 && l.suspect[r.probe] {
-				byProxy[r.probe] = append(byProxy[r.probe], e)
+				add(r.probe, e)
 				r.probe = 0 // one probe per round
 			}
 			continue
 		}
-		byProxy[r.custody] = append(byProxy[r.custody], e)
+		add(r.custody, e)
 	}
-	for _, id := range n.cfg.Proxies {
-		entries := byProxy[id]
+	for i, id := range n.cfg.Proxies {
+		entries := byProxy[i]
 		n.ownVotes(l, id, entries)
 		inPages(entries, func(page []SlotCommand) {
 			n.send(Message{Type: MsgAccept, To: id, Ballot: l.ballot, Config: n.sys, Entries: page})
@@ -156,12 +160,13 @@ func (n *Node) fromProxy(m Message) bool {
 }
 
 // handleProxyCommit learns the slots a proxy saw a Phase-2 quorum accept at
-// m.Ballot. The leader of that ballot decides its open rounds whose value
-// the entries name; an acceptor marks a slot chosen when its own record at
-// that ballot holds the same value (it voted for it). Anything else waits
-// for the leader's watermark.
+// m.Ballot, each named with its value's fingerprint. The leader of that
+// ballot decides its open rounds whose value has that fingerprint; an
+// acceptor marks a slot chosen when its own record at that ballot holds
+// that value (it voted for it: one value per slot and ballot). Anything
+// else waits for the leader's watermark.
 func (n *Node) handleProxyCommit(m Message) {
-	if m.Ballot.IsZero() || len(m.Entries) == 0 {
+	if m.Ballot.IsZero() || len(m.Votes) == 0 {
 		return
 	}
 	if l, ok := n.phase.(*leading); ok && l.ballot == m.Ballot {
@@ -169,13 +174,13 @@ func (n *Node) handleProxyCommit(m Message) {
 			delete(l.suspect, m.From)
 			n.counters.ProxyRecovered++
 		}
-		for _, e := range m.Entries {
-			r := l.rs.at(e.Slot)
-			if r != nil && r.fp == e.Command.Fingerprint() && e.Ballot == m.Ballot {
+		for _, v := range m.Votes {
+			r := l.rs.at(v.Slot)
+			if r != nil && r.fp == v.VHash {
 				n.counters.ProxyDecided++
 				r.open = false
 				l.proxyDeciding = true
-				n.decide(l, e.Slot)
+				n.decide(l, v.Slot)
 				l.proxyDeciding = false
 			}
 		}
@@ -186,13 +191,13 @@ func (n *Node) handleProxyCommit(m Message) {
 		// learns it from its own leader's watermark.
 		return
 	}
-	for _, e := range m.Entries {
-		if e.Slot <= n.lrn.chosenIndex || e.Ballot != m.Ballot {
+	for _, v := range m.Votes {
+		if v.Slot <= n.lrn.chosenIndex {
 			continue
 		}
-		if b, cmd, ok := n.acc.Record(e.Slot); ok && b == m.Ballot && cmd.Equal(e.Command) {
+		if b, cmd, ok := n.acc.Record(v.Slot); ok && b == m.Ballot && cmd.Fingerprint() == v.VHash {
 			n.counters.ProxyLearned++
-			n.lrn.markChosen(e.Slot, cmd)
+			n.lrn.markChosen(v.Slot, cmd)
 		}
 	}
 }

@@ -205,13 +205,15 @@ func (p *Proxy) fanOut(entries []SlotCommand) {
 
 // accepted folds an acceptor's votes; the slots that now hold a Phase-2
 // quorum at the ballot are announced in one Commit to the leader and to
-// every acceptor, with their values.
+// every acceptor, each slot with its value's fingerprint (every addressee
+// holds the value: the leader proposed it, an acceptor voted for it or
+// learns it by catch-up).
 func (p *Proxy) accepted(m Message) {
 	idx, ok := p.sys.IndexOf(m.From)
 	if !ok || m.Ballot != p.ballot {
 		return
 	}
-	var decided []SlotCommand
+	var decided []SlotVote
 	for _, v := range m.Votes {
 		r := p.rounds[v.Slot]
 		if r == nil || r.fp != v.VHash {
@@ -224,7 +226,7 @@ func (p *Proxy) accepted(m Message) {
 			r.unanswered = 0
 		}
 		if p.sys.Phase2(v.Slot, r.granted, r.refused) == quorum.Won {
-			decided = append(decided, SlotCommand{Slot: v.Slot, Ballot: p.ballot, Command: r.cmd})
+			decided = append(decided, SlotVote{Slot: v.Slot, VHash: r.fp})
 			delete(p.rounds, v.Slot)
 			p.counters.Decided++
 		}
@@ -232,11 +234,11 @@ func (p *Proxy) accepted(m Message) {
 	if len(decided) == 0 {
 		return
 	}
-	slices.SortFunc(decided, func(a, b SlotCommand) int { return cmpSlot(a.Slot, b.Slot) })
-	p.send(Message{Type: MsgCommit, To: p.leader, Ballot: p.ballot, Leader: p.leader, Entries: decided})
+	slices.SortFunc(decided, func(a, b SlotVote) int { return cmpSlot(a.Slot, b.Slot) })
+	p.send(Message{Type: MsgCommit, To: p.leader, Ballot: p.ballot, Leader: p.leader, Votes: decided})
 	for _, id := range p.sys.Members() {
 		if id != p.leader {
-			p.send(Message{Type: MsgCommit, To: id, Ballot: p.ballot, Leader: p.leader, Entries: decided})
+			p.send(Message{Type: MsgCommit, To: id, Ballot: p.ballot, Leader: p.leader, Votes: decided})
 		}
 	}
 }

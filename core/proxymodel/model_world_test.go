@@ -353,12 +353,12 @@ func (w *World) deliver(i int) {
 func (w *World) drainProxy(p *proxy) {
 	for _, m := range p.p.Messages() {
 		if m.Type == paxos.MsgCommit && m.To == m.Leader {
-			for _, e := range m.Entries {
-				k := key{e.Slot, e.Ballot, e.Command.Fingerprint()}
-				if w.sys.Phase2(e.Slot, w.durable[k], 0) != quorum.Won {
-					w.fail("proxy %d announced slot %d at %s with no durable Phase-2 quorum (durable at %v)", p.id, e.Slot, e.Ballot, w.durable[k])
+			for _, v := range m.Votes {
+				k := key{v.Slot, m.Ballot, v.VHash}
+				if w.sys.Phase2(v.Slot, w.durable[k], 0) != quorum.Won {
+					w.fail("proxy %d announced slot %d at %s with no durable Phase-2 quorum (durable at %v)", p.id, v.Slot, m.Ballot, w.durable[k])
 				}
-				w.choose(e.Slot, k.fp, fmt.Sprintf("proxy %d announced", p.id))
+				w.choose(v.Slot, k.fp, fmt.Sprintf("proxy %d announced", p.id))
 			}
 		}
 		w.post(m)
