@@ -3,9 +3,14 @@ package paxos
 import "slices"
 
 // The leader's side of proxy leaders (proxy.go). With Config.Proxies set, a
-// settled leadership hands each round's Phase 2 to the proxy slotProxy
-// names instead of broadcasting the Accept itself, and learns the decision
-// from the proxy's Commit. Liveness under a dead proxy stays the leader's:
+// settled leadership hands each round's Phase 2 to a proxy instead of
+// broadcasting the Accept itself, and learns the decision from the proxy's
+// Commit. The proxies take turns by batch, not by slot (the driver's
+// override of the spec's slot % proxy_count): every round whose Accept
+// leaves in one Ready goes to one proxy, and the next Ready's to the next,
+// so a batch costs the leader one delegation, one vote and one Commit
+// whatever the number of proxies (by slot, every batch would go to every
+// proxy). Liveness under a dead proxy stays the leader's:
 // it keeps the round (its tally, its value), re-delegates it on every
 // beat, and after ProxyTakeBackBeats unanswered re-delegations takes it
 // back and runs the classic Phase 2. Safety never rests on the fallback:
@@ -21,9 +26,22 @@ import "slices"
 // With no proxies none of this runs: the message stream is the plain
 // deployment's, message for message.
 
-// slotProxy is the proxy that slot s's Phase 2 goes to (s % proxy_count).
-func (n *Node) slotProxy(s Slot) NodeID {
-	return n.cfg.Proxies[s%Slot(len(n.cfg.Proxies))]
+// turnProxy is the proxy whose turn it is: the rounds pumped until the
+// next flush go to it.
+func (n *Node) turnProxy(l *leading) NodeID {
+	return n.cfg.Proxies[l.proxyTurn%len(n.cfg.Proxies)]
+}
+
+// healthyProxy is the first proxy after the turn's that is not suspect
+// (0 when every proxy is).
+func (n *Node) healthyProxy(l *leading) NodeID {
+	k := len(n.cfg.Proxies)
+	for i := 1; i < k; i++ {
+		if p := n.cfg.Proxies[(l.proxyTurn+i)%k]; !l.suspect[p] {
+			return p
+		}
+	}
+	return 0
 }
 
 // delegating reports whether l hands its new rounds to proxies now.
@@ -38,23 +56,28 @@ func (n *Node) pin(l *leading, s Slot) {
 	}
 }
 
-// custodyOf decides, as the round's Accept first leaves, who runs it. A
-// suspect proxy's slots run on the leader (a proxy that lost a round to a
-// take-back and announced nothing since is likely dead: delegating to it
-// would stall each of its rounds for the whole take-back budget); each
-// also goes to the proxy as a probe, and the proxy's first Commit clears
-// the suspicion.
-func (n *Node) custodyOf(l *leading, s Slot, r *round) {
+// custodyOf decides, as the round's Accept first leaves, who runs it: the
+// proxy whose turn it is. A suspect proxy (one that lost a round to a
+// take-back and announced nothing since: likely dead, and delegating to it
+// would stall each round for the whole take-back budget) is skipped for
+// the next healthy one, or for the leader itself when every proxy is
+// suspect; the round also goes to the suspect as a probe, and the proxy's
+// first Commit clears the suspicion.
+func (n *Node) custodyOf(l *leading, _ Slot, r *round) {
 	if r.pinned || !n.delegating(l) {
 		return
 	}
-	p := n.slotProxy(s)
+	p := n.turnProxy(l)
 	if l.suspect[p] {
 		r.probe = p
-		n.counters.ProxyBypassed++
-		return
+		if p = n.healthyProxy(l); p == 0 {
+			n.counters.ProxyBypassed++
+			return
+		}
 	}
 	r.custody = p
+	r.delegations = 0
+	l.delegatedSinceFlush = true
 	n.counters.ProxyDelegated++
 }
 
@@ -107,6 +130,10 @@ func (n *Node) flushDelegations(l *leading, all []SlotCommand) []SlotCommand {
 		inPages(entries, func(page []SlotCommand) {
 			n.send(Message{Type: MsgAccept, To: id, Ballot: l.ballot, Config: n.sys, Entries: page})
 		})
+	}
+	if l.delegatedSinceFlush {
+		l.proxyTurn++ // the next batch goes to the next proxy
+		l.delegatedSinceFlush = false
 	}
 	return own
 }

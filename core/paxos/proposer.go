@@ -70,6 +70,10 @@ type leading struct {
 	// announced nothing since (node_proxy.go): their slots run on the
 	// leader, with a probe copy to the proxy.
 	suspect map[NodeID]bool
+	// proxyTurn counts the batches delegated: the proxies take turns by
+	// batch; delegatedSinceFlush says the current batch delegated a round.
+	proxyTurn           int
+	delegatedSinceFlush bool
 	// ownDecided: a round the leader tallied itself was decided since its
 	// last Commit (a delegating leader announces only those).
 	ownDecided, proxyDeciding bool

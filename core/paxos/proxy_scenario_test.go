@@ -25,7 +25,7 @@ import (
 	"github.com/parosdb/paros/storage/memstore"
 )
 
-// The cell's proxy leaders: slot s goes to pxProxies[s % 2].
+// The cell's proxy leaders: they take turns by batch, 201 first.
 var pxProxies = []paxos.NodeID{201, 202}
 
 // pxNode is one acceptor of the cell.
@@ -321,7 +321,7 @@ func expectApplied(t *testing.T, s paxos.Slot, cmd journal.Command, nodes ...*px
 // Compartmentalized Paxos §3.1: a leader with proxy leaders sends each
 // Phase-2 request to one proxy, which broadcasts it, tallies the votes and
 // tells the leader and the acceptors the decision. Node 1 leads and writes
-// four values: each round goes to proxy s % 2, is decided from that proxy's
+// four values: each round goes to the proxy whose turn it is, is decided from that proxy's
 // Commit, and every node folds all four with no tick (so with no watermark
 // of the leader's). The leader sent no acceptor an Accept for those slots
 // and no Commit of its own.
@@ -356,16 +356,16 @@ func TestProxyScenarioSettledLeaderDelegates(t *testing.T) {
 		expectEq(t, fmt.Sprintf("proxy %d open", id), c.proxies[id].Open(), 0)
 	}
 
-	// the leader addressed the proxies only, each with its own slots, and
-	// announced nothing itself.
+	// the leader addressed the proxies only, taking turns by batch (each
+	// proposal here is its own batch), and announced nothing itself.
+	var turns []paxos.NodeID
 	for _, m := range c.sentWhere(func(m paxos.Message) bool { return m.From == 1 && m.Type == paxos.MsgAccept }) {
 		if !isProxy(m.To) {
 			t.Fatalf("the leader sent an acceptor an Accept: %s", m)
 		}
-		for _, e := range m.Entries {
-			expectEq(t, fmt.Sprintf("proxy of slot %d", e.Slot), m.To, pxProxies[e.Slot%2])
-		}
+		turns = append(turns, m.To)
 	}
+	expectEq(t, "the proxies' turns", fmt.Sprint(turns), "[201 202 201 202]")
 	if ms := c.sentWhere(func(m paxos.Message) bool { return m.From == 1 && m.Type == paxos.MsgCommit }); len(ms) != 0 {
 		t.Fatalf("the leader sent Commits of its own: %v", ms)
 	}
@@ -434,7 +434,7 @@ func TestProxyScenarioDeadProxiesRoundsTakenBack(t *testing.T) {
 // node_proxy.go: an election's recovery runs on the leader, so a fresh
 // leadership depends on no proxy (Paxos Made Simple §2.2, P2c: the new
 // leader re-proposes the value its Phase-1 quorum reported). Node 1 leads,
-// delegates x to proxy 202, and only node 2 votes for it before node 1
+// delegates x to proxy 201, and only node 2 votes for it before node 1
 // crashes. Node 2 is elected with node 3's promise and re-proposes x at
 // slot 1 itself; y, proposed before the recovery is chosen, also stays on
 // the leader. Once the recovery is chosen, z is delegated again.
@@ -444,10 +444,10 @@ func TestProxyScenarioRecoveryRoundsAreNotDelegated(t *testing.T) {
 	c.elect(n1)
 	x, y, z := unfenced("x"), unfenced("y"), unfenced("z")
 
-	// x reaches proxy 202, which reaches node 2 only; node 1 crashes.
+	// x reaches proxy 201, which reaches node 2 only; node 1 crashes.
 	expectEq(t, "x's slot", c.propose(n1, x), paxos.Slot(1))
-	expectEq(t, "delegations", c.deliverOnly(func(m paxos.Message) bool { return m.From == 1 && m.To == 202 && m.Type == paxos.MsgAccept }), 1)
-	expectEq(t, "fan-outs to node 2", c.deliverOnly(func(m paxos.Message) bool { return m.From == 202 && m.To == 2 }), 1)
+	expectEq(t, "delegations", c.deliverOnly(func(m paxos.Message) bool { return m.From == 1 && m.To == 201 && m.Type == paxos.MsgAccept }), 1)
+	expectEq(t, "fan-outs to node 2", c.deliverOnly(func(m paxos.Message) bool { return m.From == 201 && m.To == 2 }), 1)
 	c.sync(n2)
 	c.crash(n1)
 	c.pool = nil
@@ -499,22 +499,22 @@ func TestProxyScenarioRecoveryRoundsAreNotDelegated(t *testing.T) {
 }
 
 // node_proxy.go: an election's gap fills run on the leader too. Node 1
-// delegates x to proxy 202, which reaches node 3 only; node 1 crashes
+// delegates x to proxy 201, which reaches node 3 only; node 1 crashes
 // before its own record of x is durable and reboots empty. Node 2 is
 // elected by node 1's promise alone, so its Phase 1 saw nothing and its
 // leadership is settled at once; node 3's vote watermark (slot 1), reported
 // on a heartbeat ack, makes node 2 fill slot 1 with a Noop — which it runs
-// itself, not through proxy 202, though every new round would be delegated.
+// itself, not through proxy 201, though every new round would be delegated.
 func TestProxyScenarioGapFillsAreNotDelegated(t *testing.T) {
 	c := newProxyCell(t, pxOpts(), [3]int{6, 8, 10})
 	n1, n2, n3 := c.node(1), c.node(2), c.node(3)
 	c.elect(n1)
 	x := unfenced("x")
 
-	// x reaches node 3 only, through proxy 202; node 1 loses its own record.
+	// x reaches node 3 only, through proxy 201; node 1 loses its own record.
 	expectEq(t, "x's slot", c.propose(n1, x), paxos.Slot(1))
-	expectEq(t, "delegations", c.deliverOnly(func(m paxos.Message) bool { return m.From == 1 && m.To == 202 && m.Type == paxos.MsgAccept }), 1)
-	expectEq(t, "fan-outs to node 3", c.deliverOnly(func(m paxos.Message) bool { return m.From == 202 && m.To == 3 }), 1)
+	expectEq(t, "delegations", c.deliverOnly(func(m paxos.Message) bool { return m.From == 1 && m.To == 201 && m.Type == paxos.MsgAccept }), 1)
+	expectEq(t, "fan-outs to node 3", c.deliverOnly(func(m paxos.Message) bool { return m.From == 201 && m.To == 3 }), 1)
 	c.sync(n3)
 	c.crash(n1)
 	c.pool = nil
@@ -558,7 +558,7 @@ func TestProxyScenarioGapFillsAreNotDelegated(t *testing.T) {
 
 // node_phase2.go, followLeader: only the leader's own messages are evidence
 // that it lives (Paxos Made Simple §3: a new leader is elected when the old
-// one fails). Node 1 delegates x to proxy 202 and crashes; the acceptors'
+// one fails). Node 1 delegates x to proxy 201 and crashes; the acceptors'
 // Accepteds never reach the proxy, so it keeps the round open and re-fans
 // it out every beat, naming node 1 as the leader. Node 2 still campaigns
 // within its election timeout, the re-fan-outs notwithstanding, and leads.
@@ -569,15 +569,15 @@ func TestProxyScenarioRefanOutDoesNotHoldElectionsOff(t *testing.T) {
 	c.elect(n1)
 	x := unfenced("x")
 
-	// x's round opens at proxy 202 with node 1's vote; node 1 crashes and
+	// x's round opens at proxy 201 with node 1's vote; node 1 crashes and
 	// the acceptors' votes are lost on the way to the proxy.
 	expectEq(t, "x's slot", c.propose(n1, x), paxos.Slot(1))
 	c.sync(n1)
-	c.deliverOnly(func(m paxos.Message) bool { return m.From == 1 && m.To == 202 })
+	c.deliverOnly(func(m paxos.Message) bool { return m.From == 1 && m.To == 201 })
 	c.crash(n1)
 	c.lost = func(m paxos.Message) bool { return m.Type == paxos.MsgAccepted && isProxy(m.To) }
 	c.exchange()
-	px := c.proxies[202]
+	px := c.proxies[201]
 	expectEq(t, "proxy's open rounds", px.Open(), 1)
 
 	// tick: the proxy re-fans-out every beat; node 2 campaigns on time.
@@ -597,7 +597,7 @@ func TestProxyScenarioRefanOutDoesNotHoldElectionsOff(t *testing.T) {
 		t.Fatalf("node 2 campaigned at tick %d, want within its timeout of %d", campaignedAt, timeout2)
 	}
 	refans := c.sentWhere(func(m paxos.Message) bool {
-		return m.From == 202 && m.To == 2 && m.Type == paxos.MsgAccept && m.Leader == 1
+		return m.From == 201 && m.To == 2 && m.Type == paxos.MsgAccept && m.Leader == 1
 	})
 	if len(refans) < 2 {
 		t.Fatalf("node 2 got %d re-fan-outs before campaigning, want at least 2", len(refans))
