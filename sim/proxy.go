@@ -29,8 +29,6 @@ type proxyProc struct {
 	ph  *host.ProxyHost
 	up  bool
 	inc int
-	// counted is the counters of earlier incarnations.
-	counted paxos.ProxyCounters
 }
 
 func (w *World) proxyByID(id paxos.NodeID) *proxyProc {

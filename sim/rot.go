@@ -229,6 +229,18 @@ func (w *World) outageNow() {
 			w.crash(p, "correlated outage")
 		}
 	}
+	// The proxies go down with the acceptors: an open round a proxy
+	// re-fans-out is a copy in flight too.
+	for _, pp := range w.proxies {
+		if pp.up {
+			w.crashProxy(pp)
+			w.sched.after(w.g.between(100*ms, 600*ms), lbl("restart proxy n%d", uint64(pp.id)), func() {
+				if !pp.up {
+					w.startProxy(pp)
+				}
+			})
+		}
+	}
 	j := w.shape.Journals[0].ID
 	if w.shape.RotBeyond {
 		var top paxos.Slot
