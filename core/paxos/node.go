@@ -192,6 +192,8 @@ type Counters struct {
 	// proxy was suspect; ProxyRecovered, suspicions a proxy's Commit
 	// cleared.
 	ProxyBypassed, ProxyRecovered uint64
+	// ColumnFills counts the Noops ProposeIn opened to reach its column.
+	ColumnFills uint64
 }
 
 // NewNode boots a node from its store. Boot is restart: the node always

@@ -26,6 +26,38 @@ func (n *Node) ProposeControl(c journal.Command) ProposeResult {
 	return n.propose(c)
 }
 
+// ProposeIn is Propose into a slot of the given grid column (the driver
+// chooses where a command is decided: on a grid only the slot's column
+// votes, so a leader proposing in its own column counts its own vote).
+// Slots of other columns below it are filled with Noops first, at most
+// columns-1 of them: a Noop above the leader's frontier is a proposal like
+// any other. On a system with one column (majority, flexible) column 0 is
+// Propose; any other column is refused (NotLeader is not the answer: the
+// status is Busy with no slot, and nothing was proposed).
+func (n *Node) ProposeIn(e journal.Entry, column int) ProposeResult {
+	l, ok := n.phase.(*leading)
+	if !ok {
+		return ProposeResult{Status: NotLeader, LeaderHint: n.leaderHint}
+	}
+	cols := 1
+	if n.sys.Kind() == quorum.KindGrid {
+		cols = n.sys.Spec().Cols
+	}
+	if column < 0 || column >= cols {
+		return ProposeResult{Status: Busy, LeaderHint: n.cfg.ID}
+	}
+	for n.sys.ColumnOf(l.nextSlot) != column {
+		if int(l.nextSlot-(n.lrn.chosenIndex+1)) >= n.opts.ProposeQueueMax || l.nextSlot > SlotMax || l.ctrl != nil {
+			n.afterEvent()
+			n.assertInvariants()
+			return ProposeResult{Status: Busy, LeaderHint: n.cfg.ID}
+		}
+		n.counters.ColumnFills++
+		n.openRound(l, journal.Noop())
+	}
+	return n.propose(journal.Write(e))
+}
+
 func (n *Node) propose(cmd journal.Command) ProposeResult {
 	l, ok := n.phase.(*leading)
 	if !ok {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/core/paxos"
+	"github.com/parosdb/paros/core/quorum"
 )
 
 // Run plays steps chaos steps and then a quiet tail on w, checking after
@@ -77,7 +78,14 @@ func (w *World) propose() {
 	}
 	w.writes++
 	e := journal.Entry{Records: [][]byte{[]byte(fmt.Sprintf("w%d.%d", w.seed, w.writes))}}
-	res := nd.n.Propose(e)
+	var res paxos.ProposeResult
+	if w.sys.Kind() == quorum.KindGrid && w.rng.IntN(3) == 0 {
+		// The driver chooses the command's column (a leader's own, or
+		// another).
+		res = nd.n.ProposeIn(e, w.rng.IntN(w.sys.Spec().Cols))
+	} else {
+		res = nd.n.Propose(e)
+	}
 	w.logf("propose at n%d -> %v slot %d", nd.id, res.Status, res.Slot)
 	w.drain(nd)
 }

@@ -32,6 +32,7 @@ var Paths = []string{
 	"leader: a suspect proxy's round runs on the leader",
 	"leader: a suspect proxy answers a probe",
 	"acceptor: a slot is learned from a proxy's Commit",
+	"leader: a write is proposed into a chosen grid column",
 	"leader: a leader resigns mid-round",
 	"handoff: a leader hands on mid-round",
 	"handoff: a successor installs the authority",
@@ -387,6 +388,7 @@ func (w *World) collectNode(nd *node) {
 	add("leader: a delegated round is taken back", c.ProxyTakenBack)
 	add("leader: a suspect proxy's round runs on the leader", c.ProxyBypassed)
 	add("leader: a suspect proxy answers a probe", c.ProxyRecovered)
+	add("leader: a write is proposed into a chosen grid column", c.ColumnFills)
 	add("acceptor: a slot is learned from a proxy's Commit", c.ProxyLearned)
 	add("handoff: a leader hands on mid-round", c.Relinquished)
 	add("handoff: a successor installs the authority", c.Inherited)
