@@ -64,8 +64,9 @@ type handoff struct {
 // the cell); a node that no longer leads when asked answers with the node
 // it last heard leading, and Handoff asks that one within ctx. When to
 // already leads, Handoff changes nothing and returns to. A leadership
-// handed on once refuses to be handed on again until an election renews
-// it (ErrCannotHandoff).
+// handed on once is handed on only once (one hop): asked again, it first
+// re-elects itself (refusal reelecting), and Handoff asks again once it
+// leads by its own Phase 1.
 //
 // A leader that hands on steps down at once; if the successor refuses the
 // authority (it never says so), the cell elects a leader as after any

@@ -129,17 +129,27 @@ func TestHandoff_RefusalsNameTheRule(t *testing.T) {
 	// Act: the inherited leader is asked to hand on again.
 	again, _ := c.call(2, handoffCall(4, jA, 3))
 
-	// Check.
-	for name, r := range map[string]host.Response{"self": self, "stranger": stranger, "again": again} {
+	// Check: a bad successor is refused with the core's reason; the
+	// inherited leadership (one hop only) re-elects itself first.
+	for name, r := range map[string]host.Response{"self": self, "stranger": stranger} {
 		if r.Admin.Refusal != "cannot_relinquish" || r.Admin.Detail == "" {
 			t.Errorf("%s: %+v; want cannot_relinquish with a reason", name, r.Admin)
 		}
 	}
-	if !strings.Contains(again.Admin.Detail, "one hop only") {
-		t.Errorf("again: %q; want the one-hop rule", again.Admin.Detail)
+	if again.Admin.Refusal != "reelecting" || !strings.Contains(again.Admin.Detail, "one hop only") {
+		t.Errorf("again: %+v; want reelecting under the one-hop rule", again.Admin)
 	}
-	if !c.hosts[2].Node(jA).IsLeader() {
-		t.Errorf("node 2 stopped leading after a refused handoff")
+	n2 := c.hosts[2].Node(jA)
+	if n2.Inherited() || n2.Counters().Reelections != 1 {
+		t.Errorf("node 2: inherited %v, re-elections %d; want its own campaign", n2.Inherited(), n2.Counters().Reelections)
+	}
+	c.settle()
+	if !n2.IsLeader() || n2.Inherited() || n2.LeaderBallot().Node != 2 {
+		t.Fatalf("node 2: leader %v inherited %v at %v; want leading at a ballot of its own", n2.IsLeader(), n2.Inherited(), n2.LeaderBallot())
+	}
+	// Asked again, the re-elected leader hands on.
+	if r, _ := c.call(2, handoffCall(5, jA, 3)); r.Admin.Refusal != "" {
+		t.Fatalf("the re-elected leader's handoff: %+v", r.Admin)
 	}
 }
 

@@ -35,10 +35,11 @@ for about one round trip. It waits until the successor leads and prints it.
 
 The leader refuses (exit 3, cannot_relinquish and why) while recovery or
 repair of a damaged record runs, while more than 256 slots are open (heavy
-write load: run it again), when --to is no other acceptor of the journal or
-a replica machine, and when its own leadership was handed to it (one hop
-only: a leadership handed on once moves again only after an election). When
---to leads already, nothing changes.
+write load: run it again), and when --to is no other acceptor of the journal
+or a replica machine. A leadership that was itself handed to the leader moves
+only once (one hop): the leader first re-elects itself at once (one Phase 1,
+no election timeout), and the command asks again once it won. When --to
+leads already, nothing changes.
 
 Exit codes: 0 the successor leads; 1 no machine reachable; 2 bad arguments;
 3 refused (cannot_relinquish, an unknown machine or journal, no leader
