@@ -144,8 +144,14 @@ func (n *Node) handleRelinquish(m Message) {
 	}
 	n.stepDown()
 	base := n.lrn.chosenIndex + 1
+	// fillTo starts at this node's own highest vote: a stray vote of an
+	// older leadership above the frontier, which the owner's Phase 1 did
+	// not hear (this node was not in its quorum), is filled with a Noop
+	// like any vote an acceptor reports, or this node's quorum reads
+	// (which wait for its vote watermark) would wait forever (the proxy
+	// model found it, seed 434 of 3,000).
 	l := &leading{ballot: b, rs: newRounds(b, base), recoverEnd: m.Watermark, inherited: true,
-		nextSlot: max(m.Next, base), unsent: base}
+		nextSlot: max(m.Next, base), unsent: base, fillTo: n.acc.VoteWatermark()}
 	if n.matchmakers() {
 		l.own = Configuration{Ballot: b, Since: m.Since, Acceptors: m.Config}
 		l.config, l.history = m.Config, []quorum.System{m.Config}

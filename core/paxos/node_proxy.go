@@ -1,6 +1,9 @@
 package paxos
 
-import "slices"
+import (
+	"fmt"
+	"slices"
+)
 
 // The leader's side of proxy leaders (proxy.go). With Config.Proxies set, a
 // settled leadership hands each round's Phase 2 to a proxy instead of
@@ -136,6 +139,50 @@ func (n *Node) flushDelegations(l *leading, all []SlotCommand) []SlotCommand {
 		l.delegatedSinceFlush = false
 	}
 	return own
+}
+
+// SetProxies replaces the deployment's proxy list (the operator added,
+// removed or replaced a proxy machine). No safety argument moves: a proxy
+// decides nothing. A leader takes back at once every open round in the
+// custody of a proxy that left the list (its classic Phase 2 runs from the
+// next beat, or from the next flush for a round not sent yet), and
+// forgets what it suspected of it; new rounds take turns among the new
+// list. Proxies of rounds in flight answer or are evicted as before.
+func (n *Node) SetProxies(ids []NodeID) error {
+	c := n.cfg
+	c.Proxies = slices.Clone(ids)
+	slices.Sort(c.Proxies)
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	for _, id := range c.Proxies {
+		if n.sys.Contains(id) {
+			return fmt.Errorf("%w: proxy %d is an acceptor of the configuration in force %s", ErrConfig, id, n.sys)
+		}
+	}
+	n.cfg.Proxies = c.Proxies
+	if l, ok := n.phase.(*leading); ok {
+		for s := l.rs.log.base; s < l.rs.log.end; s++ {
+			if r := l.rs.at(s); r != nil && r.custody != 0 && !slices.Contains(n.cfg.Proxies, r.custody) {
+				r.custody = 0
+				n.counters.ProxyTakenBack++
+			}
+			if r := l.rs.at(s); r != nil && r.probe != 0 && !slices.Contains(n.cfg.Proxies, r.probe) {
+				r.probe = 0
+			}
+		}
+		for id := range l.suspect {
+			if !slices.Contains(n.cfg.Proxies, id) {
+				delete(l.suspect, id)
+			}
+		}
+		if len(n.cfg.Proxies) > 0 {
+			l.proxyTurn %= len(n.cfg.Proxies)
+		}
+	}
+	n.afterEvent()
+	n.assertInvariants()
+	return nil
 }
 
 // Delegated is the number of open rounds the leader holds in a proxy's

@@ -146,6 +146,30 @@ func (w *World) fault() {
 		}
 	case r < 42:
 		w.successorAuthority()
+	case r < 44:
+		w.setProxies()
+	}
+}
+
+// setProxies is the operator changing the proxy list: one proxy leaves it,
+// or the full list comes back. Every live node learns it at once; a node
+// down learns it at its boot. A proxy left out keeps running: its late
+// answers reach nodes that no longer hear it.
+func (w *World) setProxies() {
+	next := []paxos.NodeID{101, 102}
+	if len(w.proxyList) == 2 {
+		next = []paxos.NodeID{w.proxyList[w.rng.IntN(2)]}
+	}
+	w.proxyList = next
+	w.reach["operator: the proxy list changes"]++
+	w.logf("operator sets the proxies to %v", next)
+	for _, nd := range w.nodes {
+		if nd.up {
+			if err := nd.n.SetProxies(next); err != nil {
+				w.fail("node %d refused the proxy list %v: %v", nd.id, next, err)
+			}
+			w.drain(nd)
+		}
 	}
 }
 

@@ -33,6 +33,7 @@ var Paths = []string{
 	"leader: a suspect proxy answers a probe",
 	"acceptor: a slot is learned from a proxy's Commit",
 	"leader: a write is proposed into a chosen grid column",
+	"operator: the proxy list changes",
 	"leader: a leader resigns mid-round",
 	"handoff: a leader hands on mid-round",
 	"handoff: a successor installs the authority",
@@ -82,6 +83,9 @@ type World struct {
 	mail    []paxos.Message
 	replay  []paxos.Message // Relinquish messages, to replay
 	late    []paxos.Message // delegations, to deliver again long after
+	// proxyList is the proxy list the operator set last (every node boots
+	// with it).
+	proxyList []paxos.NodeID
 	writes  uint64
 	// durable: the acceptors (member indexes) that ever held each value
 	// durably; chosen: the one value chosen per slot; decided: the values
@@ -113,6 +117,7 @@ func New(seed uint64, tracing bool) *World {
 	w.opts = paxos.Options{ElectionTicks: 6, HeartbeatTicks: 2, PipelineWindow: 8, ProposeQueueMax: 32,
 		PromiseBatch: 4, CatchUpBatch: 8, ProxyTakeBackBeats: 1 + w.rng.IntN(12)}
 	w.popts = paxos.ProxyOptions{BeatTicks: 2, EvictAfter: 1 + w.rng.IntN(16)}
+	w.proxyList = []paxos.NodeID{101, 102}
 	for _, id := range w.sys.Members() {
 		nd := &node{id: id, st: memstore.New()}
 		w.nodes = append(w.nodes, nd)
@@ -148,7 +153,7 @@ func (w *World) fail(format string, args ...any) {
 }
 
 func (w *World) boot(nd *node) {
-	cfg := paxos.Config{ID: nd.id, Acceptors: w.sys, Mode: journal.ModeMulti, Proxies: []paxos.NodeID{101, 102}}
+	cfg := paxos.Config{ID: nd.id, Acceptors: w.sys, Mode: journal.ModeMulti, Proxies: w.proxyList}
 	bs, err := nd.st.Boot()
 	if err != nil {
 		w.fail("boot scan of node %d: %v", nd.id, err)
