@@ -208,7 +208,7 @@ func (w *World) specs(p *proc, claim storage.Claim, edited bool) []host.JournalS
 			continue
 		}
 		s := host.JournalSpec{ID: js.ID, Members: w.shape.Nodes, Quorum: w.shape.Quorum, Mode: js.Mode, Claim: claim,
-			Matchmakers: w.shape.Matchmakers, Replicas: w.replicaSet, Replica: p.replica(), Proxies: w.shape.Proxies}
+			Matchmakers: w.shape.Matchmakers, Replicas: w.replicaSet, Replica: p.replica(), Proxies: w.proxySet}
 		if js, ok := p.joined[js.ID]; ok {
 			// Joined at run time: its store was formatted then.
 			// The replica list is the operator's current one, which may
@@ -216,7 +216,7 @@ func (w *World) specs(p *proc, claim storage.Claim, edited bool) []host.JournalS
 			s = js
 			s.Claim = storage.ClaimExistingMember
 			s.Replicas = w.replicaSet
-			s.Proxies = w.shape.Proxies
+			s.Proxies = w.proxySet
 		}
 		if edited {
 			// The operator edited the configuration: another writer mode.

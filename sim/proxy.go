@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"slices"
+
 	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/core/paxos"
 	"github.com/parosdb/paros/core/quorum"
@@ -102,6 +104,11 @@ func (w *World) proxyChaos() {
 		if w.sched.now >= w.chaosEnd {
 			return
 		}
+		if w.g.pct(15) {
+			w.changeProxies()
+			w.proxyChaos()
+			return
+		}
 		pp := w.proxies[w.g.intn(len(w.proxies))]
 		if !pp.up {
 			return
@@ -118,6 +125,45 @@ func (w *World) proxyChaos() {
 		})
 		w.proxyChaos()
 	})
+}
+
+// changeProxies is the operator changing the proxy list (parosctl proxies
+// set): one listed proxy leaves it, or one left out comes back. Every
+// process learns the new list on its own, within 0–50 ms (no quorum
+// depends on it), and a process that is down learns it when it restarts.
+// A proxy left out keeps running: what it still sends reaches nodes that
+// no longer hear it.
+func (w *World) changeProxies() {
+	g := w.g
+	var out []paxos.NodeID
+	for _, id := range w.shape.Proxies {
+		if !slices.Contains(w.proxySet, id) {
+			out = append(out, id)
+		}
+	}
+	next := slices.Clone(w.proxySet)
+	if len(out) > 0 && (len(next) == 0 || g.pct(50)) {
+		next = append(next, out[g.intn(len(out))])
+		slices.Sort(next)
+	} else if len(next) > 0 {
+		i := g.intn(len(next))
+		next = slices.Delete(next, i, i+1)
+	}
+	w.proxySet = next
+	w.counts.ProxyChanges++
+	w.sched.note("operator sets the proxies to %v", next)
+	for _, p := range w.procs {
+		inc := p.inc
+		w.sched.after(g.between(0, 50*ms), lbl("proxies → n%d", uint64(p.id)), func() {
+			if !p.up || p.inc != inc || p.h == nil {
+				return // it learns the list when it restarts
+			}
+			if err := p.h.SetProxies(next); err != nil {
+				w.audit.violation("proxy: the operator's proxy list is accepted", "n%d: %v", p.id, err)
+			}
+			p.after()
+		})
+	}
 }
 
 // proxyVote is a value an acceptor reported durable at a ballot.

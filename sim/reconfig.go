@@ -146,7 +146,7 @@ func (w *World) drawQuorum(n int) quorum.Spec {
 // join formats journal js on machine p as a joiner of members.
 func (w *World) join(p *proc, js JournalShape, members []paxos.NodeID, spec quorum.Spec) bool {
 	s := host.JournalSpec{ID: js.ID, Members: members, Quorum: spec, Mode: js.Mode, Claim: storage.ClaimFirstBoot,
-		Matchmakers: w.shape.Matchmakers, Joiner: true, Replicas: w.replicaSet, Proxies: w.shape.Proxies}
+		Matchmakers: w.shape.Matchmakers, Joiner: true, Replicas: w.replicaSet, Proxies: w.proxySet}
 	p.stores[js.ID] = memstore.New()
 	if err := p.h.AddJournal(s); err != nil {
 		w.audit.violation("reconfiguration: a fresh machine joins a journal", "n%d %s: %v", p.id, short(js.ID), err)

@@ -45,7 +45,7 @@ func (o Options) withDefaults() Options {
 // Counts are what happened in a run.
 type Counts struct {
 	// Proxy leaders (proxy.go).
-	ProxyCrashes, ProxyEvicted, ProxyAnnounced, ProxyRelayed                                  uint64
+	ProxyCrashes, ProxyEvicted, ProxyAnnounced, ProxyRelayed, ProxyChanges                    uint64
 	ProxyDelegated, ProxyDecided, ProxyTakenBack, ProxyLearned, ProxyBypassed, ProxyRecovered uint64
 	// Cooperative handoff (handoff.go).
 	Relinquished, Inherited, RelinquishRefused, InheritedDecided, HandoffResigned     uint64
@@ -111,8 +111,10 @@ type World struct {
 	// replicaReadds counts replicas it added back after removing them.
 	replicaSet    []paxos.NodeID
 	replicaReadds int
-	// proxies are the proxy processes (proxy.go).
-	proxies []*proxyProc
+	// proxies are the proxy processes (proxy.go); proxySet is the proxy
+	// list the operator set last.
+	proxies  []*proxyProc
+	proxySet []paxos.NodeID
 }
 
 func (w *World) proc(id paxos.NodeID) *proc { return w.byID[id] }
@@ -166,6 +168,7 @@ func run(seed uint64, o Options) Result {
 	for _, p := range w.procs {
 		w.start(p, false)
 	}
+	w.proxySet = slices.Clone(w.shape.Proxies)
 	w.startProxies()
 	w.chaosEnd = o.ChaosMs * ms
 	w.clients.start()
@@ -371,6 +374,7 @@ func (w *World) gateCounts(r *Result) {
 	set("proxy: a proxy crashes and reboots empty", c.ProxyCrashes)
 	set("proxy: a suspect proxy's round runs on the leader", c.ProxyBypassed)
 	set("proxy: a suspect proxy answers a probe", c.ProxyRecovered)
+	set("proxy: the operator changes the proxy list at run time", c.ProxyChanges)
 }
 
 // lincheck checks every journal's client history with porcupine.
@@ -485,6 +489,7 @@ func GateNames() []string {
 		"proxy: a proxy announces a slot a durable quorum accepted",
 		"proxy: a suspect proxy's round runs on the leader",
 		"proxy: a suspect proxy answers a probe",
+		"proxy: the operator changes the proxy list at run time",
 	}
 	slices.Sort(g)
 	return g

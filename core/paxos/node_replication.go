@@ -182,8 +182,13 @@ func (n *Node) handleCommit(m Message) {
 	if m.Ballot.IsZero() {
 		return
 	}
-	if n.fromProxy(m) {
-		n.handleProxyCommit(m)
+	if m.Leader != 0 {
+		// A proxy's Commit: heard only from a listed proxy (one the
+		// operator removed still answers its old rounds), and never a
+		// leader hint (its sender is no node).
+		if n.fromProxy(m) {
+			n.handleProxyCommit(m)
+		}
 		return
 	}
 	if n.ownBallot().Less(m.Ballot) {
