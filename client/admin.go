@@ -101,10 +101,12 @@ func (c *Client) conn(addr string) (*grpc.ClientConn, error) {
 type survey struct {
 	cellID uint64
 	// machines maps every acceptor machine the cell lists (any answer's
-	// Machines) to its address; replicas its replica machines, which are
-	// told of a newcomer (Admit) and never made members.
+	// Machines) to its address; replicas its replica machines and proxies
+	// its proxy machines, which are told of a newcomer (Admit) and never
+	// made members.
 	machines map[uint64]string
 	replicas map[uint64]string
+	proxies  map[uint64]string
 	// answers are the machines that answered, by node id (a refusal such
 	// as unknown_journal is an answer).
 	answers map[uint64]MemberStatus
@@ -115,7 +117,8 @@ type survey struct {
 // look inspects journal id on every server the Client was given, then on
 // every machine of the cell those answers list and that is not among them.
 func (c *Client) look(ctx context.Context, id journal.ID) survey {
-	sv := survey{machines: map[uint64]string{}, replicas: map[uint64]string{}, answers: map[uint64]MemberStatus{}}
+	sv := survey{machines: map[uint64]string{}, replicas: map[uint64]string{}, proxies: map[uint64]string{},
+		answers: map[uint64]MemberStatus{}}
 	add := func(st MemberStatus) {
 		if st.NodeID == 0 {
 			if st.Err != nil {
@@ -128,9 +131,12 @@ func (c *Client) look(ctx context.Context, id journal.ID) survey {
 		}
 		sv.answers[st.NodeID] = st
 		for _, m := range st.Machines {
-			if m.Replica {
+			switch {
+			case m.Replica:
 				sv.replicas[m.NodeID] = m.Addr
-			} else {
+			case m.Proxy:
+				sv.proxies[m.NodeID] = m.Addr
+			default:
 				sv.machines[m.NodeID] = m.Addr
 			}
 		}
@@ -141,7 +147,7 @@ func (c *Client) look(ctx context.Context, id journal.ID) survey {
 		add(st)
 	}
 	var rest []string
-	for _, known := range []map[uint64]string{sv.machines, sv.replicas} {
+	for _, known := range []map[uint64]string{sv.machines, sv.replicas, sv.proxies} {
 		for node, addr := range known {
 			if _, ok := sv.answers[node]; !ok {
 				rest = append(rest, addr)
@@ -340,6 +346,9 @@ func (c *Client) resolve(ctx context.Context, sv survey, to Configuration) (targ
 			if _, ok := sv.replicas[node]; ok {
 				return tg, fmt.Errorf("%w: %016x is a replica machine, never a member", ErrInvalidConfiguration, node)
 			}
+			if _, ok := sv.proxies[node]; ok {
+				return tg, fmt.Errorf("%w: %016x is a proxy machine, never a member", ErrInvalidConfiguration, node)
+			}
 			if _, ok := sv.machines[node]; !ok {
 				return tg, fmt.Errorf("%w: %016x is no machine of cell %016x", ErrUnknownMachine, node, sv.cellID)
 			}
@@ -352,8 +361,10 @@ func (c *Client) resolve(ctx context.Context, sv survey, to Configuration) (targ
 		}
 		_, replica := sv.replicas[r.GetNodeId()]
 		switch _, known := sv.machines[r.GetNodeId()]; {
-		case replica || r.GetRole() == "replica":
+		case replica || r.GetRole() == roleReplica:
 			return tg, fmt.Errorf("%w: %s is a replica machine, never a member", ErrInvalidConfiguration, m)
+		case r.GetRole() == roleProxy:
+			return tg, fmt.Errorf("%w: %s is a proxy machine, never a member", ErrInvalidConfiguration, m)
 		case r.GetCellId() != 0 && r.GetCellId() != sv.cellID:
 			return tg, fmt.Errorf("%w: %s is machine %016x of cell %016x, not of cell %016x",
 				ErrUnknownMachine, m, r.GetNodeId(), r.GetCellId(), sv.cellID)

@@ -63,11 +63,15 @@
 //	                   Journal calls, Reader.Next      expired one, or one without the scope); nothing was
 //	                                                   proposed: fix the credentials
 //	ErrNoMatchmakers   Reconfigure                     the cell is plain: its journals keep their members
-//	ErrInvalidConfig-  Reconfigure, SetReplicas        no node may run the configuration (a replica list: an
-//	uration                                            address twice, too many); nothing was reconfigured
+//	ErrInvalidConfig-  Reconfigure, SetReplicas,       no node may run the configuration (a replica or proxy
+//	uration            SetProxies                      list: an address twice, too many); nothing was
+//	                                                   reconfigured
 //	ErrUnknownMachine  Reconfigure, Retire,            a node id outside the cell, or an address of another
-//	                   SetReplicas, Handoff            cell's machine; nothing was reconfigured
+//	                   SetReplicas, SetProxies,        cell's machine; nothing was reconfigured
+//	                   Handoff
 //	ErrNotReplica      SetReplicas                     a machine named as a replica is a node or an acceptor
+//	ErrNotProxy        SetProxies                      a machine named as a proxy is a node, an acceptor or a
+//	                                                   replica
 //	*RetireRefused-    Retire                          the machine judged the retire unsafe; Reason says why
 //	Error                                              (leader, member, stale, not_collected, plain, ...)
 //	ErrCannotHandoff   Handoff                         the leader refused to hand on (a handed-on leadership, a
@@ -87,6 +91,9 @@
 // nodes first, the replicas last. Client.SetReplicas changes a running
 // cell's replica machines (`parosctl replicas set`): a new one joins and
 // catches up by itself; one removed keeps running, its reads unserved.
+// Client.SetProxies changes its proxy leaders the same way (`parosctl
+// proxies set`): a new one joins before any leader delegates to it; one
+// removed keeps running, delegated nothing.
 //
 // # Operating the cell
 //

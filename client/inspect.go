@@ -83,6 +83,9 @@ type CellMachine struct {
 	Addr   string
 	// Replica: a replica machine (reads only; never a member).
 	Replica bool
+	// Proxy: a proxy machine (a proxy leader of every journal; never a
+	// member, and serves no client call).
+	Proxy bool
 }
 
 // Ballot is a consensus ballot: a round, and the node that owns it.
@@ -140,7 +143,8 @@ func statusOf(addr string, id journal.ID, r *pb.InspectReply, err error) MemberS
 		st.Journals = append(st.Journals, wire.JournalIDFromPB(j))
 	}
 	for _, m := range r.GetMachines() {
-		st.Machines = append(st.Machines, CellMachine{NodeID: m.GetNodeId(), Addr: m.GetAddr(), Replica: m.GetRole() == roleReplica})
+		st.Machines = append(st.Machines, CellMachine{NodeID: m.GetNodeId(), Addr: m.GetAddr(),
+			Replica: m.GetRole() == roleReplica, Proxy: m.GetRole() == roleProxy})
 	}
 	if ref := r.GetRefusal(); ref != "" {
 		st.Err = refusalError(ref, id)

@@ -25,10 +25,12 @@ import (
 // leader dials them), and a proxy makes every machine of the plan a peer
 // (it fans out to the acceptors and answers the leader). CellInit names
 // them at formation and, once the plan is chosen, asks each to join
-// (JoinCell), as it does the replicas. The list is fixed for the life of
-// the cell: no call changes it, and a machine admitted later learns it
-// from the plan it joins with, while the proxies are not told of that
-// machine (a round whose quorum needs it is taken back by its leader).
+// (JoinCell), as it does the replicas. On a running cell the operator
+// changes the list (proxyset.go): a new proxy joins the same way, then
+// every machine is told the new list (SetProxies). A machine admitted
+// later learns the list from the plan it joins with, and the proxies are
+// told of it (Admit) as every machine of the cell is, so they fan out to
+// it.
 
 // proxyIDs are the plan's proxy machines' node ids, sorted.
 func proxyIDs(r machinerecord.Record) []paxos.NodeID {

@@ -59,7 +59,7 @@ func (s *Service) SetReplicas(ctx context.Context, req *pb.SetReplicasRequest) (
 		if acceptorMachine(m.rec, r.NodeID) {
 			return &pb.SetReplicasReply{Refusal: fmt.Sprintf("member: %016x is an acceptor machine of the cell", r.NodeID)}, nil
 		}
-		if slices.ContainsFunc(m.rec.Proxies, func(x machinerecord.Member) bool { return x.NodeID == r.NodeID }) {
+		if proxyMachine(m.rec, r.NodeID) {
 			return &pb.SetReplicasReply{Refusal: fmt.Sprintf("proxy: %016x is a proxy machine of the cell", r.NodeID)}, nil
 		}
 	}

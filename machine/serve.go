@@ -22,8 +22,8 @@ func (m *Machine) Register(gs *grpc.Server) {
 	pb.RegisterMachineServer(gs, &Service{M: m})
 }
 
-// memberIDs are the node ids of the cell's machines, founders, admitted
-// and replicas (none before the cell forms: no Peer stream is accepted
+// memberIDs are the node ids of the cell's machines, founders, admitted,
+// replicas and proxies (none before the cell forms: no Peer stream is accepted
 // until then).
 func (m *Machine) memberIDs() []uint64 {
 	ms := cellMachines(m.Record())
@@ -62,6 +62,9 @@ func (m *Machine) adminInfo() server.AdminInfo {
 	}
 	for _, x := range r.Replicas {
 		info.Machines = append(info.Machines, server.CellMachine{NodeID: x.NodeID, Addr: x.Addr, Role: roleReplicaName})
+	}
+	for _, x := range r.Proxies {
+		info.Machines = append(info.Machines, server.CellMachine{NodeID: x.NodeID, Addr: x.Addr, Role: roleProxyName})
 	}
 	if rt := m.Runtime(); rt != nil {
 		info.Spec = rt.Spec

@@ -1,9 +1,11 @@
 package runtime
 
 import (
+	"context"
 	"errors"
 	"slices"
 
+	"github.com/parosdb/paros/core/paxos"
 	"github.com/parosdb/paros/host"
 )
 
@@ -61,4 +63,28 @@ func (r *Runtime) sampleProxyMetrics() {
 	m.proxyDecided.advance(m.ProxyDecided, c.Decided)
 	m.proxyEvicted.advance(m.ProxyEvicted, c.Evicted)
 	m.ProxyOpen.Set(float64(r.ph.Open()))
+}
+
+// SetProxies replaces the proxy list of every journal the process serves
+// (host.SetProxies: a leader takes back the rounds of a proxy that left
+// the list) and waits for the outcome: nothing is changed unless every
+// journal accepts it. The specs Spec reports carry the new list too. On a
+// proxy process it does nothing: a proxy serves no journal to give the
+// list to.
+func (r *Runtime) SetProxies(ctx context.Context, ids []paxos.NodeID) error {
+	ids = slices.Sorted(slices.Values(ids))
+	if r.ph != nil {
+		return nil
+	}
+	return r.onLoop(ctx, func() error {
+		err := r.h.SetProxies(ids)
+		if err == nil {
+			r.specMu.Lock()
+			for i := range r.specs {
+				r.specs[i].Proxies = ids
+			}
+			r.specMu.Unlock()
+		}
+		return err
+	})
 }

@@ -87,6 +87,8 @@ type rule struct {
 //	Machine/JoinJournal            token: admin over every journal
 //	Machine/SetReplicas            peer certificate, or admin over everything
 //	                               (a cell-wide fact, like JoinCell)
+//	Machine/SetProxies             peer certificate, or admin over everything
+//	                               (a cell-wide fact, like SetReplicas)
 //
 // No credential answers Unauthenticated (as does an invalid or expired
 // token); a credential that does not grant the call, PermissionDenied,
@@ -112,6 +114,7 @@ var rules = []rule{
 	{pb.Machine_JoinCell_FullMethodName, needPeerOrAdmin, 0},
 	{pb.Machine_JoinJournal_FullMethodName, needAdmin, 0},
 	{pb.Machine_SetReplicas_FullMethodName, needPeerOrAdmin, 0},
+	{pb.Machine_SetProxies_FullMethodName, needPeerOrAdmin, 0},
 }
 
 // ruleOf indexes rules by full method name.

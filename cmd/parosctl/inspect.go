@@ -141,7 +141,7 @@ type inspectJSON struct {
 	Retirable    []uint64    `json:"retirable,omitempty"`
 	// Unrecoverable: slots lost beyond the fault budget (the journal halts).
 	Unrecoverable []uint64 `json:"unrecoverable,omitempty"`
-	// Every machine of the cell, with its address; replicas marked.
+	// Every machine of the cell, with its address; replicas and proxies marked.
 	Machines []machineJSON `json:"machines,omitempty"`
 }
 
@@ -149,6 +149,7 @@ type machineJSON struct {
 	NodeID  uint64 `json:"node_id"`
 	Addr    string `json:"addr"`
 	Replica bool   `json:"replica,omitempty"`
+	Proxy   bool   `json:"proxy,omitempty"`
 }
 
 func ballotJSONOf(b client.Ballot) *ballotJSON { return &ballotJSON{Round: b.Round, Node: b.Node} }
@@ -169,7 +170,7 @@ func inspectJSONOf(st client.MemberStatus, refusal string) inspectJSON {
 		out.Journals = append(out.Journals, journalJSON{Tenant: j.Tenant, Journal: j.Journal})
 	}
 	for _, m := range st.Machines {
-		out.Machines = append(out.Machines, machineJSON{NodeID: m.NodeID, Addr: m.Addr, Replica: m.Replica})
+		out.Machines = append(out.Machines, machineJSON{NodeID: m.NodeID, Addr: m.Addr, Replica: m.Replica, Proxy: m.Proxy})
 	}
 	if st.Role == "" {
 		return out // node facts only, or a refusal

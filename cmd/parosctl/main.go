@@ -28,9 +28,10 @@
 // follow redirects, ask other servers and back off), a Reader, or
 // Client.Inspect. parosctl itself never retries. reconfigure and retire go
 // through Client.Reconfigure and Client.Retire, replicas set through
-// Client.SetReplicas, handoff through Client.Handoff (each reaches every
-// machine of the cell). init talks to the Machine service (cell
-// formation), which the client library does not cover.
+// Client.SetReplicas, proxies set through Client.SetProxies, handoff
+// through Client.Handoff (each reaches every machine of the cell). init
+// talks to the Machine service (cell formation), which the client library
+// does not cover.
 package main
 
 import (
@@ -107,7 +108,7 @@ func newRoot() *cobra.Command {
 		}
 	}
 	root.AddCommand(initCmd(g), writeCmd(g), readCmd(g), tailCmd(g), truncateCmd(g), setLeaderCmd(g), inspectCmd(g),
-		reconfigureCmd(g), retireCmd(g), replicasCmd(g), handoffCmd(g))
+		reconfigureCmd(g), retireCmd(g), replicasCmd(g), proxiesCmd(g), handoffCmd(g))
 	return root
 }
 

@@ -2,8 +2,9 @@
 // --quorum in each of its three forms (and quorumWord prints what it reads
 // back), --gc-watermark as ROUND.NODE in decimal, and --node in hex; each
 // malformed value is refused with exit code 2 (bad arguments); replicas
-// set's address list (or none); and handoff's JOURNAL and --to (hex, or
-// absent for the leader's pick), through the command line too.
+// set's and proxies set's address lists (or none), the latter through the
+// command line too; and handoff's JOURNAL and --to (hex, or absent for the
+// leader's pick), through the command line too.
 package main
 
 import (
@@ -93,6 +94,53 @@ func TestReplicasSetReadsAddressesOrNone(t *testing.T) {
 		var ee exitError
 		if _, err := parseReplicaAddrs(in); !errors.As(err, &ee) || ee.code != exitBadArgs {
 			t.Errorf("parseReplicaAddrs(%q) = %v, want exit %d", in, err, exitBadArgs)
+		}
+	}
+}
+
+func TestProxiesSetReadsAddressesOrNone(t *testing.T) {
+	for in, want := range map[string][]string{
+		"none":               {},
+		" none ":             {},
+		"a:1":                {"a:1"},
+		" a:1 , b:2,":        {"a:1", "b:2"},
+		"127.0.0.1:7001,c:3": {"127.0.0.1:7001", "c:3"},
+	} {
+		// Act.
+		got, err := parseProxyAddrs(in)
+
+		// Check.
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("parseProxyAddrs(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", ",", "host-without-port", "a:1,b"} {
+		if _, err := parseProxyAddrs(in); !isBadArgs(err) || !strings.Contains(err.Error(), "proxy") {
+			t.Errorf("parseProxyAddrs(%q) = %v, want exit %d naming a proxy", in, err, exitBadArgs)
+		}
+	}
+}
+
+func TestProxiesSetCommandRefusesBadArgumentsBeforeDialling(t *testing.T) {
+	for _, args := range [][]string{
+		{"proxies", "set"},
+		{"proxies", "set", "a:1", "b:2"},
+		{"proxies", "set", "host-without-port"},
+		{"proxies", "set", ","},
+	} {
+		// Arrange: no server is named (see the handoff test below).
+		root := newRoot()
+		root.SetArgs(append([]string{"--insecure", "--servers", "127.0.0.1:1"}, args...))
+		root.SetOut(io.Discard)
+		root.SetErr(io.Discard)
+
+		// Act.
+		err := root.Execute()
+
+		// Check.
+		var ee exitError
+		if err == nil || (errors.As(err, &ee) && ee.code != exitBadArgs) || strings.Contains(err.Error(), "no server answered") {
+			t.Errorf("parosctl %q: %v; want a refusal of the arguments (exit 2)", args, err)
 		}
 	}
 }

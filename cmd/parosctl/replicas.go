@@ -78,7 +78,12 @@ replica, a machine of another cell, the credentials).`,
 
 // parseReplicaAddrs reads replicas set's argument: host:port addresses,
 // comma-separated, or none.
-func parseReplicaAddrs(s string) ([]string, error) {
+func parseReplicaAddrs(s string) ([]string, error) { return parseMachineAddrs(s, "replica") }
+
+// parseMachineAddrs reads the argument of replicas set and proxies set
+// (what names the machines: "replica", "proxy"): host:port addresses,
+// comma-separated, or none.
+func parseMachineAddrs(s, what string) ([]string, error) {
 	addrs := []string{}
 	if strings.TrimSpace(s) == "none" {
 		return addrs, nil
@@ -89,16 +94,17 @@ func parseReplicaAddrs(s string) ([]string, error) {
 		case a == "":
 			continue
 		case !strings.Contains(a, ":"):
-			return nil, fail(exitBadArgs, "replica %q: want host:port", a)
+			return nil, fail(exitBadArgs, "%s %q: want host:port", what, a)
 		}
 		addrs = append(addrs, a)
 	}
 	if len(addrs) == 0 {
-		return nil, fail(exitBadArgs, "no replica address: pass ADDR[,ADDR...], or none to remove every replica")
+		return nil, fail(exitBadArgs, "no %s address: pass ADDR[,ADDR...], or none to remove every %s", what, what)
 	}
 	return addrs, nil
 }
 
+// replicaList prints an address list as parseMachineAddrs reads it.
 func replicaList(addrs []string) string {
 	if len(addrs) == 0 {
 		return "none"

@@ -86,7 +86,7 @@ type World struct {
 	// proxyList is the proxy list the operator set last (every node boots
 	// with it).
 	proxyList []paxos.NodeID
-	writes  uint64
+	writes    uint64
 	// durable: the acceptors (member indexes) that ever held each value
 	// durably; chosen: the one value chosen per slot; decided: the values
 	// with a durable Phase-2 quorum per slot.

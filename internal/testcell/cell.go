@@ -204,20 +204,25 @@ func Start(ctx context.Context, dir string, opts Options) (*Cell, error) {
 // dir, as `paros serve` on a new host. A reconfiguration adds it to the
 // cell (client.Client.Reconfigure, naming its Addr). It is the last of
 // Nodes, stopped by Close like the others.
-func (c *Cell) AddIdle() (*Node, error) { return c.addIdle(false) }
+func (c *Cell) AddIdle() (*Node, error) { return c.addIdle(false, false) }
 
 // AddIdleReplica starts one more machine, idle, as a replica machine
 // (`paros serve --role replica` on a new host): client.Client.SetReplicas
 // adds it to the cell. It is the last of Nodes, stopped by Close like the
 // others.
-func (c *Cell) AddIdleReplica() (*Node, error) { return c.addIdle(true) }
+func (c *Cell) AddIdleReplica() (*Node, error) { return c.addIdle(true, false) }
 
-func (c *Cell) addIdle(replica bool) (*Node, error) {
+// AddIdleProxy starts one more machine, idle, as a proxy machine (`paros
+// serve --role proxy` on a new host): client.Client.SetProxies adds it to
+// the cell. It is the last of Nodes, stopped by Close like the others.
+func (c *Cell) AddIdleProxy() (*Node, error) { return c.addIdle(false, true) }
+
+func (c *Cell) addIdle(replica, proxy bool) (*Node, error) {
 	i := len(c.Nodes)
 	if i >= NodesMax {
 		return nil, fmt.Errorf("testcell: %d nodes already, at most %d", i, NodesMax)
 	}
-	n := &Node{Dir: filepath.Join(c.dir, fmt.Sprintf("m%d", i+1)), Metrics: runtime.NewMetrics(nil), Replica: replica}
+	n := &Node{Dir: filepath.Join(c.dir, fmt.Sprintf("m%d", i+1)), Metrics: runtime.NewMetrics(nil), Replica: replica, Proxy: proxy}
 	if c.opts.Secure {
 		if err := c.issueNode(c.dir, n, i); err != nil {
 			return nil, err

@@ -122,13 +122,21 @@ type Record struct {
 	// record written before the field existed reads and re-encodes
 	// unchanged.
 	ReplicaRemoved bool `json:"replica_removed,omitempty"`
-	// Proxies are the cell plan's proxy leaders (paros serve --role
-	// proxy), sorted by node id: each journal's leader delegates Phase 2
-	// to them; they vote on nothing and keep no store. Named at formation
-	// for good. Empty on a cell without proxies, so a record written
-	// before the field existed reads and re-encodes unchanged. A record
-	// whose NodeID is among them is a proxy machine's (Proxy).
+	// Proxies are the cell's proxy leaders (paros serve --role proxy),
+	// sorted by node id: each journal's leader delegates Phase 2 to them;
+	// they vote on nothing and keep no store. Named at formation, changed
+	// since by the operator (Machine.SetProxies). Empty on a cell without
+	// proxies, so a record written before the field existed reads and
+	// re-encodes unchanged. A record whose NodeID is among them is a proxy
+	// machine's (Proxy).
 	Proxies []Member `json:"proxies,omitempty"`
+	// ProxyRemoved is set on a proxy machine's own record when the
+	// operator took it off the cell's proxy list (Machine.SetProxies): it
+	// stays a proxy machine (Proxy) and boots as one, but is no longer in
+	// Proxies, so no leader delegates to it. A later list naming it again
+	// clears the flag. Absent (false) on every other record, so a record
+	// written before the field existed reads and re-encodes unchanged.
+	ProxyRemoved bool `json:"proxy_removed,omitempty"`
 }
 
 // JoinedJournal is a journal a machine joined: the configuration the
@@ -173,8 +181,16 @@ func (r Record) Replica() bool {
 }
 
 // Proxy reports whether the record's machine is one of the cell's proxy
-// machines.
+// machines: listed in Proxies, or removed from the list (ProxyRemoved).
 func (r Record) Proxy() bool {
+	if r.ProxyRemoved {
+		return true
+	}
+	return r.proxyListed()
+}
+
+// proxyListed reports whether the record's NodeID is in Proxies.
+func (r Record) proxyListed() bool {
 	for _, m := range r.Proxies {
 		if m.NodeID == r.NodeID {
 			return true
@@ -271,6 +287,9 @@ func (r Record) Validate() error {
 	}
 	if r.Proxy() && (r.Founder() || r.ReplicaRemoved || len(r.Joined) > 0) {
 		return fmt.Errorf("%w: a proxy machine is no founder, no replica and serves no joined journal", ErrInvalid)
+	}
+	if r.ProxyRemoved && (r.CellID == 0 || r.proxyListed() || r.Founder() || r.listed() || len(r.Joined) > 0) {
+		return fmt.Errorf("%w: a removed proxy is a proxy machine of a cell, off its proxy list, no founder, no replica, and serves no joined journal", ErrInvalid)
 	}
 	if r.ReplicaRemoved && (r.CellID == 0 || r.listed() || r.Founder() || len(r.Joined) > 0) {
 		return fmt.Errorf("%w: a removed replica is a replica machine of a cell, off its replica list, and serves no joined journal", ErrInvalid)

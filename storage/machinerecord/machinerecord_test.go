@@ -72,12 +72,25 @@ var removedSample = Record{
 	ReplicaRemoved: true,
 }
 
+// removedProxySample is a proxy machine's record after the operator took
+// it off the proxy list: still a proxy machine, listed nowhere.
+var removedProxySample = Record{
+	NodeID: 0xbeef, CellID: 0xce11, Incarnation: 2,
+	Members:      []Member{{NodeID: 0xfeed, Addr: "10.0.0.1:7000"}, {NodeID: 2, Addr: "10.0.0.2:7000"}},
+	Journals:     []JournalID{{Tenant: 1, Journal: 1}},
+	Proxies:      []Member{{NodeID: 0xcafe, Addr: "10.0.0.8:7000"}},
+	ProxyRemoved: true,
+}
+
 func TestRoundTrip(t *testing.T) {
 	fs := newFS(t)
 	if !replicaSample.Replica() || replicaSample.Founder() || sample.Replica() || !removedSample.Replica() {
 		t.Fatal("Replica and Founder misjudge the samples")
 	}
-	for _, r := range []Record{{NodeID: 1}, sample, replicaSample, removedSample} {
+	if !removedProxySample.Proxy() || removedProxySample.Replica() || sample.Proxy() {
+		t.Fatal("Proxy misjudges the samples")
+	}
+	for _, r := range []Record{{NodeID: 1}, sample, replicaSample, removedSample, removedProxySample} {
 		if err := Store(fs, "/data", r); err != nil {
 			t.Fatal(err)
 		}
@@ -153,6 +166,11 @@ func TestInvalidRecordsAreRefused(t *testing.T) {
 		"proxies unsorted":             {NodeID: 1, CellID: 1, Proxies: []Member{{NodeID: 3}, {NodeID: 2}}},
 		"proxy serving a joined journal": {NodeID: 2, CellID: 1, Proxies: []Member{{NodeID: 2}},
 			Joined: []JoinedJournal{{Tenant: 1, Journal: 1, Members: []uint64{3}}}},
+		"removed proxy no cell":      {NodeID: 1, ProxyRemoved: true},
+		"removed proxy still listed": {NodeID: 1, CellID: 1, Proxies: []Member{{NodeID: 1}}, ProxyRemoved: true},
+		"removed proxy a founder":    {NodeID: 2, CellID: 1, VoteRound: 1, Members: []Member{{NodeID: 2}}, ProxyRemoved: true},
+		"removed proxy a replica":    {NodeID: 2, CellID: 1, Replicas: []Member{{NodeID: 2}}, ProxyRemoved: true},
+		"removed proxy and replica":  {NodeID: 2, CellID: 1, ReplicaRemoved: true, ProxyRemoved: true},
 	} {
 		if _, err := Encode(r); !errors.Is(err, ErrInvalid) {
 			t.Errorf("%s: %v, want ErrInvalid", name, err)

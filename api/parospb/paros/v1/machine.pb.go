@@ -21,6 +21,116 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type SetProxiesRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	CellId uint64                 `protobuf:"varint,1,opt,name=cell_id,json=cellId,proto3" json:"cell_id,omitempty"`
+	// The whole proxy list (node id and address of each), not a change:
+	// sending it again is a no-op.
+	Proxies       []*Member `protobuf:"bytes,2,rep,name=proxies,proto3" json:"proxies,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetProxiesRequest) Reset() {
+	*x = SetProxiesRequest{}
+	mi := &file_paros_v1_machine_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetProxiesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetProxiesRequest) ProtoMessage() {}
+
+func (x *SetProxiesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_paros_v1_machine_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetProxiesRequest.ProtoReflect.Descriptor instead.
+func (*SetProxiesRequest) Descriptor() ([]byte, []int) {
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *SetProxiesRequest) GetCellId() uint64 {
+	if x != nil {
+		return x.CellId
+	}
+	return 0
+}
+
+func (x *SetProxiesRequest) GetProxies() []*Member {
+	if x != nil {
+		return x.Proxies
+	}
+	return nil
+}
+
+type SetProxiesReply struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Set   bool                   `protobuf:"varint,1,opt,name=set,proto3" json:"set,omitempty"`
+	// refusal: no_cell, other_cell, malformed (a zero id, an id twice, too
+	// many), member (an id is an acceptor machine of the cell, or an acceptor
+	// of a journal's configuration in force), replica (an id is a replica
+	// machine of the cell), storage.
+	Refusal       string `protobuf:"bytes,2,opt,name=refusal,proto3" json:"refusal,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetProxiesReply) Reset() {
+	*x = SetProxiesReply{}
+	mi := &file_paros_v1_machine_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetProxiesReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetProxiesReply) ProtoMessage() {}
+
+func (x *SetProxiesReply) ProtoReflect() protoreflect.Message {
+	mi := &file_paros_v1_machine_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetProxiesReply.ProtoReflect.Descriptor instead.
+func (*SetProxiesReply) Descriptor() ([]byte, []int) {
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *SetProxiesReply) GetSet() bool {
+	if x != nil {
+		return x.Set
+	}
+	return false
+}
+
+func (x *SetProxiesReply) GetRefusal() string {
+	if x != nil {
+		return x.Refusal
+	}
+	return ""
+}
+
 type SetReplicasRequest struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	CellId uint64                 `protobuf:"varint,1,opt,name=cell_id,json=cellId,proto3" json:"cell_id,omitempty"`
@@ -33,7 +143,7 @@ type SetReplicasRequest struct {
 
 func (x *SetReplicasRequest) Reset() {
 	*x = SetReplicasRequest{}
-	mi := &file_paros_v1_machine_proto_msgTypes[0]
+	mi := &file_paros_v1_machine_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -45,7 +155,7 @@ func (x *SetReplicasRequest) String() string {
 func (*SetReplicasRequest) ProtoMessage() {}
 
 func (x *SetReplicasRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_machine_proto_msgTypes[0]
+	mi := &file_paros_v1_machine_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -58,7 +168,7 @@ func (x *SetReplicasRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetReplicasRequest.ProtoReflect.Descriptor instead.
 func (*SetReplicasRequest) Descriptor() ([]byte, []int) {
-	return file_paros_v1_machine_proto_rawDescGZIP(), []int{0}
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *SetReplicasRequest) GetCellId() uint64 {
@@ -88,7 +198,7 @@ type SetReplicasReply struct {
 
 func (x *SetReplicasReply) Reset() {
 	*x = SetReplicasReply{}
-	mi := &file_paros_v1_machine_proto_msgTypes[1]
+	mi := &file_paros_v1_machine_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -100,7 +210,7 @@ func (x *SetReplicasReply) String() string {
 func (*SetReplicasReply) ProtoMessage() {}
 
 func (x *SetReplicasReply) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_machine_proto_msgTypes[1]
+	mi := &file_paros_v1_machine_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -113,7 +223,7 @@ func (x *SetReplicasReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetReplicasReply.ProtoReflect.Descriptor instead.
 func (*SetReplicasReply) Descriptor() ([]byte, []int) {
-	return file_paros_v1_machine_proto_rawDescGZIP(), []int{1}
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *SetReplicasReply) GetSet() bool {
@@ -140,7 +250,7 @@ type AdmitRequest struct {
 
 func (x *AdmitRequest) Reset() {
 	*x = AdmitRequest{}
-	mi := &file_paros_v1_machine_proto_msgTypes[2]
+	mi := &file_paros_v1_machine_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -152,7 +262,7 @@ func (x *AdmitRequest) String() string {
 func (*AdmitRequest) ProtoMessage() {}
 
 func (x *AdmitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_machine_proto_msgTypes[2]
+	mi := &file_paros_v1_machine_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -165,7 +275,7 @@ func (x *AdmitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdmitRequest.ProtoReflect.Descriptor instead.
 func (*AdmitRequest) Descriptor() ([]byte, []int) {
-	return file_paros_v1_machine_proto_rawDescGZIP(), []int{2}
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *AdmitRequest) GetCellId() uint64 {
@@ -193,7 +303,7 @@ type AdmitReply struct {
 
 func (x *AdmitReply) Reset() {
 	*x = AdmitReply{}
-	mi := &file_paros_v1_machine_proto_msgTypes[3]
+	mi := &file_paros_v1_machine_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -205,7 +315,7 @@ func (x *AdmitReply) String() string {
 func (*AdmitReply) ProtoMessage() {}
 
 func (x *AdmitReply) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_machine_proto_msgTypes[3]
+	mi := &file_paros_v1_machine_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -218,7 +328,7 @@ func (x *AdmitReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdmitReply.ProtoReflect.Descriptor instead.
 func (*AdmitReply) Descriptor() ([]byte, []int) {
-	return file_paros_v1_machine_proto_rawDescGZIP(), []int{3}
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *AdmitReply) GetAdmitted() bool {
@@ -246,7 +356,7 @@ type JoinCellRequest struct {
 
 func (x *JoinCellRequest) Reset() {
 	*x = JoinCellRequest{}
-	mi := &file_paros_v1_machine_proto_msgTypes[4]
+	mi := &file_paros_v1_machine_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -258,7 +368,7 @@ func (x *JoinCellRequest) String() string {
 func (*JoinCellRequest) ProtoMessage() {}
 
 func (x *JoinCellRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_machine_proto_msgTypes[4]
+	mi := &file_paros_v1_machine_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -271,7 +381,7 @@ func (x *JoinCellRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinCellRequest.ProtoReflect.Descriptor instead.
 func (*JoinCellRequest) Descriptor() ([]byte, []int) {
-	return file_paros_v1_machine_proto_rawDescGZIP(), []int{4}
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *JoinCellRequest) GetPlan() *CellPlan {
@@ -301,7 +411,7 @@ type JoinCellReply struct {
 
 func (x *JoinCellReply) Reset() {
 	*x = JoinCellReply{}
-	mi := &file_paros_v1_machine_proto_msgTypes[5]
+	mi := &file_paros_v1_machine_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -313,7 +423,7 @@ func (x *JoinCellReply) String() string {
 func (*JoinCellReply) ProtoMessage() {}
 
 func (x *JoinCellReply) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_machine_proto_msgTypes[5]
+	mi := &file_paros_v1_machine_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -326,7 +436,7 @@ func (x *JoinCellReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinCellReply.ProtoReflect.Descriptor instead.
 func (*JoinCellReply) Descriptor() ([]byte, []int) {
-	return file_paros_v1_machine_proto_rawDescGZIP(), []int{5}
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *JoinCellReply) GetJoined() bool {
@@ -358,7 +468,7 @@ type JoinJournalRequest struct {
 
 func (x *JoinJournalRequest) Reset() {
 	*x = JoinJournalRequest{}
-	mi := &file_paros_v1_machine_proto_msgTypes[6]
+	mi := &file_paros_v1_machine_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -370,7 +480,7 @@ func (x *JoinJournalRequest) String() string {
 func (*JoinJournalRequest) ProtoMessage() {}
 
 func (x *JoinJournalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_machine_proto_msgTypes[6]
+	mi := &file_paros_v1_machine_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -383,7 +493,7 @@ func (x *JoinJournalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinJournalRequest.ProtoReflect.Descriptor instead.
 func (*JoinJournalRequest) Descriptor() ([]byte, []int) {
-	return file_paros_v1_machine_proto_rawDescGZIP(), []int{6}
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *JoinJournalRequest) GetJournal() *JournalId {
@@ -448,7 +558,7 @@ type JoinJournalReply struct {
 
 func (x *JoinJournalReply) Reset() {
 	*x = JoinJournalReply{}
-	mi := &file_paros_v1_machine_proto_msgTypes[7]
+	mi := &file_paros_v1_machine_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -460,7 +570,7 @@ func (x *JoinJournalReply) String() string {
 func (*JoinJournalReply) ProtoMessage() {}
 
 func (x *JoinJournalReply) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_machine_proto_msgTypes[7]
+	mi := &file_paros_v1_machine_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -473,7 +583,7 @@ func (x *JoinJournalReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinJournalReply.ProtoReflect.Descriptor instead.
 func (*JoinJournalReply) Descriptor() ([]byte, []int) {
-	return file_paros_v1_machine_proto_rawDescGZIP(), []int{7}
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *JoinJournalReply) GetJoined() bool {
@@ -502,7 +612,7 @@ type IdentifyRequest struct {
 
 func (x *IdentifyRequest) Reset() {
 	*x = IdentifyRequest{}
-	mi := &file_paros_v1_machine_proto_msgTypes[8]
+	mi := &file_paros_v1_machine_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -514,7 +624,7 @@ func (x *IdentifyRequest) String() string {
 func (*IdentifyRequest) ProtoMessage() {}
 
 func (x *IdentifyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_machine_proto_msgTypes[8]
+	mi := &file_paros_v1_machine_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -527,7 +637,7 @@ func (x *IdentifyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IdentifyRequest.ProtoReflect.Descriptor instead.
 func (*IdentifyRequest) Descriptor() ([]byte, []int) {
-	return file_paros_v1_machine_proto_rawDescGZIP(), []int{8}
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *IdentifyRequest) GetPlan() bool {
@@ -557,7 +667,7 @@ type IdentifyReply struct {
 
 func (x *IdentifyReply) Reset() {
 	*x = IdentifyReply{}
-	mi := &file_paros_v1_machine_proto_msgTypes[9]
+	mi := &file_paros_v1_machine_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -569,7 +679,7 @@ func (x *IdentifyReply) String() string {
 func (*IdentifyReply) ProtoMessage() {}
 
 func (x *IdentifyReply) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_machine_proto_msgTypes[9]
+	mi := &file_paros_v1_machine_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -582,7 +692,7 @@ func (x *IdentifyReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IdentifyReply.ProtoReflect.Descriptor instead.
 func (*IdentifyReply) Descriptor() ([]byte, []int) {
-	return file_paros_v1_machine_proto_rawDescGZIP(), []int{9}
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *IdentifyReply) GetNodeId() uint64 {
@@ -652,7 +762,7 @@ type CellPlan struct {
 
 func (x *CellPlan) Reset() {
 	*x = CellPlan{}
-	mi := &file_paros_v1_machine_proto_msgTypes[10]
+	mi := &file_paros_v1_machine_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -664,7 +774,7 @@ func (x *CellPlan) String() string {
 func (*CellPlan) ProtoMessage() {}
 
 func (x *CellPlan) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_machine_proto_msgTypes[10]
+	mi := &file_paros_v1_machine_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -677,7 +787,7 @@ func (x *CellPlan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CellPlan.ProtoReflect.Descriptor instead.
 func (*CellPlan) Descriptor() ([]byte, []int) {
-	return file_paros_v1_machine_proto_rawDescGZIP(), []int{10}
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CellPlan) GetCellId() uint64 {
@@ -732,7 +842,7 @@ type Member struct {
 
 func (x *Member) Reset() {
 	*x = Member{}
-	mi := &file_paros_v1_machine_proto_msgTypes[11]
+	mi := &file_paros_v1_machine_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -744,7 +854,7 @@ func (x *Member) String() string {
 func (*Member) ProtoMessage() {}
 
 func (x *Member) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_machine_proto_msgTypes[11]
+	mi := &file_paros_v1_machine_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -757,7 +867,7 @@ func (x *Member) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Member.ProtoReflect.Descriptor instead.
 func (*Member) Descriptor() ([]byte, []int) {
-	return file_paros_v1_machine_proto_rawDescGZIP(), []int{11}
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Member) GetNodeId() uint64 {
@@ -783,7 +893,7 @@ type PrepareCellRequest struct {
 
 func (x *PrepareCellRequest) Reset() {
 	*x = PrepareCellRequest{}
-	mi := &file_paros_v1_machine_proto_msgTypes[12]
+	mi := &file_paros_v1_machine_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -795,7 +905,7 @@ func (x *PrepareCellRequest) String() string {
 func (*PrepareCellRequest) ProtoMessage() {}
 
 func (x *PrepareCellRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_machine_proto_msgTypes[12]
+	mi := &file_paros_v1_machine_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -808,7 +918,7 @@ func (x *PrepareCellRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrepareCellRequest.ProtoReflect.Descriptor instead.
 func (*PrepareCellRequest) Descriptor() ([]byte, []int) {
-	return file_paros_v1_machine_proto_rawDescGZIP(), []int{12}
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *PrepareCellRequest) GetBallot() *Ballot {
@@ -833,7 +943,7 @@ type PrepareCellReply struct {
 
 func (x *PrepareCellReply) Reset() {
 	*x = PrepareCellReply{}
-	mi := &file_paros_v1_machine_proto_msgTypes[13]
+	mi := &file_paros_v1_machine_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -845,7 +955,7 @@ func (x *PrepareCellReply) String() string {
 func (*PrepareCellReply) ProtoMessage() {}
 
 func (x *PrepareCellReply) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_machine_proto_msgTypes[13]
+	mi := &file_paros_v1_machine_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -858,7 +968,7 @@ func (x *PrepareCellReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrepareCellReply.ProtoReflect.Descriptor instead.
 func (*PrepareCellReply) Descriptor() ([]byte, []int) {
-	return file_paros_v1_machine_proto_rawDescGZIP(), []int{13}
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *PrepareCellReply) GetNodeId() uint64 {
@@ -913,7 +1023,7 @@ type FormCellRequest struct {
 
 func (x *FormCellRequest) Reset() {
 	*x = FormCellRequest{}
-	mi := &file_paros_v1_machine_proto_msgTypes[14]
+	mi := &file_paros_v1_machine_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -925,7 +1035,7 @@ func (x *FormCellRequest) String() string {
 func (*FormCellRequest) ProtoMessage() {}
 
 func (x *FormCellRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_machine_proto_msgTypes[14]
+	mi := &file_paros_v1_machine_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -938,7 +1048,7 @@ func (x *FormCellRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FormCellRequest.ProtoReflect.Descriptor instead.
 func (*FormCellRequest) Descriptor() ([]byte, []int) {
-	return file_paros_v1_machine_proto_rawDescGZIP(), []int{14}
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *FormCellRequest) GetBallot() *Ballot {
@@ -968,7 +1078,7 @@ type FormCellReply struct {
 
 func (x *FormCellReply) Reset() {
 	*x = FormCellReply{}
-	mi := &file_paros_v1_machine_proto_msgTypes[15]
+	mi := &file_paros_v1_machine_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -980,7 +1090,7 @@ func (x *FormCellReply) String() string {
 func (*FormCellReply) ProtoMessage() {}
 
 func (x *FormCellReply) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_machine_proto_msgTypes[15]
+	mi := &file_paros_v1_machine_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -993,7 +1103,7 @@ func (x *FormCellReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FormCellReply.ProtoReflect.Descriptor instead.
 func (*FormCellReply) Descriptor() ([]byte, []int) {
-	return file_paros_v1_machine_proto_rawDescGZIP(), []int{15}
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *FormCellReply) GetFormed() bool {
@@ -1037,7 +1147,7 @@ type CellInitRequest struct {
 
 func (x *CellInitRequest) Reset() {
 	*x = CellInitRequest{}
-	mi := &file_paros_v1_machine_proto_msgTypes[16]
+	mi := &file_paros_v1_machine_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1049,7 +1159,7 @@ func (x *CellInitRequest) String() string {
 func (*CellInitRequest) ProtoMessage() {}
 
 func (x *CellInitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_machine_proto_msgTypes[16]
+	mi := &file_paros_v1_machine_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1062,7 +1172,7 @@ func (x *CellInitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CellInitRequest.ProtoReflect.Descriptor instead.
 func (*CellInitRequest) Descriptor() ([]byte, []int) {
-	return file_paros_v1_machine_proto_rawDescGZIP(), []int{16}
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CellInitRequest) GetMembers() []string {
@@ -1116,7 +1226,7 @@ type CellInitReply struct {
 
 func (x *CellInitReply) Reset() {
 	*x = CellInitReply{}
-	mi := &file_paros_v1_machine_proto_msgTypes[17]
+	mi := &file_paros_v1_machine_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1128,7 +1238,7 @@ func (x *CellInitReply) String() string {
 func (*CellInitReply) ProtoMessage() {}
 
 func (x *CellInitReply) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_machine_proto_msgTypes[17]
+	mi := &file_paros_v1_machine_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1141,7 +1251,7 @@ func (x *CellInitReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CellInitReply.ProtoReflect.Descriptor instead.
 func (*CellInitReply) Descriptor() ([]byte, []int) {
-	return file_paros_v1_machine_proto_rawDescGZIP(), []int{17}
+	return file_paros_v1_machine_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CellInitReply) GetInitialized() bool {
@@ -1169,7 +1279,13 @@ var File_paros_v1_machine_proto protoreflect.FileDescriptor
 
 const file_paros_v1_machine_proto_rawDesc = "" +
 	"\n" +
-	"\x16paros/v1/machine.proto\x12\bparos.v1\x1a\x15paros/v1/common.proto\"[\n" +
+	"\x16paros/v1/machine.proto\x12\bparos.v1\x1a\x15paros/v1/common.proto\"X\n" +
+	"\x11SetProxiesRequest\x12\x17\n" +
+	"\acell_id\x18\x01 \x01(\x04R\x06cellId\x12*\n" +
+	"\aproxies\x18\x02 \x03(\v2\x10.paros.v1.MemberR\aproxies\"=\n" +
+	"\x0fSetProxiesReply\x12\x10\n" +
+	"\x03set\x18\x01 \x01(\bR\x03set\x12\x18\n" +
+	"\arefusal\x18\x02 \x01(\tR\arefusal\"[\n" +
 	"\x12SetReplicasRequest\x12\x17\n" +
 	"\acell_id\x18\x01 \x01(\x04R\x06cellId\x12,\n" +
 	"\breplicas\x18\x02 \x03(\v2\x10.paros.v1.MemberR\breplicas\">\n" +
@@ -1245,7 +1361,7 @@ const file_paros_v1_machine_proto_rawDesc = "" +
 	"\rCellInitReply\x12 \n" +
 	"\vinitialized\x18\x01 \x01(\bR\vinitialized\x12\x18\n" +
 	"\arefusal\x18\x02 \x01(\tR\arefusal\x12&\n" +
-	"\x04plan\x18\x03 \x01(\v2\x12.paros.v1.CellPlanR\x04plan2\x9b\x04\n" +
+	"\x04plan\x18\x03 \x01(\v2\x12.paros.v1.CellPlanR\x04plan2\xe1\x04\n" +
 	"\aMachine\x12>\n" +
 	"\bIdentify\x12\x19.paros.v1.IdentifyRequest\x1a\x17.paros.v1.IdentifyReply\x12G\n" +
 	"\vPrepareCell\x12\x1c.paros.v1.PrepareCellRequest\x1a\x1a.paros.v1.PrepareCellReply\x12>\n" +
@@ -1254,7 +1370,9 @@ const file_paros_v1_machine_proto_rawDesc = "" +
 	"\x05Admit\x12\x16.paros.v1.AdmitRequest\x1a\x14.paros.v1.AdmitReply\x12>\n" +
 	"\bJoinCell\x12\x19.paros.v1.JoinCellRequest\x1a\x17.paros.v1.JoinCellReply\x12G\n" +
 	"\vJoinJournal\x12\x1c.paros.v1.JoinJournalRequest\x1a\x1a.paros.v1.JoinJournalReply\x12G\n" +
-	"\vSetReplicas\x12\x1c.paros.v1.SetReplicasRequest\x1a\x1a.paros.v1.SetReplicasReplyB7Z5github.com/parosdb/paros/api/parospb/paros/v1;parosv1b\x06proto3"
+	"\vSetReplicas\x12\x1c.paros.v1.SetReplicasRequest\x1a\x1a.paros.v1.SetReplicasReply\x12D\n" +
+	"\n" +
+	"SetProxies\x12\x1b.paros.v1.SetProxiesRequest\x1a\x19.paros.v1.SetProxiesReplyB7Z5github.com/parosdb/paros/api/parospb/paros/v1;parosv1b\x06proto3"
 
 var (
 	file_paros_v1_machine_proto_rawDescOnce sync.Once
@@ -1268,71 +1386,76 @@ func file_paros_v1_machine_proto_rawDescGZIP() []byte {
 	return file_paros_v1_machine_proto_rawDescData
 }
 
-var file_paros_v1_machine_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_paros_v1_machine_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_paros_v1_machine_proto_goTypes = []any{
-	(*SetReplicasRequest)(nil), // 0: paros.v1.SetReplicasRequest
-	(*SetReplicasReply)(nil),   // 1: paros.v1.SetReplicasReply
-	(*AdmitRequest)(nil),       // 2: paros.v1.AdmitRequest
-	(*AdmitReply)(nil),         // 3: paros.v1.AdmitReply
-	(*JoinCellRequest)(nil),    // 4: paros.v1.JoinCellRequest
-	(*JoinCellReply)(nil),      // 5: paros.v1.JoinCellReply
-	(*JoinJournalRequest)(nil), // 6: paros.v1.JoinJournalRequest
-	(*JoinJournalReply)(nil),   // 7: paros.v1.JoinJournalReply
-	(*IdentifyRequest)(nil),    // 8: paros.v1.IdentifyRequest
-	(*IdentifyReply)(nil),      // 9: paros.v1.IdentifyReply
-	(*CellPlan)(nil),           // 10: paros.v1.CellPlan
-	(*Member)(nil),             // 11: paros.v1.Member
-	(*PrepareCellRequest)(nil), // 12: paros.v1.PrepareCellRequest
-	(*PrepareCellReply)(nil),   // 13: paros.v1.PrepareCellReply
-	(*FormCellRequest)(nil),    // 14: paros.v1.FormCellRequest
-	(*FormCellReply)(nil),      // 15: paros.v1.FormCellReply
-	(*CellInitRequest)(nil),    // 16: paros.v1.CellInitRequest
-	(*CellInitReply)(nil),      // 17: paros.v1.CellInitReply
-	(*JournalId)(nil),          // 18: paros.v1.JournalId
-	(QuorumSystem)(0),          // 19: paros.v1.QuorumSystem
-	(*Ballot)(nil),             // 20: paros.v1.Ballot
+	(*SetProxiesRequest)(nil),  // 0: paros.v1.SetProxiesRequest
+	(*SetProxiesReply)(nil),    // 1: paros.v1.SetProxiesReply
+	(*SetReplicasRequest)(nil), // 2: paros.v1.SetReplicasRequest
+	(*SetReplicasReply)(nil),   // 3: paros.v1.SetReplicasReply
+	(*AdmitRequest)(nil),       // 4: paros.v1.AdmitRequest
+	(*AdmitReply)(nil),         // 5: paros.v1.AdmitReply
+	(*JoinCellRequest)(nil),    // 6: paros.v1.JoinCellRequest
+	(*JoinCellReply)(nil),      // 7: paros.v1.JoinCellReply
+	(*JoinJournalRequest)(nil), // 8: paros.v1.JoinJournalRequest
+	(*JoinJournalReply)(nil),   // 9: paros.v1.JoinJournalReply
+	(*IdentifyRequest)(nil),    // 10: paros.v1.IdentifyRequest
+	(*IdentifyReply)(nil),      // 11: paros.v1.IdentifyReply
+	(*CellPlan)(nil),           // 12: paros.v1.CellPlan
+	(*Member)(nil),             // 13: paros.v1.Member
+	(*PrepareCellRequest)(nil), // 14: paros.v1.PrepareCellRequest
+	(*PrepareCellReply)(nil),   // 15: paros.v1.PrepareCellReply
+	(*FormCellRequest)(nil),    // 16: paros.v1.FormCellRequest
+	(*FormCellReply)(nil),      // 17: paros.v1.FormCellReply
+	(*CellInitRequest)(nil),    // 18: paros.v1.CellInitRequest
+	(*CellInitReply)(nil),      // 19: paros.v1.CellInitReply
+	(*JournalId)(nil),          // 20: paros.v1.JournalId
+	(QuorumSystem)(0),          // 21: paros.v1.QuorumSystem
+	(*Ballot)(nil),             // 22: paros.v1.Ballot
 }
 var file_paros_v1_machine_proto_depIdxs = []int32{
-	11, // 0: paros.v1.SetReplicasRequest.replicas:type_name -> paros.v1.Member
-	11, // 1: paros.v1.AdmitRequest.member:type_name -> paros.v1.Member
-	10, // 2: paros.v1.JoinCellRequest.plan:type_name -> paros.v1.CellPlan
-	11, // 3: paros.v1.JoinCellRequest.admitted:type_name -> paros.v1.Member
-	18, // 4: paros.v1.JoinJournalRequest.journal:type_name -> paros.v1.JournalId
-	19, // 5: paros.v1.JoinJournalRequest.quorum_system:type_name -> paros.v1.QuorumSystem
-	10, // 6: paros.v1.IdentifyReply.plan:type_name -> paros.v1.CellPlan
-	11, // 7: paros.v1.CellPlan.members:type_name -> paros.v1.Member
-	18, // 8: paros.v1.CellPlan.journals:type_name -> paros.v1.JournalId
-	11, // 9: paros.v1.CellPlan.replicas:type_name -> paros.v1.Member
-	11, // 10: paros.v1.CellPlan.proxies:type_name -> paros.v1.Member
-	20, // 11: paros.v1.PrepareCellRequest.ballot:type_name -> paros.v1.Ballot
-	20, // 12: paros.v1.PrepareCellReply.promise:type_name -> paros.v1.Ballot
-	10, // 13: paros.v1.PrepareCellReply.vote:type_name -> paros.v1.CellPlan
-	20, // 14: paros.v1.PrepareCellReply.vote_ballot:type_name -> paros.v1.Ballot
-	20, // 15: paros.v1.FormCellRequest.ballot:type_name -> paros.v1.Ballot
-	10, // 16: paros.v1.FormCellRequest.plan:type_name -> paros.v1.CellPlan
-	20, // 17: paros.v1.FormCellReply.promise:type_name -> paros.v1.Ballot
-	10, // 18: paros.v1.CellInitReply.plan:type_name -> paros.v1.CellPlan
-	8,  // 19: paros.v1.Machine.Identify:input_type -> paros.v1.IdentifyRequest
-	12, // 20: paros.v1.Machine.PrepareCell:input_type -> paros.v1.PrepareCellRequest
-	14, // 21: paros.v1.Machine.FormCell:input_type -> paros.v1.FormCellRequest
-	16, // 22: paros.v1.Machine.CellInit:input_type -> paros.v1.CellInitRequest
-	2,  // 23: paros.v1.Machine.Admit:input_type -> paros.v1.AdmitRequest
-	4,  // 24: paros.v1.Machine.JoinCell:input_type -> paros.v1.JoinCellRequest
-	6,  // 25: paros.v1.Machine.JoinJournal:input_type -> paros.v1.JoinJournalRequest
-	0,  // 26: paros.v1.Machine.SetReplicas:input_type -> paros.v1.SetReplicasRequest
-	9,  // 27: paros.v1.Machine.Identify:output_type -> paros.v1.IdentifyReply
-	13, // 28: paros.v1.Machine.PrepareCell:output_type -> paros.v1.PrepareCellReply
-	15, // 29: paros.v1.Machine.FormCell:output_type -> paros.v1.FormCellReply
-	17, // 30: paros.v1.Machine.CellInit:output_type -> paros.v1.CellInitReply
-	3,  // 31: paros.v1.Machine.Admit:output_type -> paros.v1.AdmitReply
-	5,  // 32: paros.v1.Machine.JoinCell:output_type -> paros.v1.JoinCellReply
-	7,  // 33: paros.v1.Machine.JoinJournal:output_type -> paros.v1.JoinJournalReply
-	1,  // 34: paros.v1.Machine.SetReplicas:output_type -> paros.v1.SetReplicasReply
-	27, // [27:35] is the sub-list for method output_type
-	19, // [19:27] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	13, // 0: paros.v1.SetProxiesRequest.proxies:type_name -> paros.v1.Member
+	13, // 1: paros.v1.SetReplicasRequest.replicas:type_name -> paros.v1.Member
+	13, // 2: paros.v1.AdmitRequest.member:type_name -> paros.v1.Member
+	12, // 3: paros.v1.JoinCellRequest.plan:type_name -> paros.v1.CellPlan
+	13, // 4: paros.v1.JoinCellRequest.admitted:type_name -> paros.v1.Member
+	20, // 5: paros.v1.JoinJournalRequest.journal:type_name -> paros.v1.JournalId
+	21, // 6: paros.v1.JoinJournalRequest.quorum_system:type_name -> paros.v1.QuorumSystem
+	12, // 7: paros.v1.IdentifyReply.plan:type_name -> paros.v1.CellPlan
+	13, // 8: paros.v1.CellPlan.members:type_name -> paros.v1.Member
+	20, // 9: paros.v1.CellPlan.journals:type_name -> paros.v1.JournalId
+	13, // 10: paros.v1.CellPlan.replicas:type_name -> paros.v1.Member
+	13, // 11: paros.v1.CellPlan.proxies:type_name -> paros.v1.Member
+	22, // 12: paros.v1.PrepareCellRequest.ballot:type_name -> paros.v1.Ballot
+	22, // 13: paros.v1.PrepareCellReply.promise:type_name -> paros.v1.Ballot
+	12, // 14: paros.v1.PrepareCellReply.vote:type_name -> paros.v1.CellPlan
+	22, // 15: paros.v1.PrepareCellReply.vote_ballot:type_name -> paros.v1.Ballot
+	22, // 16: paros.v1.FormCellRequest.ballot:type_name -> paros.v1.Ballot
+	12, // 17: paros.v1.FormCellRequest.plan:type_name -> paros.v1.CellPlan
+	22, // 18: paros.v1.FormCellReply.promise:type_name -> paros.v1.Ballot
+	12, // 19: paros.v1.CellInitReply.plan:type_name -> paros.v1.CellPlan
+	10, // 20: paros.v1.Machine.Identify:input_type -> paros.v1.IdentifyRequest
+	14, // 21: paros.v1.Machine.PrepareCell:input_type -> paros.v1.PrepareCellRequest
+	16, // 22: paros.v1.Machine.FormCell:input_type -> paros.v1.FormCellRequest
+	18, // 23: paros.v1.Machine.CellInit:input_type -> paros.v1.CellInitRequest
+	4,  // 24: paros.v1.Machine.Admit:input_type -> paros.v1.AdmitRequest
+	6,  // 25: paros.v1.Machine.JoinCell:input_type -> paros.v1.JoinCellRequest
+	8,  // 26: paros.v1.Machine.JoinJournal:input_type -> paros.v1.JoinJournalRequest
+	2,  // 27: paros.v1.Machine.SetReplicas:input_type -> paros.v1.SetReplicasRequest
+	0,  // 28: paros.v1.Machine.SetProxies:input_type -> paros.v1.SetProxiesRequest
+	11, // 29: paros.v1.Machine.Identify:output_type -> paros.v1.IdentifyReply
+	15, // 30: paros.v1.Machine.PrepareCell:output_type -> paros.v1.PrepareCellReply
+	17, // 31: paros.v1.Machine.FormCell:output_type -> paros.v1.FormCellReply
+	19, // 32: paros.v1.Machine.CellInit:output_type -> paros.v1.CellInitReply
+	5,  // 33: paros.v1.Machine.Admit:output_type -> paros.v1.AdmitReply
+	7,  // 34: paros.v1.Machine.JoinCell:output_type -> paros.v1.JoinCellReply
+	9,  // 35: paros.v1.Machine.JoinJournal:output_type -> paros.v1.JoinJournalReply
+	3,  // 36: paros.v1.Machine.SetReplicas:output_type -> paros.v1.SetReplicasReply
+	1,  // 37: paros.v1.Machine.SetProxies:output_type -> paros.v1.SetProxiesReply
+	29, // [29:38] is the sub-list for method output_type
+	20, // [20:29] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_paros_v1_machine_proto_init() }
@@ -1347,7 +1470,7 @@ func file_paros_v1_machine_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_paros_v1_machine_proto_rawDesc), len(file_paros_v1_machine_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   18,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

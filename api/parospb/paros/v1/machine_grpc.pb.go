@@ -27,6 +27,7 @@ const (
 	Machine_JoinCell_FullMethodName    = "/paros.v1.Machine/JoinCell"
 	Machine_JoinJournal_FullMethodName = "/paros.v1.Machine/JoinJournal"
 	Machine_SetReplicas_FullMethodName = "/paros.v1.Machine/SetReplicas"
+	Machine_SetProxies_FullMethodName  = "/paros.v1.Machine/SetProxies"
 )
 
 // MachineClient is the client API for Machine service.
@@ -55,6 +56,12 @@ type MachineClient interface {
 	// it (no quorum depends on it, so machines may learn it at different
 	// times). A replica machine left out serves nothing new.
 	SetReplicas(ctx context.Context, in *SetReplicasRequest, opts ...grpc.CallOption) (*SetReplicasReply, error)
+	// SetProxies replaces the cell's proxy-leader list on this machine: it
+	// records the list in its machine record and serves every journal with
+	// it (no quorum depends on it, so machines may learn it at different
+	// times). A proxy machine left out keeps running, but no leader
+	// delegates to it any more.
+	SetProxies(ctx context.Context, in *SetProxiesRequest, opts ...grpc.CallOption) (*SetProxiesReply, error)
 }
 
 type machineClient struct {
@@ -145,6 +152,16 @@ func (c *machineClient) SetReplicas(ctx context.Context, in *SetReplicasRequest,
 	return out, nil
 }
 
+func (c *machineClient) SetProxies(ctx context.Context, in *SetProxiesRequest, opts ...grpc.CallOption) (*SetProxiesReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetProxiesReply)
+	err := c.cc.Invoke(ctx, Machine_SetProxies_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // MachineServer is the server API for Machine service.
 // All implementations must embed UnimplementedMachineServer
 // for forward compatibility.
@@ -171,6 +188,12 @@ type MachineServer interface {
 	// it (no quorum depends on it, so machines may learn it at different
 	// times). A replica machine left out serves nothing new.
 	SetReplicas(context.Context, *SetReplicasRequest) (*SetReplicasReply, error)
+	// SetProxies replaces the cell's proxy-leader list on this machine: it
+	// records the list in its machine record and serves every journal with
+	// it (no quorum depends on it, so machines may learn it at different
+	// times). A proxy machine left out keeps running, but no leader
+	// delegates to it any more.
+	SetProxies(context.Context, *SetProxiesRequest) (*SetProxiesReply, error)
 	mustEmbedUnimplementedMachineServer()
 }
 
@@ -204,6 +227,9 @@ func (UnimplementedMachineServer) JoinJournal(context.Context, *JoinJournalReque
 }
 func (UnimplementedMachineServer) SetReplicas(context.Context, *SetReplicasRequest) (*SetReplicasReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetReplicas not implemented")
+}
+func (UnimplementedMachineServer) SetProxies(context.Context, *SetProxiesRequest) (*SetProxiesReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetProxies not implemented")
 }
 func (UnimplementedMachineServer) mustEmbedUnimplementedMachineServer() {}
 func (UnimplementedMachineServer) testEmbeddedByValue()                 {}
@@ -370,6 +396,24 @@ func _Machine_SetReplicas_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Machine_SetProxies_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetProxiesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MachineServer).SetProxies(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Machine_SetProxies_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MachineServer).SetProxies(ctx, req.(*SetProxiesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Machine_ServiceDesc is the grpc.ServiceDesc for Machine service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -408,6 +452,10 @@ var Machine_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetReplicas",
 			Handler:    _Machine_SetReplicas_Handler,
+		},
+		{
+			MethodName: "SetProxies",
+			Handler:    _Machine_SetProxies_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
