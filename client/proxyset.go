@@ -1,7 +1,6 @@
 package client
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -71,33 +70,14 @@ func (c *Client) SetProxies(ctx context.Context, addrs []string) error {
 	if err := sv.surveyed(); err != nil {
 		return err
 	}
-	var list []*pb.Member
-	newcomers := map[uint64]string{}
-	named := map[uint64]string{} // named proxies already of the cell
-	for _, a := range addrs {
-		a = strings.TrimSpace(a)
-		r, err := c.identify(ctx, a)
-		if err != nil {
-			return err
-		}
-		id := r.GetNodeId()
+	list, named, newcomers, err := c.roleList(ctx, sv, addrs, roleProxy, ErrNotProxy, func(id uint64) bool {
 		_, acceptor := sv.machines[id]
 		_, replica := sv.replicas[id]
-		switch {
-		case acceptor || replica || r.GetRole() != roleProxy:
-			return fmt.Errorf("%w: %s is machine %016x, a %s", ErrNotProxy, a, id, cmp.Or(r.GetRole(), "node"))
-		case r.GetCellId() != 0 && r.GetCellId() != sv.cellID:
-			return fmt.Errorf("%w: %s is machine %016x of cell %016x, not of cell %016x", ErrUnknownMachine, a, id, r.GetCellId(), sv.cellID)
-		case slices.ContainsFunc(list, func(m *pb.Member) bool { return m.GetNodeId() == id }):
-			return fmt.Errorf("%w: machine %016x named twice", ErrInvalidConfiguration, id)
-		case r.GetCellId() == 0:
-			newcomers[id] = a
-		default:
-			named[id] = a
-		}
-		list = append(list, &pb.Member{NodeId: id, Addr: a})
+		return acceptor || replica
+	})
+	if err != nil {
+		return err
 	}
-	slices.SortFunc(list, func(a, b *pb.Member) int { return cmp.Compare(a.GetNodeId(), b.GetNodeId()) })
 	if len(newcomers) > 0 {
 		if err := c.joinProxies(ctx, sv, list, newcomers); err != nil {
 			return err

@@ -1,7 +1,6 @@
 package client
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -65,32 +64,13 @@ func (c *Client) SetReplicas(ctx context.Context, addrs []string) error {
 	if err := sv.surveyed(); err != nil {
 		return err
 	}
-	var list []*pb.Member
-	newcomers := map[uint64]string{}
-	named := map[uint64]string{} // named replicas already of the cell
-	for _, a := range addrs {
-		a = strings.TrimSpace(a)
-		r, err := c.identify(ctx, a)
-		if err != nil {
-			return err
-		}
-		id := r.GetNodeId()
+	list, named, newcomers, err := c.roleList(ctx, sv, addrs, roleReplica, ErrNotReplica, func(id uint64) bool {
 		_, acceptor := sv.machines[id]
-		switch {
-		case acceptor || r.GetRole() != roleReplica:
-			return fmt.Errorf("%w: %s is machine %016x, a %s", ErrNotReplica, a, id, cmp.Or(r.GetRole(), "node"))
-		case r.GetCellId() != 0 && r.GetCellId() != sv.cellID:
-			return fmt.Errorf("%w: %s is machine %016x of cell %016x, not of cell %016x", ErrUnknownMachine, a, id, r.GetCellId(), sv.cellID)
-		case slices.ContainsFunc(list, func(m *pb.Member) bool { return m.GetNodeId() == id }):
-			return fmt.Errorf("%w: machine %016x named twice", ErrInvalidConfiguration, id)
-		case r.GetCellId() == 0:
-			newcomers[id] = a
-		default:
-			named[id] = a
-		}
-		list = append(list, &pb.Member{NodeId: id, Addr: a})
+		return acceptor
+	})
+	if err != nil {
+		return err
 	}
-	slices.SortFunc(list, func(a, b *pb.Member) int { return cmp.Compare(a.GetNodeId(), b.GetNodeId()) })
 	if err := c.tellReplicas(ctx, sv, list, named); err != nil {
 		return err
 	}
