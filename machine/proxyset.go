@@ -2,7 +2,6 @@ package machine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -78,30 +77,14 @@ func (s *Service) SetProxies(ctx context.Context, req *pb.SetProxiesRequest) (*p
 	if err := next.Validate(); err != nil {
 		return &pb.SetProxiesReply{Refusal: "malformed: " + err.Error()}, nil
 	}
-	if m.rt != nil {
-		peers := list
-		if proxy {
-			peers = cellMachines(next)
-		}
-		for _, p := range peers {
-			if err := m.rt.AddPeer(ctx, paxos.NodeID(p.NodeID), p.Addr); err != nil {
-				return nil, err
-			}
-		}
-		if err := m.rt.SetProxies(ctx, proxyIDs(next)); err != nil {
-			if errors.Is(err, ctx.Err()) {
-				return nil, err
-			}
-			return &pb.SetProxiesReply{Refusal: "member: " + err.Error()}, nil
-		}
+	peers := list
+	if proxy {
+		peers = cellMachines(next)
 	}
-	if !sameProxies(m.rec, next) {
-		next.Incarnation++
-		if err := machinerecord.Store(m.fs, m.cfg.DataDir, next); err != nil {
-			return &pb.SetProxiesReply{Refusal: "storage"}, nil
-		}
-		m.rec = next
-		m.log.Info("proxy list set", "proxies", len(list), "removed_self", next.ProxyRemoved)
+	refusal, err := m.setRoleList(ctx, next, peers, func() error { return m.rt.SetProxies(ctx, proxyIDs(next)) },
+		!sameProxies(m.rec, next), "proxy list set", "proxies", len(list), "removed_self", next.ProxyRemoved)
+	if err != nil || refusal != "" {
+		return &pb.SetProxiesReply{Refusal: refusal}, err
 	}
 	return &pb.SetProxiesReply{Set: true}, nil
 }

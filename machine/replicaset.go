@@ -68,28 +68,45 @@ func (s *Service) SetReplicas(ctx context.Context, req *pb.SetReplicasRequest) (
 	if m.rec.Replica() {
 		next.ReplicaRemoved = !slices.ContainsFunc(list, func(x machinerecord.Member) bool { return x.NodeID == m.rec.NodeID })
 	}
-	if m.rt != nil {
-		for _, r := range list {
-			if err := m.rt.AddPeer(ctx, paxos.NodeID(r.NodeID), r.Addr); err != nil {
-				return nil, err
-			}
-		}
-		if err := m.rt.SetReplicas(ctx, replicaIDs(next)); err != nil {
-			if errors.Is(err, ctx.Err()) {
-				return nil, err
-			}
-			return &pb.SetReplicasReply{Refusal: "member: " + err.Error()}, nil
-		}
-	}
-	if !sameReplicas(m.rec, next) {
-		next.Incarnation++
-		if err := machinerecord.Store(m.fs, m.cfg.DataDir, next); err != nil {
-			return &pb.SetReplicasReply{Refusal: "storage"}, nil
-		}
-		m.rec = next
-		m.log.Info("replica list set", "replicas", len(list), "removed_self", next.ReplicaRemoved)
+	refusal, err := m.setRoleList(ctx, next, list, func() error { return m.rt.SetReplicas(ctx, replicaIDs(next)) },
+		!sameReplicas(m.rec, next), "replica list set", "replicas", len(list), "removed_self", next.ReplicaRemoved)
+	if err != nil || refusal != "" {
+		return &pb.SetReplicasReply{Refusal: refusal}, err
 	}
 	return &pb.SetReplicasReply{Set: true}, nil
+}
+
+// setRoleList applies a list of role machines this machine was told
+// (SetReplicas, SetProxies): it makes peers of peers, hands the list to
+// the runtime (apply), and, when changed, records next with a new
+// incarnation and logs msg with args. The refusal is "member: …" when the
+// runtime refuses the list, "storage" when the record cannot be stored;
+// the error is the context's. On a machine with no runtime yet only the
+// record changes. The caller holds m.mu.
+func (m *Machine) setRoleList(ctx context.Context, next machinerecord.Record, peers []machinerecord.Member, apply func() error,
+	changed bool, msg string, args ...any) (string, error) {
+	if m.rt != nil {
+		for _, p := range peers {
+			if err := m.rt.AddPeer(ctx, paxos.NodeID(p.NodeID), p.Addr); err != nil {
+				return "", err
+			}
+		}
+		if err := apply(); err != nil {
+			if errors.Is(err, ctx.Err()) {
+				return "", err
+			}
+			return "member: " + err.Error(), nil
+		}
+	}
+	if changed {
+		next.Incarnation++
+		if err := machinerecord.Store(m.fs, m.cfg.DataDir, next); err != nil {
+			return "storage", nil
+		}
+		m.rec = next
+		m.log.Info(msg, args...)
+	}
+	return "", nil
 }
 
 // replicaList is a request's replica list as the record keeps it (sorted
