@@ -239,18 +239,23 @@ func (n *Node) handleAccepted(m Message, from int) {
 	}
 }
 
-// decide records that slot s is chosen with the leader's value: the value is
-// made durable on this node too (a leader outside the slot's grid column
-// holds no vote for it) and handed to the learner.
+// decide records that slot s is chosen by the leader's own tally; the
+// leader's next Commit announces it (a proxy's decision is announced by
+// the proxy: settle).
 func (n *Node) decide(l *leading, s Slot) {
+	l.ownDecided = true
+	n.settle(l, s)
+}
+
+// settle records that slot s is chosen with the leader's value: the value
+// is made durable on this node too (a leader outside the slot's grid
+// column holds no vote for it) and handed to the learner.
+func (n *Node) settle(l *leading, s Slot) {
 	r := l.rs.log.at(s)
 	if r.sent {
 		l.inflight--
 	}
 	n.counters.Decided++
-	if !l.proxyDeciding {
-		l.ownDecided = true
-	}
 	if l.inherited {
 		n.counters.InheritedDecided++
 	}

@@ -253,9 +253,7 @@ func (n *Node) handleProxyCommit(m Message) {
 			if r != nil && r.fp == v.VHash {
 				n.counters.ProxyDecided++
 				r.open = false
-				l.proxyDeciding = true
-				n.decide(l, v.Slot)
-				l.proxyDeciding = false
+				n.settle(l, v.Slot)
 			}
 		}
 		return

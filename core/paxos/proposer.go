@@ -76,7 +76,7 @@ type leading struct {
 	delegatedSinceFlush bool
 	// ownDecided: a round the leader tallied itself was decided since its
 	// last Commit (a delegating leader announces only those).
-	ownDecided, proxyDeciding bool
+	ownDecided bool
 
 	// ctrl is non-nil while the recovery waits on a slot whose highest
 	// report is a damaged record (ctrl.go): nothing is proposed past it.
