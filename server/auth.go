@@ -2,12 +2,10 @@ package server
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"net"
 	"strings"
-	"sync"
 	"time"
 
 	"google.golang.org/grpc"
@@ -414,100 +412,4 @@ func denied(p principal, r rule, req any) error {
 			p, r.op, id.Tenant, id.Journal)
 	}
 	return status.Errorf(codes.PermissionDenied, "paros/server: %s may not call %s", p, r.method)
-}
-
-// tokenCacheEntriesMax bounds the cache of verified tokens. A cell's
-// clients hold a few tokens each; 4,096 distinct ones is many cells' worth.
-// When full the cache is reset: a cold entry costs one Ed25519 verify
-// (tens of microseconds), so the worst case is today's cost, not an error.
-const tokenCacheEntriesMax = 4096
-
-// tokenCache remembers the claims of tokens already verified, keyed by the
-// token's SHA-256 (a key is 32 bytes whatever the token's size), so a hot
-// client does not pay a signature check per call. Expiry is checked at
-// every use.
-type tokenCache struct {
-	mu sync.Mutex
-	// Invariant: len(claims) <= tokenCacheEntriesMax.
-	claims map[[sha256.Size]byte]security.Claims
-}
-
-func newTokenCache() *tokenCache {
-	return &tokenCache{claims: make(map[[sha256.Size]byte]security.Claims)}
-}
-
-// verify returns tok's claims, from the cache or from ca.VerifyToken.
-// Errors: security.ErrBadToken, security.ErrExpiredToken.
-func (c *tokenCache) verify(ca *security.CA, tok string, now time.Time) (security.Claims, error) {
-	if len(tok) > security.TokenBytesMax {
-		return security.Claims{}, security.ErrBadToken
-	}
-	key := sha256.Sum256([]byte(tok))
-	c.mu.Lock()
-	claims, hit := c.claims[key]
-	if hit && now.Unix() >= claims.Expires {
-		delete(c.claims, key) // VerifyToken below words the expiry
-		hit = false
-	}
-	c.mu.Unlock()
-	if hit {
-		return claims, nil
-	}
-	claims, err := ca.VerifyToken(tok, now)
-	if err != nil {
-		return security.Claims{}, err
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.claims) >= tokenCacheEntriesMax {
-		clear(c.claims)
-	}
-	c.claims[key] = claims
-	if len(c.claims) > tokenCacheEntriesMax {
-		panic(fmt.Sprintf("paros/server: %d cached tokens, at most %d", len(c.claims), tokenCacheEntriesMax))
-	}
-	return claims, nil
-}
-
-// inflight counts each principal's calls in flight and refuses one past
-// the bound.
-type inflight struct {
-	max int
-	mu  sync.Mutex
-	// Invariant: 0 < calls[k] <= max for every key present; a principal
-	// with no call in flight has no entry, so the map holds at most one
-	// entry per call in flight.
-	calls map[string]int
-}
-
-func newInflight(max int) *inflight {
-	if max <= 0 {
-		max = PrincipalCallsMaxDefault
-	}
-	return &inflight{max: max, calls: make(map[string]int)}
-}
-
-// acquire counts one call of p in, or refuses it with ResourceExhausted;
-// the caller must call release exactly once when the call ends.
-func (f *inflight) acquire(p principal) (release func(), err error) {
-	key := p.key()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	n := f.calls[key]
-	if n >= f.max {
-		return nil, status.Errorf(codes.ResourceExhausted, "paros/server: %s has %d calls in flight, at most %d", p, n, f.max)
-	}
-	f.calls[key] = n + 1
-	return func() {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		switch n := f.calls[key]; {
-		case n <= 0 || n > f.max:
-			panic(fmt.Sprintf("paros/server: %d calls in flight for %s at release (at most %d)", n, key, f.max))
-		case n == 1:
-			delete(f.calls, key)
-		default:
-			f.calls[key] = n - 1
-		}
-	}, nil
 }
