@@ -418,6 +418,10 @@ func TestHandoffUncoveredFenceResigns(t *testing.T) {
 	from := n2.node.ChosenIndex() + 1
 	stepAcross(net, paxos.Message{Type: paxos.MsgRelinquish, From: 1, To: 2, Ballot: b,
 		Slot: from, Next: from, Watermark: 1000})
+	// The owner's handoff notice, which rides with its Relinquish: node 3
+	// hears node 2 at node 1's ballot from now on.
+	stepAcross(net, paxos.Message{Type: paxos.MsgHeartbeat, From: 1, To: 3, Ballot: b,
+		Commit: from - 1, Leader: 2})
 	expectEq(t, "node 2 leads", n2.node.IsLeader(), true)
 	expectEq(t, "node 2 inherited", n2.node.Inherited(), true)
 

@@ -48,6 +48,16 @@ type Node struct {
 	highestSeen Ballot
 	// leaderHint is the node last heard leading (0 = unknown).
 	leaderHint NodeID
+	// successor is the node the owner of successor.ballot handed that
+	// ballot to, as the owner's handoff notice told this node (or as this
+	// node itself handed it on): the one node besides the owner whose
+	// Accepts, Commits and Heartbeats at that ballot are heard (speaksFor).
+	// Only the highest such ballot is kept. Volatile: a rebooted node
+	// forgets it and ignores the successor until an election moves on.
+	successor struct {
+		ballot Ballot
+		to     NodeID
+	}
 
 	electionElapsed int
 	electionTimeout int
@@ -194,6 +204,12 @@ type Counters struct {
 	ProxyBypassed, ProxyRecovered uint64
 	// ColumnFills counts the Noops ProposeIn opened to reach its column.
 	ColumnFills uint64
+	// RoleRefused counts messages dropped because their sender's role
+	// never sends their type (roles.go); NotLeading, Accepts, Commits and
+	// Heartbeats dropped because their sender (or the leader a proxy
+	// named) does not lead their ballot as far as this node knows;
+	// HandoffNotices, owners' notices naming their successor.
+	RoleRefused, NotLeading, HandoffNotices uint64
 }
 
 // NewNode boots a node from its store. Boot is restart: the node always
@@ -477,17 +493,19 @@ func (n *Node) Step(m Message) {
 	if m.To != n.cfg.ID || m.From == n.cfg.ID && !n.fromOwnMatchmaker(m) || n.contract.fault != nil {
 		return
 	}
-	// A plain deployment hears only its members. With matchmakers the
-	// acceptor set moves, so any authenticated peer is heard (the host
-	// checked the sender), and each handler asks the configuration it
+	// A node hears a message only from a role that sends its type (the
+	// table in roles.go): a plain deployment's members, its listed
+	// replicas and proxies, and with matchmakers (where the acceptor set
+	// moves) any other machine the edge admitted, as an acceptor of
+	// another configuration. Each handler asks the configuration it
 	// tallies in; from is -1 outside the believed one.
+	role := n.roleOf(m.From)
+	if !MaySend(role, m.Type) {
+		n.counters.RoleRefused++
+		return
+	}
 	from, ok := n.sys.IndexOf(m.From)
 	if !ok {
-		// A replica node asks the acceptors for watermarks and chosen values.
-		fromReplica := (m.Type == MsgPreRead || m.Type == MsgCatchUpRequest) && slices.Contains(n.cfg.Replicas, m.From)
-		if !n.matchmakers() && !fromReplica && !n.fromProxy(m) || m.From == 0 {
-			return
-		}
 		from = -1
 	}
 	// Nothing of a malformed message moves the node: not even highestSeen,
@@ -496,6 +514,15 @@ func (n *Node) Step(m Message) {
 	// machine of a cell panicked on one forged Commit).
 	if m.Validate() != nil {
 		n.counters.Malformed++
+		return
+	}
+	// An Accept, a Commit or a Heartbeat is heard only from whoever may
+	// lead at its ballot (speaksFor): a member cannot slip a value into
+	// another member's ballot, nor a proxy speak for a leader that does
+	// not lead it. A replica node votes on nothing and keeps no promise: it
+	// learns from any acceptor (see docs/security.md).
+	if !n.cfg.Replica && !n.speaksFor(m, role) {
+		n.counters.NotLeading++
 		return
 	}
 	if n.highestSeen.Less(m.Ballot) {

@@ -114,6 +114,21 @@ func (n *Node) RelinquishTo(successor NodeID) error {
 		m.Config, m.Since = l.config, l.own.Since
 	}
 	n.send(m)
+	// The handoff notice: every other acceptor hears from the owner whom
+	// it handed the ballot to, or it would take the successor's Accepts
+	// for a member speaking at a ballot it does not own (speaksFor). The
+	// notice rides in the Relinquish's batch, so it leaves only once every
+	// round the owner opened is durable, like the Relinquish.
+	for _, id := range n.sys.Members() {
+		if id != n.cfg.ID && id != successor {
+			notice := Message{Type: MsgHeartbeat, To: id, Ballot: l.ballot, Commit: n.lrn.chosenIndex, Leader: successor}
+			if n.matchmakers() {
+				notice.Config, notice.Since = l.config, l.own.Since
+			}
+			n.send(notice)
+		}
+	}
+	n.successor.ballot, n.successor.to = l.ballot, successor
 	n.counters.Relinquished++
 	n.stepDown()
 	n.leaderHint = successor
@@ -227,6 +242,25 @@ func (n *Node) refuseRelinquish(m Message) string {
 		}
 	}
 	return ""
+}
+
+// handleHandoffNotice learns from a ballot's owner (Step checked the
+// sender owns it) the successor it handed the ballot to: from now on the
+// successor's Accepts, Commits and Heartbeats at that ballot are heard
+// (speaksFor). Only the highest such ballot is kept. A notice is also a
+// sign of life from the owner's side of the cell, so the election timer
+// restarts: the successor beats at once when it installs the authority.
+func (n *Node) handleHandoffNotice(m Message) {
+	if m.Ballot.Less(n.successor.ballot) || !n.sys.Contains(m.Leader) && !n.matchmakers() {
+		return
+	}
+	n.counters.HandoffNotices++
+	n.successor.ballot, n.successor.to = m.Ballot, m.Leader
+	if !n.followLeader(m) {
+		return
+	}
+	n.resetElectionTimer()
+	n.learnCommit(m.Ballot, m.Commit, m.From)
 }
 
 // tiles reports whether decided and pending, each ascending, partition

@@ -133,6 +133,10 @@ func (n *Node) handleHeartbeat(m Message) {
 	if n.matchmakers() == m.Config.IsZero() {
 		return // a Heartbeat names its configuration exactly when matchmakers run
 	}
+	if m.Leader != 0 {
+		n.handleHandoffNotice(m)
+		return
+	}
 	if !n.followLeader(m) {
 		return
 	}
