@@ -9,29 +9,42 @@ import (
 
 	pb "github.com/parosdb/paros/api/parospb/paros/v1"
 	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/paxos"
 	"github.com/parosdb/paros/host"
 	"github.com/parosdb/paros/server"
+	"github.com/parosdb/paros/storage/machinerecord"
 )
 
 // Register puts every service of the machine on a gRPC server: Journal,
 // Peer and Admin (which answer once the cell formed) and Machine.
 func (m *Machine) Register(gs *grpc.Server) {
 	pb.RegisterJournalServer(gs, &server.Journal{B: m})
-	pb.RegisterPeerServer(gs, &server.Peer{B: m, Members: m.memberIDs})
+	pb.RegisterPeerServer(gs, &server.Peer{B: m, RoleOf: m.peerRole})
 	pb.RegisterAdminServer(gs, &server.Admin{B: m, Info: m.adminInfo})
 	pb.RegisterMachineServer(gs, &Service{M: m})
 }
 
-// memberIDs are the node ids of the cell's machines, founders, admitted,
-// replicas and proxies (none before the cell forms: no Peer stream is accepted
-// until then).
-func (m *Machine) memberIDs() []uint64 {
-	ms := cellMachines(m.Record())
-	out := make([]uint64, 0, len(ms))
-	for _, x := range ms {
-		out = append(out, x.NodeID)
+// peerRole is what node is to the cell by the machine record: a founding
+// or admitted member is an acceptor, a listed replica or proxy is that,
+// anything else (and everything before the cell forms: no Peer stream is
+// accepted until then) is no machine of the cell. A node on two lists is
+// taken for the first of them, the one whose messages the others include.
+func (m *Machine) peerRole(node uint64) paxos.Role {
+	r := m.Record()
+	has := func(ms []machinerecord.Member) bool {
+		return slices.ContainsFunc(ms, func(x machinerecord.Member) bool { return x.NodeID == node })
 	}
-	return out
+	switch {
+	case node == 0:
+		return paxos.RoleNone
+	case has(r.Members) || has(r.Admitted):
+		return paxos.RoleAcceptor
+	case has(r.Proxies):
+		return paxos.RoleProxy
+	case has(r.Replicas):
+		return paxos.RoleReplica
+	}
+	return paxos.RoleNone
 }
 
 // ServerOptions are the options the machine's gRPC server must be built

@@ -5,7 +5,7 @@ package server_test
 // a raw codec (grpc.ForceCodecV2) to a unary call and on both streams, are
 // answered InvalidArgument, never Internal, and reach no backend; a Write
 // with no records is InvalidArgument "no records" before the host; a Peer
-// stream from a node that is not a member of the cell is ended with
+// stream from a node that is no machine of the cell is ended with
 // PermissionDenied instead of being silently dropped; and a connection
 // that never completes its TLS handshake is closed by the server.
 
@@ -123,7 +123,7 @@ func TestPeerStreamFromANonMemberIsRefused(t *testing.T) {
 	err := peerStreamErr(t, conn, context.Background(), wire.DeliverToPB(strangerID, []host.Envelope{heartbeat(strangerID, serverID)}))
 
 	// Check.
-	if status.Code(err) != codes.PermissionDenied || !strings.Contains(err.Error(), "not a member") {
+	if status.Code(err) != codes.PermissionDenied || !strings.Contains(err.Error(), "no machine of this cell") {
 		t.Fatalf("a Deliver from a non-member: %v, want PermissionDenied", err)
 	}
 	b.mu.Lock()

@@ -44,18 +44,22 @@ import (
 
 	pb "github.com/parosdb/paros/api/parospb/paros/v1"
 	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/paxos"
 	"github.com/parosdb/paros/host"
 	"github.com/parosdb/paros/security"
 	"github.com/parosdb/paros/server"
 	"github.com/parosdb/paros/wire"
 )
 
-// Node ids of the test cell: the server, a member peer, a machine of the
-// cell that is not a member.
+// Node ids of the test cell: the server, a member peer, a machine
+// certificate of the CA that is no machine of the cell, a replica machine
+// and a proxy machine.
 const (
 	serverID   = 0xa1
 	memberID   = 0xb2
 	strangerID = 0xc3
+	replicaID  = 0xd4
+	proxyID    = 0xe5
 )
 
 var (
@@ -129,7 +133,20 @@ var (
 	adminAll  = security.Scope{Ops: security.OpRead | security.OpWrite | security.OpAdmin}
 	adminTnt  = security.Scope{Tenant: jid.Tenant, Ops: security.OpAdmin}
 	allJour   = []journal.ID{jid, sibling, foreign}
-	memberSet = func() []uint64 { return []uint64{serverID, memberID} }
+	// cellRoles: the server and memberID are acceptors, replicaID a
+	// replica machine, proxyID a proxy; every other node is no machine of
+	// the cell.
+	cellRoles = func(node uint64) paxos.Role {
+		switch node {
+		case serverID, memberID:
+			return paxos.RoleAcceptor
+		case replicaID:
+			return paxos.RoleReplica
+		case proxyID:
+			return paxos.RoleProxy
+		}
+		return paxos.RoleNone
+	}
 )
 
 // fakeMachine answers every Machine call with a success.
@@ -166,7 +183,7 @@ func serveAll(t *testing.T, sec server.Security, b server.Backend) string {
 		return server.AdminInfo{NodeID: serverID, CellID: 9, Journals: allJour}
 	}
 	pb.RegisterJournalServer(gs, &server.Journal{B: b})
-	pb.RegisterPeerServer(gs, &server.Peer{B: b, Members: memberSet})
+	pb.RegisterPeerServer(gs, &server.Peer{B: b, RoleOf: cellRoles})
 	pb.RegisterAdminServer(gs, &server.Admin{B: b, Info: info})
 	pb.RegisterMachineServer(gs, fakeMachine{})
 	go func() { _ = gs.Serve(lis) }()

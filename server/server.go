@@ -28,7 +28,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"google.golang.org/grpc"
@@ -214,11 +213,12 @@ func (s *Journal) call(ctx context.Context, c host.Call) (host.Response, error) 
 type Peer struct {
 	pb.UnimplementedPeerServer
 	B Backend
-	// Members returns the node ids of the cell's members, read at each
+	// RoleOf returns what node is to the cell (an acceptor, a replica, a
+	// proxy, or paxos.RoleNone for no machine of the cell), read at each
 	// stream's opening and each Deliver (a cell forms after the server
-	// starts). A stream from another node is ended with PermissionDenied.
-	// Nil means do not check (the host drops what it does not expect).
-	Members func() []uint64
+	// starts, and its lists change at run time). Nil means do not check
+	// (the host drops what it does not expect).
+	RoleOf func(node uint64) paxos.Role
 }
 
 // Stream hands each Deliver to the Backend once it passed, in order:
@@ -226,20 +226,27 @@ type Peer struct {
 //	check                                        answer (the stream ends)
 //	-------------------------------------------  ------------------------
 //	with credentials: no peer certificate        PermissionDenied
-//	its node is not a member                     PermissionDenied
+//	its node is no machine of the cell           PermissionDenied
 //	Deliver.from or a message's from is not the
 //	  certificate's node id                      PermissionDenied
 //	the Deliver does not decode (wire)           InvalidArgument
-//	Deliver.from is not a member                 PermissionDenied
+//	Deliver.from is no machine of the cell       PermissionDenied
+//	a message of a type the sender's role never
+//	  sends (paxos.MaySend)                      PermissionDenied
 //
-// Without credentials (--insecure) the senders are taken at their word.
+// Nothing of a refused Deliver reaches the host: a replica's certificate
+// cannot send an Accept, a proxy's a Prepare, whatever journal it names.
+// The core applies the same table again per journal (and binds an Accept
+// or a Commit to its ballot's leader), so the edge is the first of two
+// checks, not the only one. Without credentials (--insecure) the senders
+// are taken at their word, and their word's role is checked.
 func (s *Peer) Stream(stream grpc.BidiStreamingServer[pb.Deliver, pb.DeliverAck]) error {
 	certNode, secured, err := peerNodeOf(stream.Context())
 	if err != nil {
 		return err
 	}
 	if secured {
-		if err := s.checkMember(certNode); err != nil {
+		if _, err := s.roleOf(certNode); err != nil {
 			return err
 		}
 	}
@@ -257,11 +264,39 @@ func (s *Peer) Stream(stream grpc.BidiStreamingServer[pb.Deliver, pb.DeliverAck]
 		if err != nil {
 			return status.Error(codes.InvalidArgument, err.Error())
 		}
-		if err := s.checkMember(uint64(from)); err != nil {
+		role, err := s.roleOf(uint64(from))
+		if err != nil {
+			return err
+		}
+		if err := checkTypes(uint64(from), role, batch); err != nil {
 			return err
 		}
 		s.B.Deliver(uint64(from), batch)
 	}
+}
+
+// roleOf returns node's role, refusing a node that is no machine of the
+// cell; with no RoleOf every node is taken as an acceptor.
+func (s *Peer) roleOf(node uint64) (paxos.Role, error) {
+	if s.RoleOf == nil {
+		return paxos.RoleAcceptor, nil
+	}
+	r := s.RoleOf(node)
+	if r == paxos.RoleNone {
+		return r, status.Errorf(codes.PermissionDenied, "paros/server: node %016x is no machine of this cell", node)
+	}
+	return r, nil
+}
+
+// checkTypes refuses a batch holding a message its sender's role never
+// sends (the table in core/paxos/roles.go).
+func checkTypes(node uint64, role paxos.Role, batch []host.Envelope) error {
+	for _, e := range batch {
+		if !paxos.MaySend(role, e.Msg.Type) {
+			return status.Errorf(codes.PermissionDenied, "paros/server: node %016x is a %s machine, which never sends %s", node, role, e.Msg.Type)
+		}
+	}
+	return nil
 }
 
 // peerNodeOf returns the node id the stream's peer certificate names, as
@@ -305,14 +340,6 @@ func checkSenders(d *pb.Deliver, node uint64) error {
 		}
 	}
 	return nil
-}
-
-// checkMember refuses a node that is not a member of the cell.
-func (s *Peer) checkMember(node uint64) error {
-	if s.Members == nil || slices.Contains(s.Members(), node) {
-		return nil
-	}
-	return status.Errorf(codes.PermissionDenied, "paros/server: node %016x is not a member of this cell", node)
 }
 
 // Admin implements paros.v1.Admin.
