@@ -108,9 +108,11 @@ type InspectReply struct {
 	Matchmakers  []uint64 `protobuf:"varint,23,rep,packed,name=matchmakers,proto3" json:"matchmakers,omitempty"`
 	GcEffective  bool     `protobuf:"varint,24,opt,name=gc_effective,json=gcEffective,proto3" json:"gc_effective,omitempty"`
 	// The cell's machines (founders, admitted, and replicas marked so), with
-	// their addresses: on every answer, so an operator's tool finds a machine
-	// by its id, and tells every machine, replicas included, of a machine it
-	// admits.
+	// their addresses: on every answer to a principal that may see the cell
+	// (a peer machine, a token whose scopes cover every journal), so an
+	// operator's tool finds a machine by its id, and tells every machine,
+	// replicas included, of a machine it admits. Empty for a token of a
+	// tenant or a journal.
 	Machines []*CellMachine `protobuf:"bytes,25,rep,name=machines,proto3" json:"machines,omitempty"`
 	// machine_role is the answering machine's role, on every answer
 	// (node_only too): "node" (an acceptor machine) or "replica" (a learner
@@ -502,7 +504,12 @@ func (x *ReconfigureRequest) GetCols() uint32 {
 type ReconfigureReply struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	Accepted bool                   `protobuf:"varint,1,opt,name=accepted,proto3" json:"accepted,omitempty"`
-	// refusal: "no_matchmakers" on a plain deployment.
+	// refusal: "no_matchmakers" on a plain deployment; before the host sees
+	// it, "unknown_machine: <id> …" (a member that is no acceptor machine of
+	// the cell), "invalid_configuration: …" (a replica or proxy machine, or
+	// a quorum system the members cannot satisfy), "machine_unreachable:
+	// <id> …" (a member that did not prove its identity now): nothing
+	// started.
 	Refusal       string `protobuf:"bytes,2,opt,name=refusal,proto3" json:"refusal,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -813,7 +820,8 @@ type HandoffReply struct {
 	// handed_off: the leader handed its leadership to `to` and stepped down.
 	// The successor leads once the message reaches it (Inspect tells).
 	HandedOff bool `protobuf:"varint,1,opt,name=handed_off,json=handedOff,proto3" json:"handed_off,omitempty"`
-	// refusal: "unset", "unknown_journal", "replica", "unavailable",
+	// refusal: "unset", "unknown_machine: <id>" (to is no machine of the
+	// cell), "unknown_journal", "replica", "unavailable",
 	// "not_leader" (leader_hint names the node this one last heard leading,
 	// 0 unknown), "cannot_relinquish: <reason>" (not while recovery or
 	// repair runs, a tail too long, a leadership handed on once already, a

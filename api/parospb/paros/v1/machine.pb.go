@@ -295,7 +295,10 @@ func (x *AdmitRequest) GetMember() *Member {
 type AdmitReply struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	Admitted bool                   `protobuf:"varint,1,opt,name=admitted,proto3" json:"admitted,omitempty"`
-	// refusal: no_cell, other_cell, malformed, storage.
+	// refusal: no_cell, other_cell, malformed, storage;
+	// unknown_machine (the machine at the address is not the node named, or
+	// is no acceptor machine of this cell or an idle one),
+	// machine_unreachable (it did not answer Identify).
 	Refusal       string `protobuf:"bytes,2,opt,name=refusal,proto3" json:"refusal,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -885,8 +888,13 @@ func (x *Member) GetAddr() string {
 }
 
 type PrepareCellRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Ballot        *Ballot                `protobuf:"bytes,1,opt,name=ballot,proto3" json:"ballot,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Ballot *Ballot                `protobuf:"bytes,1,opt,name=ballot,proto3" json:"ballot,omitempty"`
+	// members are the node ids of the founding members the formation names
+	// (the proposer's, proven by Identify), the proposer among them: an
+	// unformed machine promises only a proposer named there, and only if it
+	// is named too.
+	Members       []uint64 `protobuf:"varint,2,rep,packed,name=members,proto3" json:"members,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -928,15 +936,28 @@ func (x *PrepareCellRequest) GetBallot() *Ballot {
 	return nil
 }
 
+func (x *PrepareCellRequest) GetMembers() []uint64 {
+	if x != nil {
+		return x.Members
+	}
+	return nil
+}
+
 type PrepareCellReply struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	NodeId   uint64                 `protobuf:"varint,1,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
 	Promised bool                   `protobuf:"varint,2,opt,name=promised,proto3" json:"promised,omitempty"`
 	Promise  *Ballot                `protobuf:"bytes,3,opt,name=promise,proto3" json:"promise,omitempty"`
 	// The plan this machine accepted, if any, and the ballot it accepted at.
-	Vote          *CellPlan `protobuf:"bytes,4,opt,name=vote,proto3" json:"vote,omitempty"`
-	VoteBallot    *Ballot   `protobuf:"bytes,5,opt,name=vote_ballot,json=voteBallot,proto3" json:"vote_ballot,omitempty"`
-	Refusal       string    `protobuf:"bytes,6,opt,name=refusal,proto3" json:"refusal,omitempty"`
+	Vote       *CellPlan `protobuf:"bytes,4,opt,name=vote,proto3" json:"vote,omitempty"`
+	VoteBallot *Ballot   `protobuf:"bytes,5,opt,name=vote_ballot,json=voteBallot,proto3" json:"vote_ballot,omitempty"`
+	// refusal: malformed (a round past the bound), replica, proxy,
+	// not_a_member (the request's members do not name this machine),
+	// promised_higher (promise names it), round_too_far (the round is more
+	// than 2^20 above the promise, which promise names: step up to it),
+	// storage. A caller that is not the formation's proposer is refused
+	// PermissionDenied.
+	Refusal       string `protobuf:"bytes,6,opt,name=refusal,proto3" json:"refusal,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1068,8 +1089,10 @@ func (x *FormCellRequest) GetPlan() *CellPlan {
 type FormCellReply struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Formed bool                   `protobuf:"varint,1,opt,name=formed,proto3" json:"formed,omitempty"`
-	// refusal: not_a_member, promised_higher, storage, malformed, replica (a
-	// replica machine never votes on the plan), proxy (nor does a proxy).
+	// refusal: not_a_member, promised_higher, round_too_far, storage,
+	// malformed, replica (a replica machine never votes on the plan), proxy
+	// (nor does a proxy). A caller that is not a founder the plan names, or
+	// a ballot of another node, is refused PermissionDenied.
 	Refusal       string  `protobuf:"bytes,2,opt,name=refusal,proto3" json:"refusal,omitempty"`
 	Promise       *Ballot `protobuf:"bytes,3,opt,name=promise,proto3" json:"promise,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -1334,9 +1357,10 @@ const file_paros_v1_machine_proto_rawDesc = "" +
 	"\aproxies\x18\x06 \x03(\v2\x10.paros.v1.MemberR\aproxies\"5\n" +
 	"\x06Member\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\x04R\x06nodeId\x12\x12\n" +
-	"\x04addr\x18\x02 \x01(\tR\x04addr\">\n" +
+	"\x04addr\x18\x02 \x01(\tR\x04addr\"X\n" +
 	"\x12PrepareCellRequest\x12(\n" +
-	"\x06ballot\x18\x01 \x01(\v2\x10.paros.v1.BallotR\x06ballot\"\xe8\x01\n" +
+	"\x06ballot\x18\x01 \x01(\v2\x10.paros.v1.BallotR\x06ballot\x12\x18\n" +
+	"\amembers\x18\x02 \x03(\x04R\amembers\"\xe8\x01\n" +
 	"\x10PrepareCellReply\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\x04R\x06nodeId\x12\x1a\n" +
 	"\bpromised\x18\x02 \x01(\bR\bpromised\x12*\n" +
