@@ -35,10 +35,13 @@ const (
 	// needInspect: node_only: any authenticated principal; a journal (or
 	// none): a token with any scope covering it. A token without admin
 	// over everything sees only the journals it covers listed; a peer
-	// machine sees them all (Admin.Inspect).
+	// machine sees them all (Admin.Inspect). The cell's machines are shown
+	// only to a peer or a token covering every journal (seesCell).
 	needInspect
 	// needPeerOrAdmin: a peer machine's certificate, or a token granting
-	// OpAdmin over every journal.
+	// OpAdmin over every journal. The handler then admits a peer only
+	// where its role needs the call (Machine.JoinCell: the formation's
+	// proposer, named in the plan), taking it from CallerOf.
 	needPeerOrAdmin
 	// needAdmin: a token granting OpAdmin over every journal.
 	needAdmin
@@ -68,25 +71,52 @@ type rule struct {
 //	Journal/WriteStream            token: write on the journal of every write
 //	Peer/Stream                    peer certificate; every from = its node id
 //	Admin/Inspect                  node_only: anyone; else a token covering
-//	                               the journal; list filtered to scope
+//	                               the journal; list filtered to scope; the
+//	                               cell's machines only to a peer or a token
+//	                               covering every journal
 //	Admin/Reconfigure              token: admin over every journal
 //	Admin/ReconfigureMatchmakers   token: admin over every journal
 //	Admin/Retire                   token: admin over every journal
 //	Admin/Handoff                  token: admin over every journal
 //	Machine/Identify               anyone authenticated; with plan: peer
 //	                               certificate, or admin over everything
-//	Machine/PrepareCell            peer certificate, or admin over everything
-//	Machine/FormCell               peer certificate, or admin over everything
+//	Machine/PrepareCell            peer certificate; the handler: a founding
+//	                               member named in the request (formed: a
+//	                               founder of the cell), the ballot its own
+//	                               node, the round at most promised+2^20
+//	Machine/FormCell               peer certificate; the handler: a founding
+//	                               member named in the plan (formed: a
+//	                               founder of the cell), the ballot its own
+//	                               node, the round at most promised+2^20
 //	Machine/CellInit               token: admin over every journal
 //	Machine/Admit                  token: admin over every journal
-//	Machine/JoinCell               peer certificate, or admin over everything
-//	                               (cell init's proposer joins the replicas
-//	                               as it asks the members to vote: FormCell)
+//	Machine/JoinCell               admin over everything; or a peer
+//	                               certificate, the handler: the formation's
+//	                               proposer (a founder named in the plan;
+//	                               formed: a founder of the cell) joining a
+//	                               replica or proxy machine
 //	Machine/JoinJournal            token: admin over every journal
-//	Machine/SetReplicas            peer certificate, or admin over everything
-//	                               (a cell-wide fact, like JoinCell)
-//	Machine/SetProxies             peer certificate, or admin over everything
-//	                               (a cell-wide fact, like SetReplicas)
+//	Machine/SetReplicas            token: admin over every journal
+//	Machine/SetProxies             token: admin over every journal
+//
+// Why each Machine rule is safe. Identify tells what a TLS handshake
+// already shows (the node id), and the plan (every journal) only to a
+// machine or an admin. PrepareCell and FormCell are the decree's two
+// phases, sent by its proposer over its own certificate (the operator's
+// token reaches only CellInit); a machine of the CA that names no member
+// is refused, a ballot under another node cannot be forged, and a round
+// cannot jump the promise far enough to exhaust the decree (decree.go,
+// prepareRoundLeadMax). JoinCell comes from parosctl (admin) or from
+// CellInit's proposer joining the plan's replicas and proxies (peer): a
+// peer may join only a replica or proxy machine, into a plan naming the
+// peer as a founder, so a stray certificate cannot move a machine into a
+// cell of its making, nor make an acceptor of the cell (which joins only
+// once admitted, by an admin). Admit, JoinJournal, SetReplicas and
+// SetProxies come only from an operator's tool (client.Client, with an
+// admin token): no machine role sends them, so no certificate may (one
+// listed itself as a proxy, another emptied the replica list). Admin
+// calls naming machines are checked against the cell before the host
+// sees them (server.CellVetter).
 //
 // No credential answers Unauthenticated (as does an invalid or expired
 // token); a credential that does not grant the call, PermissionDenied,
@@ -105,14 +135,14 @@ var rules = []rule{
 	{pb.Admin_Retire_FullMethodName, needAdmin, 0},
 	{pb.Admin_Handoff_FullMethodName, needAdmin, 0},
 	{pb.Machine_Identify_FullMethodName, needIdentify, 0},
-	{pb.Machine_PrepareCell_FullMethodName, needPeerOrAdmin, 0},
-	{pb.Machine_FormCell_FullMethodName, needPeerOrAdmin, 0},
+	{pb.Machine_PrepareCell_FullMethodName, needPeer, 0},
+	{pb.Machine_FormCell_FullMethodName, needPeer, 0},
 	{pb.Machine_CellInit_FullMethodName, needAdmin, 0},
 	{pb.Machine_Admit_FullMethodName, needAdmin, 0},
 	{pb.Machine_JoinCell_FullMethodName, needPeerOrAdmin, 0},
 	{pb.Machine_JoinJournal_FullMethodName, needAdmin, 0},
-	{pb.Machine_SetReplicas_FullMethodName, needPeerOrAdmin, 0},
-	{pb.Machine_SetProxies_FullMethodName, needPeerOrAdmin, 0},
+	{pb.Machine_SetReplicas_FullMethodName, needAdmin, 0},
+	{pb.Machine_SetProxies_FullMethodName, needAdmin, 0},
 }
 
 // ruleOf indexes rules by full method name.
@@ -183,6 +213,48 @@ func withPrincipal(ctx context.Context, p principal) context.Context {
 func principalFrom(ctx context.Context) (principal, bool) {
 	p, ok := ctx.Value(principalKey{}).(principal)
 	return p, ok
+}
+
+// seesCell reports whether p may see the cell's node facts (every
+// machine's id, address and role: Inspect's machines): a peer machine, a
+// token whose scopes cover every journal (--all: the operator's), or
+// anyone on a server that authenticates nobody (--insecure). A token of a
+// tenant or a journal learns of the machine it called only.
+func (p principal) seesCell() bool {
+	return !p.secured || p.node != 0 || (p.claims != nil && p.claims.AllowsAny(journal.ID{}))
+}
+
+// Caller is who a call comes from, as the gate established it, for a
+// handler whose rule needs the request's content or the machine's state
+// (the Machine service's cell calls: the gate let in any peer, the handler
+// admits only the one whose role needs the call).
+type Caller struct {
+	// Secured: the server authenticates its callers. False in --insecure
+	// mode, where every call is let in and Node is 0.
+	Secured bool
+	// Node is the node id the caller's verified peer certificate of this
+	// cell names; 0 when it presented none.
+	Node uint64
+	// AdminAll: the caller's token grants OpAdmin over every journal.
+	AdminAll bool
+	p        principal
+}
+
+// CallerOf returns the caller of the call ctx belongs to, as the gate
+// established it; false when no gate saw the call (an in-process call, or
+// a server built without ServerOptions).
+func CallerOf(ctx context.Context) (Caller, bool) {
+	p, ok := principalFrom(ctx)
+	if !ok {
+		return Caller{}, false
+	}
+	return Caller{Secured: p.secured, Node: p.node, AdminAll: p.adminAll(), p: p}, true
+}
+
+// Denied is the PermissionDenied a handler refuses the caller with, worded
+// as the gate's own refusals (the caller and the method named) with why.
+func (c Caller) Denied(method, why string) error {
+	return status.Errorf(codes.PermissionDenied, "paros/server: %s may not call %s: %s", c.p, method, why)
 }
 
 // allows reports whether p may make a call under r carrying req; req nil

@@ -5,7 +5,9 @@ package server
 // Peer, Admin, Machine) exactly once and nothing else, read from the
 // generated service descriptors so that a new RPC without a rule fails
 // here; the verified-token cache answers from memory, re-checks expiry at
-// every use and never holds more than its bound (it is reset when full);
+// every use and never holds more than its bound (it is reset when full),
+// and a cached token expires at exactly the second a freshly verified one
+// does (the boundary second and either side of it);
 // the per-principal counter refuses the call past its bound and forgets a
 // principal with nothing in flight; and the decoding codec marks bytes
 // that do not decode so that checkDecoded answers InvalidArgument, while
@@ -109,6 +111,44 @@ func TestTokenCacheRechecksExpiryAndStaysBounded(t *testing.T) {
 	}
 	if _, err := c.verify(ca, "paros1.garbage.x", now); !errors.Is(err, security.ErrBadToken) {
 		t.Fatalf("a forged token: %v", err)
+	}
+}
+
+func TestTokenExpiryIsTheSameColdAndCached(t *testing.T) {
+	// Arrange: a token expiring at second exp; a cache that verified it
+	// before (at issue), and the CA's own check.
+	ca, err := security.NewCA("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const iat, exp = 1_900_000_000, 1_900_000_060
+	tok, err := ca.IssueToken(security.Claims{Subject: "c", Scopes: []security.Scope{{Ops: security.OpRead}}, IssuedAt: iat, Expires: exp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(sec int64, ns int64) time.Time { return time.Unix(sec, ns) }
+	for name, now := range map[string]time.Time{"exp-1": at(exp-1, 0), "exp-1ns": at(exp-1, 999_999_999), "exp": at(exp, 0),
+		"exp+1ns": at(exp, 1), "exp+1": at(exp+1, 0)} {
+		t.Run(name, func(t *testing.T) {
+			warm := newTokenCache()
+			if _, err := warm.verify(ca, tok, at(iat, 0)); err != nil {
+				t.Fatal(err)
+			}
+
+			// Act.
+			_, errCA := ca.VerifyToken(tok, now)
+			_, errCold := newTokenCache().verify(ca, tok, now)
+			_, errCached := warm.verify(ca, tok, now)
+
+			// Check: the one rule (expired from second exp on), whichever
+			// path answers.
+			wantExpired := now.Unix() >= exp
+			for name, err := range map[string]error{"VerifyToken": errCA, "cold": errCold, "cached": errCached} {
+				if got := errors.Is(err, security.ErrExpiredToken); got != wantExpired || (!wantExpired && err != nil) {
+					t.Errorf("%s at %v: %v; want expired: %v", name, now, err, wantExpired)
+				}
+			}
+		})
 	}
 }
 

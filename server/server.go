@@ -349,6 +349,23 @@ type Admin struct {
 	Info func() AdminInfo
 }
 
+// CellVetter is what a Backend may also do: judge the machines an
+// operator's call names against the cell it knows (machine.Machine does).
+// Admin asks it before a Reconfigure or a Handoff reaches the host, so a
+// node id that is no machine of the cell, or a configuration whose
+// members are not all live and identified now, never starts a round
+// change that could leave the journal without a quorum. Each method
+// returns "" to let the call through, else the refusal, which Admin
+// answers as it is: "unknown_machine: …" (an id that is no acceptor
+// machine of the cell), "invalid_configuration: …", "machine_unreachable:
+// …" (a member did not prove its identity in time).
+type CellVetter interface {
+	// VetConfiguration judges a Reconfigure's members and quorum system.
+	VetConfiguration(ctx context.Context, members []paxos.NodeID, q quorum.Spec) string
+	// VetSuccessor judges a Handoff's successor (never 0).
+	VetSuccessor(to paxos.NodeID) string
+}
+
 // AdminInfo is the machine's own facts, read at each Inspect (they change
 // when a cell forms).
 type AdminInfo struct {
@@ -357,7 +374,8 @@ type AdminInfo struct {
 	Journals []journal.ID
 	Spec     func(journal.ID) (host.JournalSpec, bool)
 	// Machines is every machine of the cell with its address, replica
-	// machines marked so.
+	// machines marked so. Inspect shows them only to a principal that may
+	// see the cell (a peer machine, a token covering every journal).
 	Machines []CellMachine
 	// Role is the machine's role ("node", "replica" or "proxy"), on every answer:
 	// a client prefers replicas for its reads by it.
@@ -375,8 +393,13 @@ type CellMachine struct {
 func (s *Admin) Inspect(ctx context.Context, req *pb.InspectRequest) (*pb.InspectReply, error) {
 	info := s.Info()
 	out := &pb.InspectReply{NodeId: info.NodeID, CellId: info.CellID, MachineRole: info.Role}
-	for _, m := range info.Machines {
-		out.Machines = append(out.Machines, &pb.CellMachine{NodeId: m.NodeID, Addr: m.Addr, Role: m.Role})
+	if p, ok := principalFrom(ctx); !ok || p.seesCell() {
+		// The cell's node facts (every machine's id, address and role) go
+		// to a principal that may see the cell: a tenant's or a journal's
+		// token learns of the machine it called only.
+		for _, m := range info.Machines {
+			out.Machines = append(out.Machines, &pb.CellMachine{NodeId: m.NodeID, Addr: m.Addr, Role: m.Role})
+		}
 	}
 	listed := listFilter(ctx)
 	for _, j := range info.Journals {
@@ -459,7 +482,8 @@ const notEnabled = "not_enabled: matchmaker-set generations are not built in thi
 // the node it reaches (normally the leader: a follower's change deposes
 // it). Accepted means the round change started; the operator watches
 // Inspect for the new configuration. A plain deployment refuses with
-// no_matchmakers.
+// no_matchmakers. A backend that is a CellVetter judges the members
+// first: unknown_machine, invalid_configuration, machine_unreachable.
 func (s *Admin) Reconfigure(ctx context.Context, req *pb.ReconfigureRequest) (*pb.ReconfigureReply, error) {
 	id := wire.JournalIDFromPB(req.GetJournal())
 	if !id.IsSet() {
@@ -473,6 +497,11 @@ func (s *Admin) Reconfigure(ctx context.Context, req *pb.ReconfigureRequest) (*p
 		Rows: int(req.GetRows()), Cols: int(req.GetCols())}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
+	if v, ok := s.B.(CellVetter); ok {
+		if refusal := v.VetConfiguration(ctx, members, q); refusal != "" {
+			return &pb.ReconfigureReply{Refusal: refusal}, nil
+		}
+	}
 	r, err := s.B.Call(ctx, host.Call{Kind: host.CallReconfigure, Reconfigure: host.ReconfigureRequest{Journal: id, Members: members, Quorum: q}})
 	if err != nil {
 		return nil, status.Error(codes.Unavailable, err.Error())
@@ -511,11 +540,17 @@ func (s *Admin) Retire(ctx context.Context, req *pb.RetireRequest) (*pb.RetireRe
 // the successor its authority; the operator watches Inspect for the
 // successor leading (a lost handoff is repaired by an election). A node
 // that does not lead refuses not_leader with the node it last heard
-// leading in leader_hint.
+// leading in leader_hint. A backend that is a CellVetter judges the
+// successor first: unknown_machine.
 func (s *Admin) Handoff(ctx context.Context, req *pb.HandoffRequest) (*pb.HandoffReply, error) {
 	id := wire.JournalIDFromPB(req.GetJournal())
 	if !id.IsSet() {
 		return &pb.HandoffReply{Refusal: "unset"}, nil
+	}
+	if v, ok := s.B.(CellVetter); ok && req.GetTo() != 0 {
+		if refusal := v.VetSuccessor(paxos.NodeID(req.GetTo())); refusal != "" {
+			return &pb.HandoffReply{Refusal: refusal}, nil
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
