@@ -15,6 +15,7 @@ import (
 	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/core/paxos"
 	"github.com/parosdb/paros/security"
+	"github.com/parosdb/paros/server"
 	"github.com/parosdb/paros/storage"
 	"github.com/parosdb/paros/storage/machinerecord"
 	"github.com/parosdb/paros/wire"
@@ -64,13 +65,81 @@ func planOf(r machinerecord.Record) *pb.CellPlan {
 	return p
 }
 
+// prepareRoundLeadMax bounds how far above this acceptor's promise a
+// PrepareCell (or FormCell) round may be: a round further up is refused
+// round_too_far, naming the promise. An honest proposer's round is one
+// above the highest promise it was refused with (CellInit), and each
+// CellInit tries at most eight rounds, so honest rounds climb by a handful
+// per init, never by 2^20 (a million refused attempts). Without the bound
+// one PrepareCell at round 2^62 (BallotRoundMax) from any certificate
+// allowed to call it was promised, and CellInit answered
+// ballots_exhausted for good: the cell could never form. With it, a caller
+// needs 2^62/2^20 = 2^42 PrepareCells to get there, each a durable write
+// of the machine record (about a millisecond): some 140 years. A gap a
+// caller opens between two acceptors' promises (one pushed up by 2^20,
+// another left) is closed by the proposer stepping the lower one up
+// (prepare), at one step per step the caller took.
+const prepareRoundLeadMax = 1 << 20
+
+// prepareStepsMax bounds the steps one PrepareCell of a CellInit takes to
+// raise an acceptor's promise towards its ballot (prepare): the work of
+// one CellInit stays bounded, and the operator's InitCell, which retries,
+// resumes from the promises already raised.
+const prepareStepsMax = 64
+
+// selfCallKey marks a call the proposer makes to its own acceptor in
+// process (localClient): no gate saw it, and a machine trusts itself.
+type selfCallKey struct{}
+
+// cellCaller returns who makes a cell call, for the part of its rule the
+// handler judges (auth.go's table), and whether to judge it: not for the
+// proposer's own acceptor in process, nor on a server that authenticates
+// nobody (--insecure) or a call no gate saw (in process).
+func cellCaller(ctx context.Context) (server.Caller, bool) {
+	if ctx.Value(selfCallKey{}) != nil {
+		return server.Caller{}, false
+	}
+	c, ok := server.CallerOf(ctx)
+	return c, ok && c.Secured
+}
+
+// founderCall is the handler's part of the rule for PrepareCell and
+// FormCell (the gate let in any peer certificate of the CA). Only the
+// decree's proposer sends them, over its own certificate, so the caller
+// must be a founding member: of this machine's cell once it is formed (a
+// formed machine hears only its founders), else one the request names (a
+// machine of the CA naming no founder, or a plan without itself, is
+// refused, so it cannot make this machine promise or vote for others).
+// And the ballot must be the caller's own: a proposer proposes under its
+// own node id, so no machine spends, or blocks, another's ballots.
+func founderCall(c server.Caller, rec machinerecord.Record, named []uint64, b paxos.Ballot, method string) error {
+	if rec.CellID != 0 {
+		if !slices.ContainsFunc(rec.Members, func(x machinerecord.Member) bool { return x.NodeID == c.Node }) {
+			return c.Denied(method, fmt.Sprintf("node %016x is no founding member of cell %016x", c.Node, rec.CellID))
+		}
+	} else if c.Node == 0 || !slices.Contains(named, c.Node) {
+		return c.Denied(method, fmt.Sprintf("node %016x is no founding member the formation names", c.Node))
+	}
+	if uint64(b.Node) != c.Node {
+		return c.Denied(method, fmt.Sprintf("the ballot names node %016x, not the caller's", uint64(b.Node)))
+	}
+	return nil
+}
+
 // PrepareCell is Phase 1 of the decree at this acceptor: promise the ballot
-// if it is above every promise, durably, and report the vote held.
-func (s *Service) PrepareCell(_ context.Context, req *pb.PrepareCellRequest) (*pb.PrepareCellReply, error) {
+// if it is above every promise and at most prepareRoundLeadMax above it,
+// durably, and report the vote held. Only a founding member the request
+// names (founderCall) may ask, and only if the request names this machine.
+func (s *Service) PrepareCell(ctx context.Context, req *pb.PrepareCellRequest) (*pb.PrepareCellReply, error) {
 	m := s.M
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	b := wire.BallotFromPB(req.GetBallot())
+	if c, check := cellCaller(ctx); check {
+		if err := founderCall(c, m.rec, req.GetMembers(), b, pb.Machine_PrepareCell_FullMethodName); err != nil {
+			return nil, err
+		}
+	}
 	promised := recBallot(m.rec.PromisedRound, m.rec.PromisedNode)
 	reply := &pb.PrepareCellReply{NodeId: m.rec.NodeID, Vote: planOf(m.rec),
 		VoteBallot: wire.BallotToPB(recBallot(m.rec.VoteRound, m.rec.VoteNode))}
@@ -85,8 +154,16 @@ func (s *Service) PrepareCell(_ context.Context, req *pb.PrepareCellRequest) (*p
 		reply.Refusal = m.cfg.Role.String() // a replica or a proxy votes on nothing, the plan included
 		return reply, nil
 	}
+	if !slices.Contains(req.GetMembers(), m.rec.NodeID) {
+		reply.Refusal = "not_a_member"
+		return reply, nil
+	}
 	if b.IsZero() || !promised.Less(b) {
 		reply.Refusal, reply.Promise = "promised_higher", wire.BallotToPB(promised)
+		return reply, nil
+	}
+	if b.Round-promised.Round > prepareRoundLeadMax {
+		reply.Refusal, reply.Promise = "round_too_far", wire.BallotToPB(promised)
 		return reply, nil
 	}
 	next := m.rec
@@ -102,15 +179,27 @@ func (s *Service) PrepareCell(_ context.Context, req *pb.PrepareCellRequest) (*p
 }
 
 // FormCell is Phase 2 at this acceptor: vote for the plan at the ballot
-// unless a higher one was promised. Voting formats the plan's stores first
-// and records the vote after (the commit point), then serves the cell. A
-// repeated FormCell of the same plan is answered formed.
-func (s *Service) FormCell(_ context.Context, req *pb.FormCellRequest) (*pb.FormCellReply, error) {
+// unless a higher one was promised (or the ballot is more than
+// prepareRoundLeadMax above the promise: a vote records its round as the
+// promise). Voting formats the plan's stores first and records the vote
+// after (the commit point), then serves the cell. A repeated FormCell of
+// the same plan is answered formed. Only a founding member the plan names
+// (founderCall) may ask.
+func (s *Service) FormCell(ctx context.Context, req *pb.FormCellRequest) (*pb.FormCellReply, error) {
 	m := s.M
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	b := wire.BallotFromPB(req.GetBallot())
 	plan := req.GetPlan()
+	if c, check := cellCaller(ctx); check {
+		var named []uint64
+		for _, mb := range plan.GetMembers() {
+			named = append(named, mb.GetNodeId())
+		}
+		if err := founderCall(c, m.rec, named, b, pb.Machine_FormCell_FullMethodName); err != nil {
+			return nil, err
+		}
+	}
 	promised := recBallot(m.rec.PromisedRound, m.rec.PromisedNode)
 	if !b.InRange() {
 		return &pb.FormCellReply{Refusal: "malformed"}, nil
@@ -120,6 +209,9 @@ func (s *Service) FormCell(_ context.Context, req *pb.FormCellRequest) (*pb.Form
 	}
 	if b.IsZero() || b.Less(promised) {
 		return &pb.FormCellReply{Refusal: "promised_higher", Promise: wire.BallotToPB(promised)}, nil
+	}
+	if b.Round-promised.Round > prepareRoundLeadMax {
+		return &pb.FormCellReply{Refusal: "round_too_far", Promise: wire.BallotToPB(promised)}, nil
 	}
 	next, err := recordWithPlan(m.rec, plan)
 	if err != nil {
@@ -265,7 +357,7 @@ func (s *Service) CellInit(ctx context.Context, req *pb.CellInitRequest) (*pb.Ce
 		var bestBallot paxos.Ballot
 		ok := true
 		for i, p := range peers {
-			r, err := p.PrepareCell(ctx, &pb.PrepareCellRequest{Ballot: b})
+			r, err := prepare(ctx, p, b, ids)
 			if err != nil {
 				return &pb.CellInitReply{Refusal: "member_unreachable: " + addrs[i]}, nil
 			}
@@ -323,6 +415,31 @@ func (s *Service) CellInit(ctx context.Context, req *pb.CellInitRequest) (*pb.Ce
 		return &pb.CellInitReply{Initialized: true, Plan: plan}, nil
 	}
 	return &pb.CellInitReply{Refusal: "contended"}, nil
+}
+
+// prepare sends Phase 1 at ballot b, naming the founding members ids, to
+// one acceptor. An acceptor whose promise is more than prepareRoundLeadMax
+// below b (a caller pushed another member up within the bound) refuses
+// round_too_far with its promise; the proposer then steps that promise up,
+// promising a ballot of its own below b within the bound, and asks again,
+// at most prepareStepsMax times. A step is a promise like any other: it
+// only makes the acceptor refuse ballots below it, and b is above it.
+func prepare(ctx context.Context, p pb.MachineClient, b *pb.Ballot, ids []uint64) (*pb.PrepareCellReply, error) {
+	req := &pb.PrepareCellRequest{Ballot: b, Members: ids}
+	for range prepareStepsMax {
+		r, err := p.PrepareCell(ctx, req)
+		if err != nil || r.GetRefusal() != "round_too_far" {
+			return r, err
+		}
+		step := r.GetPromise().GetRound() + prepareRoundLeadMax
+		if step >= b.GetRound() {
+			return r, nil // the acceptor's promise moved meanwhile: the caller picks a new round
+		}
+		if _, err := p.PrepareCell(ctx, &pb.PrepareCellRequest{Ballot: &pb.Ballot{Round: step, Node: b.GetNode()}, Members: ids}); err != nil {
+			return nil, err
+		}
+	}
+	return p.PrepareCell(ctx, req)
 }
 
 // dialMachines makes a Machine client of each address (this machine's own
@@ -405,16 +522,18 @@ func sameMembers(ms []*pb.Member, ids []uint64) bool {
 }
 
 // localClient lets the proposer call its own acceptor without a socket.
+// Its calls are marked as the machine's own (selfCallKey): they carry the
+// operator's CellInit context, whose caller is the operator, not a peer.
 type localClient struct{ s *Service }
 
 func (l localClient) Identify(ctx context.Context, in *pb.IdentifyRequest, _ ...grpc.CallOption) (*pb.IdentifyReply, error) {
 	return l.s.Identify(ctx, in)
 }
 func (l localClient) PrepareCell(ctx context.Context, in *pb.PrepareCellRequest, _ ...grpc.CallOption) (*pb.PrepareCellReply, error) {
-	return l.s.PrepareCell(ctx, in)
+	return l.s.PrepareCell(context.WithValue(ctx, selfCallKey{}, true), in)
 }
 func (l localClient) FormCell(ctx context.Context, in *pb.FormCellRequest, _ ...grpc.CallOption) (*pb.FormCellReply, error) {
-	return l.s.FormCell(ctx, in)
+	return l.s.FormCell(context.WithValue(ctx, selfCallKey{}, true), in)
 }
 func (l localClient) CellInit(ctx context.Context, in *pb.CellInitRequest, _ ...grpc.CallOption) (*pb.CellInitReply, error) {
 	return l.s.CellInit(ctx, in)
@@ -423,7 +542,7 @@ func (l localClient) Admit(ctx context.Context, in *pb.AdmitRequest, _ ...grpc.C
 	return l.s.Admit(ctx, in)
 }
 func (l localClient) JoinCell(ctx context.Context, in *pb.JoinCellRequest, _ ...grpc.CallOption) (*pb.JoinCellReply, error) {
-	return l.s.JoinCell(ctx, in)
+	return l.s.JoinCell(context.WithValue(ctx, selfCallKey{}, true), in)
 }
 func (l localClient) JoinJournal(ctx context.Context, in *pb.JoinJournalRequest, _ ...grpc.CallOption) (*pb.JoinJournalReply, error) {
 	return l.s.JoinJournal(ctx, in)
