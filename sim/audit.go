@@ -19,7 +19,10 @@ import (
 type audit struct {
 	// votes are the acceptors' reported durable votes (proxy.go), kept
 	// only when the seed runs proxies.
-	votes      map[proxyVote][]paxos.NodeID
+	votes map[proxyVote][]paxos.NodeID
+	// forged are the values impostors sent (forgery.go): none is ever
+	// voted or chosen.
+	forged     map[jforged]bool
 	w          *World
 	violations []string
 	gates      map[string]int
@@ -81,6 +84,7 @@ func (a *audit) gate(name string) { a.gates[name]++ }
 // Committed implements host.Observer: a slot folded on a node, released
 // once its batch was durable.
 func (a *audit) Committed(node paxos.NodeID, j journal.ID, c paxos.Committed) {
+	a.forgedChosen(node, j, c)
 	k := jslot{j, c.Slot}
 	if prev, ok := a.chosen[k]; ok {
 		if !prev.Equal(c.Command) {

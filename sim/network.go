@@ -25,6 +25,7 @@ func (n *network) send(from, to paxos.NodeID, batch []host.Envelope) {
 	w.counts.Messages += uint64(len(batch))
 	w.audit.sent(from, batch)
 	w.audit.observeVotes(from, batch)
+	w.audit.forgedVotes(from, batch)
 	n.keepRelinquishes(from, batch)
 	if n.cut(from, to) {
 		w.counts.Partitioned++
@@ -62,8 +63,8 @@ func (n *network) deliver(from, to paxos.NodeID, batch []host.Envelope, sent int
 		return
 	}
 	p := w.proc(to)
-	if !p.up {
-		return
+	if p == nil || !p.up {
+		return // no process: an answer to the impostor of forgery.go
 	}
 	if w.sched.now < p.pausedUntil {
 		w.sched.at(p.pausedUntil, lbl("deliver n%d→n%d ×%d (after pause)", uint64(from), uint64(to), uint64(len(batch))), func() { n.deliver(from, to, batch, sent) })

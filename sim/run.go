@@ -70,6 +70,10 @@ type Counts struct {
 	ReplicaTrimJumps, ReplicaCatchUps, ReplicaPushes, ReplicaReads uint64
 	// ReplicaChanges counts the operator's changes of the replica list.
 	ReplicaChanges uint64
+	// Roles (forgery.go): forgeries sent; messages the core dropped for
+	// their sender's role or for a ballot their sender does not lead;
+	// handoff notices heard.
+	Forgeries, RoleRefused, NotLeading, HandoffNotices uint64
 }
 
 // Result is the outcome of one seed.
@@ -176,6 +180,7 @@ func run(seed uint64, o Options) Result {
 	w.replicaChaos()
 	w.handoffChaos()
 	w.proxyChaos()
+	w.forgeryChaos()
 	w.operate()
 	w.sched.runUntil(w.chaosEnd)
 
@@ -280,6 +285,9 @@ func (w *World) collect(p *proc) {
 			w.counts.ProxyLearned += c.ProxyLearned
 			w.counts.ProxyBypassed += c.ProxyBypassed
 			w.counts.ProxyRecovered += c.ProxyRecovered
+			w.counts.RoleRefused += c.RoleRefused
+			w.counts.NotLeading += c.NotLeading
+			w.counts.HandoffNotices += c.HandoffNotices
 			if p.replica() {
 				w.counts.ReplicaTrimJumps += c.TrimJumps
 				w.counts.ReplicaCatchUps += c.CatchUps
@@ -375,6 +383,9 @@ func (w *World) gateCounts(r *Result) {
 	set("proxy: a suspect proxy's round runs on the leader", c.ProxyBypassed)
 	set("proxy: a suspect proxy answers a probe", c.ProxyRecovered)
 	set("proxy: the operator changes the proxy list at run time", c.ProxyChanges)
+	set("roles: a message its sender's role never sends is dropped", c.RoleRefused)
+	set("roles: an Accept, Commit or Heartbeat at a ballot its sender does not lead is dropped", c.NotLeading)
+	set("handoff: an acceptor hears the successor once the owner's notice named it", c.HandoffNotices)
 }
 
 // lincheck checks every journal's client history with porcupine.
@@ -490,6 +501,10 @@ func GateNames() []string {
 		"proxy: a suspect proxy's round runs on the leader",
 		"proxy: a suspect proxy answers a probe",
 		"proxy: the operator changes the proxy list at run time",
+		// Roles (forgery.go).
+		"roles: a message its sender's role never sends is dropped",
+		"roles: an Accept, Commit or Heartbeat at a ballot its sender does not lead is dropped",
+		"handoff: an acceptor hears the successor once the owner's notice named it",
 	}
 	slices.Sort(g)
 	return g

@@ -53,6 +53,10 @@ type Shape struct {
 	// hands its journals on first), and old Relinquish messages are
 	// replayed (handoff.go).
 	Handoffs bool
+	// Forgeries: impostors with real credentials (a replica, a proxy, a
+	// member, a machine never admitted) send forged Accepts and Commits
+	// at a live leader's ballot (forgery.go).
+	Forgeries bool
 	// CallBatchUs > 0: a server reads client calls like a WriteStream's
 	// submitter, handing the host (OnCalls) every call that arrived within
 	// that many microseconds of the first, in arrival order.
@@ -198,6 +202,7 @@ func drawShape(g rng, o Options) Shape {
 	for i := range g.intn(4) {
 		s.Proxies = append(s.Proxies, ProxyIDBase+paxos.NodeID(i))
 	}
+	s.Forgeries = g.pct(50)
 	return s
 }
 
@@ -256,6 +261,9 @@ func (s Shape) String() string {
 	}
 	if s.Handoffs {
 		mm += " handoffs"
+	}
+	if s.Forgeries {
+		mm += " forgeries"
 	}
 	return fmt.Sprintf("n=%d %s%s journals=%s election=%d drop=%d%% dup=%d%%", len(s.Nodes), q, mm, modes, s.Tun.ElectionTicks, s.DropPct, s.DupPct)
 }

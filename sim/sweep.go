@@ -112,6 +112,10 @@ func (c *Counts) add(o Counts) {
 	c.GracefulHandoffs += o.GracefulHandoffs
 	c.RelinquishReplays += o.RelinquishReplays
 	c.OperatorHandoffs += o.OperatorHandoffs
+	c.Forgeries += o.Forgeries
+	c.RoleRefused += o.RoleRefused
+	c.NotLeading += o.NotLeading
+	c.HandoffNotices += o.HandoffNotices
 }
 
 // UnfiredGates lists the required gates that never fired.
@@ -142,7 +146,7 @@ func (s Summary) WriteTable(out io.Writer) {
 		{"fail-stops", c.FailStops}, {"rotted records", c.Rots}, {"wiped disks", c.Wipes},
 		{"restarts under an edited configuration", c.EditedRestarts},
 		{"graceful restarts that handed on", c.GracefulHandoffs}, {"replayed Relinquish messages", c.RelinquishReplays},
-		{"operator handoffs", c.OperatorHandoffs},
+		{"operator handoffs", c.OperatorHandoffs}, {"forged Accepts and Commits", c.Forgeries},
 		{"messages", c.Messages}, {"  dropped", c.Dropped}, {"  duplicated", c.Duplicated}, {"  held back 20-400 ms", c.Delayed}, {"  cut by a partition", c.Partitioned},
 	}
 	for _, r := range rows {
