@@ -38,7 +38,8 @@ var (
 	// member alone a Phase-1 quorum). Nothing was reconfigured.
 	ErrInvalidConfiguration = errors.New("paros/client: invalid configuration")
 	// ErrUnknownMachine: a node id that is no machine of the cell, or an
-	// address whose machine belongs to another cell. Nothing was
+	// address whose machine belongs to another cell or does not prove the
+	// node id named (a machine refuses it unknown_machine). Nothing was
 	// reconfigured.
 	ErrUnknownMachine = errors.New("paros/client: unknown machine")
 )
@@ -296,7 +297,9 @@ type target struct {
 //
 // Errors: ErrInvalidConfiguration and ErrUnknownMachine (nothing was
 // reconfigured; machines may have been admitted to the cell), ErrNoMatchmakers,
-// ErrUnknownJournal, ErrDenied, ErrNoServer (no machine answered), and
+// ErrUnknownJournal, ErrDenied, ErrNoServer (no machine answered, or the
+// leader found a member that did not answer: machine_unreachable, nothing
+// was reconfigured), and
 // ErrAmbiguous when ctx ended after a round change was started but before
 // the leader reported it: the change may still complete (Inspect, or call
 // Reconfigure again).
@@ -450,10 +453,14 @@ func (c *Client) admit(ctx context.Context, sv survey, newcomers map[uint64]stri
 				r, err := m.Admit(ctx, &pb.AdmitRequest{CellId: sv.cellID, Member: &pb.Member{NodeId: node, Addr: addr}}, o...)
 				return r.GetRefusal(), err
 			})
-			if err != nil {
+			switch {
+			case err != nil:
 				return err
-			}
-			if r != "" {
+			case strings.HasPrefix(r, "unknown_machine"):
+				return fmt.Errorf("%w: %s refused to admit machine %016x (%s): %s", ErrUnknownMachine, st.Addr, node, addr, r)
+			case strings.HasPrefix(r, "machine_unreachable"):
+				return fmt.Errorf("%w: %s could not reach machine %016x (%s) to admit it: %s", ErrNoServer, st.Addr, node, addr, r)
+			case r != "":
 				return fmt.Errorf("paros/client: %s refused to admit machine %016x (%s): %s", st.Addr, node, addr, r)
 			}
 		}
@@ -607,6 +614,12 @@ func (c *Client) changeRound(ctx context.Context, id journal.ID, tg target, sv s
 				return fmt.Errorf("%w: %s", ErrNoMatchmakers, refusal)
 			case strings.HasPrefix(refusal, "invalid_configuration"):
 				return fmt.Errorf("%w: %s", ErrInvalidConfiguration, refusal)
+			case strings.HasPrefix(refusal, "unknown_machine"):
+				return fmt.Errorf("%w: %s refused the configuration: %s", ErrUnknownMachine, l.Addr, refusal)
+			case strings.HasPrefix(refusal, "machine_unreachable"):
+				// The leader starts no round change whose members it cannot
+				// reach now: the journal keeps its configuration.
+				return fmt.Errorf("%w: %s refused the configuration: %s", ErrNoServer, l.Addr, refusal)
 			case strings.HasPrefix(refusal, "unknown_journal"):
 				last = l.Addr + " no longer serves the journal" // retired or removed: another node leads
 			default:

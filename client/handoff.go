@@ -170,6 +170,8 @@ func (c *Client) askHandoff(ctx context.Context, sv survey, l MemberStatus, h *h
 		switch {
 		case strings.HasPrefix(refusal, "cannot_relinquish"):
 			return fmt.Errorf("%w: %s: %s", ErrCannotHandoff, addr, refusal)
+		case strings.HasPrefix(refusal, "unknown_machine"):
+			return fmt.Errorf("%w: %s: %s", ErrUnknownMachine, addr, refusal)
 		case strings.HasPrefix(refusal, "not_leader"):
 			hint := r.GetLeaderHint()
 			next, known := sv.machines[hint]
