@@ -323,7 +323,11 @@ func (c *cluster) deliver() bool {
 				env.outbox = append(env.outbox, d)
 				continue
 			}
-			c.hosts[d.To].OnDeliver(d.From, d.Batch)
+			h := c.hosts[d.To]
+			if h == nil {
+				continue // a machine the cluster does not run (a listed replica or proxy)
+			}
+			h.OnDeliver(d.From, d.Batch)
 			did = true
 		}
 	}

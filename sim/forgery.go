@@ -12,7 +12,8 @@ import (
 // them (Shape.Forgeries), an impostor holding a real credential of the
 // cell tries to get a value of its own chosen at a live leader's ballot,
 // every 60–250 ms of the chaos window: a replica machine, a proxy machine
-// naming a leader that does not lead the ballot (or none), another member,
+// naming a leader that does not lead the ballot (or none, or itself at a
+// ballot of its own), another member,
 // or a machine the cell never admitted (the gRPC edge refuses the last
 // one before any byte reaches a host; the simulator hands it to the hosts
 // anyway, as a test of the core's own table). It sends each acceptor an
@@ -82,8 +83,13 @@ func (w *World) forge() {
 		from = w.shape.Replicas[g.intn(len(w.shape.Replicas))]
 	case k == 1 && len(w.proxySet) > 0:
 		from = w.proxySet[g.intn(len(w.proxySet))]
-		if g.pct(50) {
+		switch g.intn(3) {
+		case 0:
 			names = others[g.intn(len(others))]
+		case 1:
+			// A proxy naming itself the leader of a ballot of its own, above
+			// the real leader's.
+			names, b = from, paxos.Ballot{Round: b.Round + 1, Node: from}
 		}
 	case k == 3 && len(w.shape.Matchmakers) == 0:
 		// With matchmakers the acceptor set moves, and the core hears any

@@ -180,6 +180,13 @@ func (n *Node) speaksFor(m Message, r Role) bool {
 		return true
 	}
 	if r == RoleProxy {
+		// A proxy fans an Accept out to every addressee but the leader it
+		// names: the leader's own vote never comes from a proxy, so a
+		// proxy's Accept naming this node is refused, and a compromised
+		// proxy cannot put a value into the leader's own log.
+		if m.Type == MsgAccept && m.Leader == n.cfg.ID {
+			return false
+		}
 		return m.Leader != 0 && n.mayLead(m.Leader, m.Ballot)
 	}
 	if m.Leader != 0 {
@@ -189,9 +196,13 @@ func (n *Node) speaksFor(m Message, r Role) bool {
 }
 
 // mayLead reports whether node s may lead at ballot b as far as this node
-// knows: s owns b, or b's owner named s its successor.
+// knows: s is an acceptor, and it owns b or b's owner named it its
+// successor. A replica or a proxy leads nothing, whatever ballot it mints
+// in its own name (a proxy naming itself the leader of a ballot of its own
+// was voted above the real leader's until this rule: the role fuzz target
+// found it).
 func (n *Node) mayLead(s NodeID, b Ballot) bool {
-	if b.IsZero() {
+	if b.IsZero() || n.roleOf(s) != RoleAcceptor {
 		return false
 	}
 	return b.Node == s || n.successor.ballot == b && n.successor.to == s

@@ -155,10 +155,30 @@ func TestAProxySpeaksOnlyForTheBallotsLeader(t *testing.T) {
 		rd := s.step(m)
 		expectEq(t, fmt.Sprintf("votes for a proxy's Accept naming %d", leader), len(votes(rd, rlProxy)), 0)
 	}
-	m := acceptAt(rlProxy, b, "delegated")
-	m.Leader = 2
+	// A proxy leads nothing, even at a ballot it mints in its own name,
+	// above the leader's (the role fuzz target found it voted).
+	own := bal(5, rlProxy)
+	m := acceptAt(rlProxy, own, "self-appointed")
+	m.Leader = rlProxy
 	rd := s.step(m)
+	expectEq(t, "votes for a proxy's Accept naming itself at its own ballot", len(votes(rd, rlProxy)), 0)
+
+	m = acceptAt(rlProxy, b, "delegated")
+	m.Leader = 2
+	rd = s.step(m)
 	expectEq(t, "votes for a proxy's Accept naming the owner", fmt.Sprint(votes(rd, rlProxy)), "[1]")
+}
+
+// A leader's own vote never comes from a proxy: a proxy's Accept naming
+// this node as its leader is refused, so a compromised proxy cannot put a
+// value into the leader's own log.
+func TestALeaderTakesNoAcceptFromAProxy(t *testing.T) {
+	s := newRoleSolo(t, false)
+	b := s.lead()
+	m := paxos.Message{Type: paxos.MsgAccept, From: rlProxy, To: 1, Ballot: b, Leader: 1,
+		Entries: []paxos.SlotCommand{{Slot: 50, Ballot: b, Command: cmdOf("forged")}}}
+	expectIgnored(t, s, "a proxy's Accept naming the leader itself", m)
+	expectEq(t, "dropped as not leading", s.node.Counters().NotLeading, uint64(1))
 }
 
 // A replica's certificate sends no Phase 2, with or without matchmakers
