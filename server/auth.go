@@ -74,10 +74,14 @@ type rule struct {
 //	                               the journal; list filtered to scope; the
 //	                               cell's machines only to a peer or a token
 //	                               covering every journal
-//	Admin/Reconfigure              token: admin over every journal
+//	Admin/Reconfigure              token: admin over every journal; the
+//	                               members: live acceptor machines of the
+//	                               cell (CellVetter)
 //	Admin/ReconfigureMatchmakers   token: admin over every journal
 //	Admin/Retire                   token: admin over every journal
-//	Admin/Handoff                  token: admin over every journal
+//	Admin/Handoff                  token: admin over every journal; the
+//	                               successor: a machine of the cell
+//	                               (CellVetter)
 //	Machine/Identify               anyone authenticated; with plan: peer
 //	                               certificate, or admin over everything
 //	Machine/PrepareCell            peer certificate; the handler: a founding
@@ -109,9 +113,12 @@ type rule struct {
 // prepareRoundLeadMax). JoinCell comes from parosctl (admin) or from
 // CellInit's proposer joining the plan's replicas and proxies (peer): a
 // peer may join only a replica or proxy machine, into a plan naming the
-// peer as a founder, so a stray certificate cannot move a machine into a
-// cell of its making, nor make an acceptor of the cell (which joins only
-// once admitted, by an admin). Admit, JoinJournal, SetReplicas and
+// peer as a founder (once the machine is in a cell, a founder of it), so a
+// certificate outside the cell moves no machine of a formed cell and makes
+// no acceptor (which joins only once an admin admitted it). Before a cell
+// forms, a certificate of the CA is the only credential an idle machine
+// can judge: one naming itself a founder can still draw idle machines into
+// a plan of its own, as it could by running the decree itself. Admit, JoinJournal, SetReplicas and
 // SetProxies come only from an operator's tool (client.Client, with an
 // admin token): no machine role sends them, so no certificate may (one
 // listed itself as a proxy, another emptied the replica list). Admin
