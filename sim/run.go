@@ -74,6 +74,7 @@ type Counts struct {
 	// their sender's role or for a ballot their sender does not lead;
 	// handoff notices heard.
 	Forgeries, RoleRefused, NotLeading, HandoffNotices uint64
+	SuccessorsAssumed, NoticesAnswered                 uint64
 }
 
 // Result is the outcome of one seed.
@@ -288,6 +289,8 @@ func (w *World) collect(p *proc) {
 			w.counts.RoleRefused += c.RoleRefused
 			w.counts.NotLeading += c.NotLeading
 			w.counts.HandoffNotices += c.HandoffNotices
+			w.counts.SuccessorsAssumed += c.SuccessorsAssumed
+			w.counts.NoticesAnswered += c.NoticesAnswered
 			if p.replica() {
 				w.counts.ReplicaTrimJumps += c.TrimJumps
 				w.counts.ReplicaCatchUps += c.CatchUps
@@ -386,6 +389,8 @@ func (w *World) gateCounts(r *Result) {
 	set("roles: a message its sender's role never sends is dropped", c.RoleRefused)
 	set("roles: an Accept, Commit or Heartbeat at a ballot its sender does not lead is dropped", c.NotLeading)
 	set("handoff: an acceptor hears the successor once the owner's notice named it", c.HandoffNotices)
+	set("handoff: a rebooted owner binds the first successor it hears", c.SuccessorsAssumed)
+	set("handoff: an owner answers an acceptor's question with its notice", c.NoticesAnswered)
 }
 
 // lincheck checks every journal's client history with porcupine.
@@ -505,6 +510,8 @@ func GateNames() []string {
 		"roles: a message its sender's role never sends is dropped",
 		"roles: an Accept, Commit or Heartbeat at a ballot its sender does not lead is dropped",
 		"handoff: an acceptor hears the successor once the owner's notice named it",
+		"handoff: a rebooted owner binds the first successor it hears",
+		"handoff: an owner answers an acceptor's question with its notice",
 	}
 	slices.Sort(g)
 	return g

@@ -116,6 +116,8 @@ func (c *Counts) add(o Counts) {
 	c.RoleRefused += o.RoleRefused
 	c.NotLeading += o.NotLeading
 	c.HandoffNotices += o.HandoffNotices
+	c.SuccessorsAssumed += o.SuccessorsAssumed
+	c.NoticesAnswered += o.NoticesAnswered
 }
 
 // UnfiredGates lists the required gates that never fired.

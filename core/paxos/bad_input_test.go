@@ -96,7 +96,6 @@ func TestBadInputIgnored(t *testing.T) {
 		{"Prepare for another proposer's ballot", paxos.Message{Type: paxos.MsgPrepare, From: 2, To: 1, Ballot: bal(1, 3), Slot: 1}},
 		{"Prepare from slot 0", paxos.Message{Type: paxos.MsgPrepare, From: 2, To: 1, Ballot: bal(1, 2), Slot: 0}},
 		{"Accept for another proposer's ballot", paxos.Message{Type: paxos.MsgAccept, From: 2, To: 1, Ballot: bal(1, 3), Entries: entry}},
-		{"Heartbeat for another proposer's ballot", paxos.Message{Type: paxos.MsgHeartbeat, From: 2, To: 1, Ballot: bal(1, 3), Commit: 3}},
 		{"Commit for another proposer's ballot", paxos.Message{Type: paxos.MsgCommit, From: 2, To: 1, Ballot: bal(1, 3), Commit: 3}},
 		{"Accept naming a leader from a member", paxos.Message{Type: paxos.MsgAccept, From: 2, To: 1, Ballot: bal(1, 2), Leader: 2, Entries: entry}},
 		{"Promise to a follower", paxos.Message{Type: paxos.MsgPromise, From: 2, To: 1, Ballot: bal(1, 1), Slot: 1}},

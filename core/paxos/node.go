@@ -57,6 +57,9 @@ type Node struct {
 	successor struct {
 		ballot Ballot
 		to     NodeID
+		// config is the ballot's configuration, which a notice names with
+		// matchmakers (zero when unknown: no notice is sent then).
+		config Configuration
 	}
 
 	electionElapsed int
@@ -210,6 +213,12 @@ type Counters struct {
 	// named) does not lead their ballot as far as this node knows;
 	// HandoffNotices, owners' notices naming their successor.
 	RoleRefused, NotLeading, HandoffNotices uint64
+	// SuccessorsAssumed counts ballots of its own a rebooted owner bound to
+	// the first acceptor it heard leading them (roles.go, mayLead).
+	SuccessorsAssumed uint64
+	// NoticesAsked counts owners asked whom they handed a ballot to;
+	// NoticesAnswered, such questions an owner answered with its notice.
+	NoticesAsked, NoticesAnswered uint64
 }
 
 // NewNode boots a node from its store. Boot is restart: the node always
@@ -523,6 +532,9 @@ func (n *Node) Step(m Message) {
 	// learns from any acceptor (see docs/security.md).
 	if !n.cfg.Replica && !n.speaksFor(m, role) {
 		n.counters.NotLeading++
+		n.askOwner(m, role)
+		n.afterEvent()
+		n.assertInvariants()
 		return
 	}
 	if n.highestSeen.Less(m.Ballot) {

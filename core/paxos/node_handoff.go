@@ -119,16 +119,16 @@ func (n *Node) RelinquishTo(successor NodeID) error {
 	// for a member speaking at a ballot it does not own (speaksFor). The
 	// notice rides in the Relinquish's batch, so it leaves only once every
 	// round the owner opened is durable, like the Relinquish.
+	n.successor.ballot, n.successor.to = l.ballot, successor
+	n.successor.config = Configuration{}
+	if n.matchmakers() {
+		n.successor.config = Configuration{Ballot: l.ballot, Since: l.own.Since, Acceptors: l.config}
+	}
 	for _, id := range n.sys.Members() {
 		if id != n.cfg.ID && id != successor {
-			notice := Message{Type: MsgHeartbeat, To: id, Ballot: l.ballot, Commit: n.lrn.chosenIndex, Leader: successor}
-			if n.matchmakers() {
-				notice.Config, notice.Since = l.config, l.own.Since
-			}
-			n.send(notice)
+			n.sendNotice(id)
 		}
 	}
-	n.successor.ballot, n.successor.to = l.ballot, successor
 	n.counters.Relinquished++
 	n.stepDown()
 	n.leaderHint = successor
@@ -242,6 +242,54 @@ func (n *Node) refuseRelinquish(m Message) string {
 		}
 	}
 	return ""
+}
+
+// sendNotice sends acceptor to the notice naming the successor this node
+// handed its ballot to: a Heartbeat at that ballot with Leader set (with
+// matchmakers it names the ballot's configuration; unknown, nothing is
+// sent).
+func (n *Node) sendNotice(to NodeID) {
+	s := n.successor
+	m := Message{Type: MsgHeartbeat, To: to, Ballot: s.ballot, Commit: n.lrn.chosenIndex, Leader: s.to}
+	if n.matchmakers() {
+		if s.config.IsZero() && n.ballotCfg.Ballot == s.ballot {
+			// A rebooted owner bound its successor before it heard the
+			// ballot's configuration; the successor's beats have told it since.
+			s.config, n.successor.config = n.ballotCfg, n.ballotCfg
+		}
+		if s.config.IsZero() {
+			return
+		}
+		m.Config, m.Since = s.config.Acceptors, s.config.Since
+	}
+	n.send(m)
+}
+
+// askOwner: an acceptor that dropped a Heartbeat at a ballot whose leader
+// it does not know (a notice it missed, or forgot in a reboot) asks the
+// ballot's owner, with a HeartbeatAck at that ballot, whom it handed the
+// ballot to; the owner answers with its notice (answerNotice). Without
+// the question, a follower restarted while a successor leads campaigns at
+// its next election timeout (the rolling-restart test found it). A forged
+// Heartbeat costs the owner one reply, no more than a real one does.
+func (n *Node) askOwner(m Message, r Role) {
+	if m.Type != MsgHeartbeat || m.Leader != 0 || r != RoleAcceptor || m.Ballot.Less(n.acc.Promised()) ||
+		m.Ballot.Node == n.cfg.ID || !n.sys.Contains(m.Ballot.Node) {
+		return
+	}
+	n.counters.NoticesAsked++
+	n.send(Message{Type: MsgHeartbeatAck, To: m.Ballot.Node, Ballot: m.Ballot, Commit: n.lrn.chosenIndex,
+		Watermark: n.acc.VoteWatermark()})
+}
+
+// answerNotice: a HeartbeatAck at a ballot this node owns, handed on and
+// no longer leads is a question (askOwner): the notice answers it.
+func (n *Node) answerNotice(m Message) {
+	if m.Ballot != n.successor.ballot || m.Ballot.Node != n.cfg.ID || m.From == n.successor.to {
+		return
+	}
+	n.counters.NoticesAnswered++
+	n.sendNotice(m.From)
 }
 
 // handleHandoffNotice learns from a ballot's owner (Step checked the

@@ -159,6 +159,9 @@ func (n *Node) handleHeartbeat(m Message) {
 func (n *Node) handleHeartbeatAck(m Message, from int) {
 	l, ok := n.phase.(*leading)
 	if !ok || m.Ballot != l.ballot || from < 0 {
+		if !ok {
+			n.answerNotice(m)
+		}
 		return
 	}
 	l.live = l.live.Add(from)

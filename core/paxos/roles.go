@@ -205,5 +205,25 @@ func (n *Node) mayLead(s NodeID, b Ballot) bool {
 	if b.IsZero() || n.roleOf(s) != RoleAcceptor {
 		return false
 	}
-	return b.Node == s || n.successor.ballot == b && n.successor.to == s
+	if b.Node == s || n.successor.ballot == b && n.successor.to == s {
+		return true
+	}
+	// A ballot's owner keeps no durable record of whom it handed the ballot
+	// to, and a reboot forgets it. Its durable promise is still that ballot,
+	// which it no longer leads: the first acceptor it then hears at it is
+	// taken for the successor, and bound (a second one is refused). Without
+	// this a rolling restart, leader first, cost an election at every
+	// machine: the restarted owner ignored its successor and campaigned.
+	// Honest peers speak at another's ballot only as its successor, so this
+	// is safe; what it lends a lying member is in docs/security.md.
+	if b.Node == n.cfg.ID && b == n.acc.Promised() && n.ownBallot() != b && n.successor.ballot.Less(b) {
+		n.successor.ballot, n.successor.to = b, s
+		n.successor.config = Configuration{}
+		if n.ballotCfg.Ballot == b {
+			n.successor.config = n.ballotCfg
+		}
+		n.counters.SuccessorsAssumed++
+		return true
+	}
+	return false
 }

@@ -199,6 +199,56 @@ func TestAReplicaSendsNoPhase2(t *testing.T) {
 	}
 }
 
+// A ballot's owner that rebooted since it handed its ballot on no longer
+// knows whom to: it takes the first acceptor it hears leading its own
+// ballot (its promise, which it no longer leads) for the successor, and
+// refuses a second one.
+func TestARebootedOwnerBindsTheFirstSuccessorItHears(t *testing.T) {
+	s := newRoleSolo(t, false)
+	b := s.lead()
+	s.restart()
+	expectEq(t, "promise after the reboot", s.node.Promised(), b)
+
+	rd := s.step(acceptAt(2, b, "inherited"))
+	expectEq(t, "votes for the first acceptor at the owner's ballot", fmt.Sprint(votes(rd, 2)), "[1]")
+	expectEq(t, "successors assumed", s.node.Counters().SuccessorsAssumed, uint64(1))
+	rd = s.step(paxos.Message{Type: paxos.MsgAccept, From: 3, To: 1, Ballot: b,
+		Entries: []paxos.SlotCommand{{Slot: 2, Ballot: b, Command: cmdOf("second")}}})
+	expectEq(t, "votes for a second acceptor at the owner's ballot", len(votes(rd, 3)), 0)
+}
+
+// An acceptor that drops a Heartbeat at a ballot whose leader it does not
+// know asks the ballot's owner, with a HeartbeatAck at that ballot; an
+// owner that handed the ballot on answers with its notice, and from then
+// on the successor is heard.
+func TestAnAcceptorAsksTheOwnerWhoLeadsItsBallot(t *testing.T) {
+	s := newRoleSolo(t, false)
+	b := bal(4, 2)
+	promisedTo(s, b)
+	rd := s.step(paxos.Message{Type: paxos.MsgHeartbeat, From: 3, To: 1, Ballot: b, Commit: 0})
+	var asked []string
+	for _, m := range rd.Messages {
+		asked = append(asked, fmt.Sprintf("%s to %d at %s", m.Type, m.To, m.Ballot))
+	}
+	expectEq(t, "what a Heartbeat from a node not known to lead the ballot sends", fmt.Sprint(asked), "[HeartbeatAck to 2 at 4.2]")
+	expectEq(t, "owners asked", s.node.Counters().NoticesAsked, uint64(1))
+
+	// The owner's side: node 1 leads, hands its ballot to node 2, and
+	// answers node 3's question with its notice.
+	o := newRoleSolo(t, false)
+	ob := o.lead()
+	if err := o.node.RelinquishTo(2); err != nil {
+		t.Fatalf("relinquish: %v", err)
+	}
+	o.flush()
+	rd = o.step(paxos.Message{Type: paxos.MsgHeartbeatAck, From: 3, To: 1, Ballot: ob})
+	var told []string
+	for _, m := range rd.Messages {
+		told = append(told, fmt.Sprintf("%s to %d at %s naming %d", m.Type, m.To, m.Ballot, m.Leader))
+	}
+	expectEq(t, "the owner's answer", fmt.Sprint(told), fmt.Sprintf("[Heartbeat to 3 at %s naming 2]", ob))
+}
+
 // A successor is heard at its predecessor's ballot once the predecessor's
 // handoff notice named it, and only then; a notice comes from the ballot's
 // owner only, and a lower ballot's notice does not replace a higher one.
