@@ -88,19 +88,8 @@ func TestForgedAcceptIsRefused(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	defer cancel()
 	conn := c.dial(ctx, c.procs)
-	w := conn.Journal(id).NewWriter()
+	w, want := claimWithRecords(t, ctx, conn.Journal(id), 3)
 	defer w.Close()
-	if err := w.Claim(ctx); err != nil {
-		t.Fatalf("claim: %v", err)
-	}
-	var want [][]byte
-	for i := range 3 {
-		rec := fmt.Appendf(nil, "before-%d", i)
-		if _, err := w.Append(ctx, rec); err != nil {
-			t.Fatalf("append %d: %v", i, err)
-		}
-		want = append(want, rec)
-	}
 	r := reconnoitre(t, ctx, conn, id)
 	if r.uuid != w.Fence() || r.next != w.NextSeq() {
 		t.Fatalf("Inspect shows writer %v at position %d; the writer is %v at %d", r.uuid, r.next, w.Fence(), w.NextSeq())

@@ -117,16 +117,7 @@ func TestCellCallsNeedTheRoleThatSendsThem(t *testing.T) {
 	}
 	// Arrange: three nodes, a replica and a proxy, formed; a claimed Writer
 	// with one record; every machine's list of the cell.
-	c := newCell(t)
-	nodes := slices.Clone(c.procs)
-	base := filepath.Dir(filepath.Dir(c.caDir))
-	replica := &proc{addr: freeAddr(t), data: filepath.Join(base, "r1"), args: []string{"--role", "replica"}}
-	proxy := &proc{addr: freeAddr(t), data: filepath.Join(base, "x1"), args: []string{"--role", "proxy"}}
-	for _, p := range []*proc{replica, proxy} {
-		c.issue(p, filepath.Join(base, "pki", filepath.Base(p.data)))
-		c.start(p)
-		c.procs = append(c.procs, p) // stopped by the cell's cleanup
-	}
+	c, nodes, replica, proxy := newCellWithReplicaAndProxy(t)
 	id := mustID(t, c.initArgs("--members", joinAddrs(nodes), "--replicas", replica.public(), "--proxies", proxy.public()))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -37,6 +37,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "github.com/parosdb/paros/api/parospb/paros/v1"
+	"github.com/parosdb/paros/client"
 	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/core/paxos"
 	"github.com/parosdb/paros/wire"
@@ -48,44 +49,17 @@ func TestACertificateIsNotARole(t *testing.T) {
 	}
 	// Arrange: three nodes, a replica and a proxy, formed with both named;
 	// a stranger's credentials issued by the same CA; a claimed writer.
-	c := newCell(t)
-	nodes := slices.Clone(c.procs)
+	c, nodes, replica, proxy := newCellWithReplicaAndProxy(t)
 	base := filepath.Dir(filepath.Dir(c.caDir))
-	replica := &proc{addr: freeAddr(t), data: filepath.Join(base, "r1"), args: []string{"--role", "replica"}}
-	c.issue(replica, filepath.Join(base, "pki", "r1"))
-	proxy := &proc{addr: freeAddr(t), data: filepath.Join(base, "x1"), args: []string{"--role", "proxy"}}
-	c.issue(proxy, filepath.Join(base, "pki", "x1"))
-	for _, p := range []*proc{replica, proxy} {
-		c.start(p)
-		c.procs = append(c.procs, p) // stopped by the cell's cleanup
-	}
 	stranger := &proc{addr: freeAddr(t)}
 	c.issue(stranger, filepath.Join(base, "pki", "stranger")) // never started, never admitted
-	join := func(ps ...*proc) string {
-		var a []string
-		for _, p := range ps {
-			a = append(a, p.public())
-		}
-		return strings.Join(a, ",")
-	}
-	id := mustID(t, c.initArgs("--members", join(nodes...), "--replicas", join(replica), "--proxies", join(proxy)))
+	id := mustID(t, c.initArgs("--members", joinAddrs(nodes), "--replicas", replica.public(), "--proxies", proxy.public()))
 	jpb := wire.JournalIDToPB(id)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	admin := c.dial(ctx, nodes)
-	w := admin.Journal(id).NewWriter()
+	w, want := claimWithRecords(t, ctx, admin.Journal(id), 3)
 	defer w.Close()
-	if err := w.Claim(ctx); err != nil {
-		t.Fatalf("claim: %v", err)
-	}
-	var want [][]byte
-	for i := range 3 {
-		rec := fmt.Appendf(nil, "before-%d", i)
-		if _, err := w.Append(ctx, rec); err != nil {
-			t.Fatalf("append %d: %v", i, err)
-		}
-		want = append(want, rec)
-	}
 	r := reconnoitre(t, ctx, admin, id)
 	lst := admin.Inspect(ctx, id)[r.leader]
 	ballot := paxos.Ballot{Round: lst.PromisedRound, Node: paxos.NodeID(lst.PromisedNode)}
@@ -195,4 +169,42 @@ func roleForgery(jid *pb.JournalId, from, to uint64, b paxos.Ballot, leader paxo
 		out = append(out, &pb.Deliver{From: from, Envelopes: []*pb.Envelope{{Journal: jid, Msg: wire.MessageToPB(m)}}})
 	}
 	return out
+}
+
+// newCellWithReplicaAndProxy starts a secure cell of three nodes, a replica
+// and a proxy (not yet formed) and returns it with its nodes and the two.
+func newCellWithReplicaAndProxy(t *testing.T) (c *cell, nodes []*proc, replica, proxy *proc) {
+	t.Helper()
+	c = newCell(t)
+	nodes = slices.Clone(c.procs)
+	base := filepath.Dir(filepath.Dir(c.caDir))
+	replica = &proc{addr: freeAddr(t), data: filepath.Join(base, "r1"), args: []string{"--role", "replica"}}
+	proxy = &proc{addr: freeAddr(t), data: filepath.Join(base, "x1"), args: []string{"--role", "proxy"}}
+	for _, p := range []*proc{replica, proxy} {
+		c.issue(p, filepath.Join(base, "pki", filepath.Base(p.data)))
+		c.start(p)
+		c.procs = append(c.procs, p) // stopped by the cell's cleanup
+	}
+	return c, nodes, replica, proxy
+}
+
+// claimWithRecords claims j with a new Writer and appends n records
+// ("before-0", …), returning the Writer (the caller closes it) and them.
+func claimWithRecords(t *testing.T, ctx context.Context, j *client.Journal, n int) (*client.Writer, [][]byte) {
+	t.Helper()
+	w := j.NewWriter()
+	if err := w.Claim(ctx); err != nil {
+		w.Close()
+		t.Fatalf("claim: %v", err)
+	}
+	var recs [][]byte
+	for i := range n {
+		rec := fmt.Appendf(nil, "before-%d", i)
+		if _, err := w.Append(ctx, rec); err != nil {
+			w.Close()
+			t.Fatalf("append %d: %v", i, err)
+		}
+		recs = append(recs, rec)
+	}
+	return w, recs
 }
