@@ -63,19 +63,22 @@ type Config struct {
 }
 
 // Limits of the loop's inbox (the edge never blocks the loop: a full inbox
-// refuses calls and drops deliveries, which resends repair).
+// drops deliveries, which resends repair). The inbox carries peers'
+// Delivers, storage completions and control work only: client calls go
+// through the fair queue (fairq.go), so however many calls clients have
+// waiting, they never take the room of a peer's Accept or heartbeat.
 const (
+	// inboxCapacity is the inbox's room: with clients out of it, what fills
+	// it is a burst of Delivers (each peer stream hands one at a time) and
+	// one completion per storage commit, far below 4,096.
 	inboxCapacity     = 4096
 	peerQueueCapacity = 1024
-	// callBatchMax bounds the unary calls the loop takes in one turn.
-	callBatchMax = 256
+	// inboxStreakMax bounds the inbox events the loop runs in a row before
+	// it looks at the tick, a stop and client work again: the inbox goes
+	// first (consensus traffic is never starved by clients), but a peer
+	// flooding it cannot starve the tick or the clients either.
+	inboxStreakMax = 64
 )
-
-// queuedCall is a unary call on its way to the loop.
-type queuedCall struct {
-	c    host.Call
-	sink func(host.Response)
-}
 
 // ErrBusy: the loop's inbox is full.
 var ErrBusy = errors.New("paros/runtime: process busy")
@@ -88,9 +91,10 @@ type Runtime struct {
 	cfg   Config
 	log   *slog.Logger
 	inbox chan func()
-	// callq carries unary calls: the loop takes every call waiting in one
-	// turn (OnCalls), so concurrent Writes share a Ready and a persist.
-	callq   chan queuedCall
+	// fq carries client calls (Call, Submit), one queue per submitter: the
+	// loop takes them by round robin, a turn's calls in one OnCalls, so
+	// concurrent Writes share a Ready and a persist.
+	fq      *fairQueue
 	h       *host.Host
 	ph      *host.ProxyHost                     // a proxy process's, instead of h (proxy.go)
 	calls   map[host.CallID]func(host.Response) // loop-owned; each must not block
@@ -124,7 +128,7 @@ func Start(cfg Config) (*Runtime, error) {
 		return nil, err
 	}
 	r := &Runtime{cfg: cfg, log: cfg.Logger.With("node", cfg.NodeID), inbox: make(chan func(), inboxCapacity),
-		callq: make(chan queuedCall, inboxCapacity),
+		fq:    newFairQueue(),
 		calls: map[host.CallID]func(host.Response){}, stop: make(chan struct{}), stopped: make(chan struct{}),
 		rng:     mrand.New(mrand.NewPCG(binary.LittleEndian.Uint64(seed[:8]), binary.LittleEndian.Uint64(seed[8:]))),
 		metrics: cfg.Metrics}
@@ -164,22 +168,39 @@ func (r *Runtime) loop() {
 	defer close(r.stopped)
 	tick := time.NewTicker(time.Duration(r.cfg.Tunables.TickMs) * time.Millisecond)
 	defer tick.Stop()
+	streak := 0
 	for {
-		select {
-		case fn := <-r.inbox:
-			fn()
-		case qc := <-r.callq:
-			r.takeCalls(qc)
-		case <-tick.C:
-			if r.ph != nil {
-				r.ph.OnTick()
-				r.sampleProxyMetrics()
-				continue
+		// The inbox first: peers' Accepts, replies and heartbeats and the
+		// storage completions that release acknowledgements never wait
+		// behind client work (up to inboxStreakMax in a row).
+		var fn func()
+		if streak < inboxStreakMax {
+			select {
+			case fn = <-r.inbox:
+			default:
 			}
-			r.h.OnTick()
-			r.sampleMetrics()
-		case <-r.stop:
-			return
+		}
+		if fn != nil {
+			streak++
+			fn()
+		} else {
+			streak = 0
+			select {
+			case fn := <-r.inbox:
+				fn()
+			case <-r.fq.ready:
+				r.takeSubmissions()
+			case <-tick.C:
+				if r.ph != nil {
+					r.ph.OnTick()
+					r.sampleProxyMetrics()
+					continue
+				}
+				r.h.OnTick()
+				r.sampleMetrics()
+			case <-r.stop:
+				return
+			}
 		}
 		if r.ph != nil {
 			continue // a proxy process never stops on its own
@@ -191,23 +212,39 @@ func (r *Runtime) loop() {
 	}
 }
 
-// takeCalls hands the host first and every unary call already waiting
-// behind it (at most callBatchMax) in one turn, in arrival order.
-func (r *Runtime) takeCalls(first queuedCall) {
+// takeSubmissions hands the host one turn of the fair queue in one
+// OnCalls, in the order taken (each submitter's in its arrival order). A
+// submission whose caller went away before the loop took it is answered
+// Busy, never proposed.
+func (r *Runtime) takeSubmissions() {
+	subs := r.fq.take()
 	cs := make([]host.Call, 0, 8)
-	r.calls[first.c.ID] = first.sink
-	cs = append(cs, first.c)
-more:
-	for len(cs) < callBatchMax {
-		select {
-		case qc := <-r.callq:
-			r.calls[qc.c.ID] = qc.sink
-			cs = append(cs, qc.c)
-		default:
-			break more
+	for _, s := range subs {
+		if s.ctx.Err() != nil {
+			for i, c := range s.calls {
+				if takesSlot(c.Kind) {
+					r.fq.answered(s.key)
+				}
+				s.reply(s.off+i, host.Response{Kind: c.Kind, Reply: journal.Reply{NoVerdict: journal.Busy}})
+			}
+			continue
+		}
+		for i, c := range s.calls {
+			i += s.off
+			if takesSlot(c.Kind) {
+				r.calls[c.ID] = func(resp host.Response) {
+					r.fq.answered(s.key)
+					s.reply(i, resp)
+				}
+			} else {
+				r.calls[c.ID] = func(resp host.Response) { s.reply(i, resp) }
+			}
+			cs = append(cs, c)
 		}
 	}
-	r.h.OnCalls(cs)
+	if len(cs) > 0 {
+		r.h.OnCalls(cs)
+	}
 }
 
 func (r *Runtime) fail(err error) {
@@ -277,61 +314,60 @@ func (r *Runtime) Call(ctx context.Context, c host.Call) (host.Response, error) 
 	c.ID = host.CallID(r.callID.Add(1))
 	ch := make(chan host.Response, 1)
 	start := time.Now()
-	select {
-	case r.callq <- queuedCall{c: c, sink: func(resp host.Response) { ch <- resp }}:
-	case <-r.stopped:
-		return host.Response{}, ErrStopped
-	case <-ctx.Done():
-		return host.Response{}, ctx.Err()
+	s := newSubmission(ctx, []host.Call{c}, func(_ int, resp host.Response) { ch <- resp })
+	if err := r.fq.push(ctx, r.stopped, s); err != nil {
+		return host.Response{}, err
 	}
 	select {
 	case resp := <-ch:
 		r.metrics.observeCall(c.Kind, time.Since(start))
 		return resp, nil
 	case <-ctx.Done():
-		_ = r.post(func() { delete(r.calls, c.ID) })
+		// The sink stays: the host answers every call it took (a write
+		// within CallTimeoutTicks, a read within its wait), which drops it
+		// and counts the call out of its submitter's share of the host
+		// (fairq.go); until then the call is still in consensus.
 		return host.Response{}, ctx.Err()
 	case <-r.stopped:
 		return host.Response{}, ErrStopped
 	}
 }
 
-// Submit hands calls to the loop in one turn, in order, without waiting for
-// their replies: reply(i, resp) is called on the loop when calls[i] is
-// answered, and must not block (give it a channel with room for every call
-// outstanding). Calls that reach the loop together are proposed together,
-// so a pipelined stream's writes share Accepts and syncs. An error means
-// none was submitted.
+// Submit hands calls to the loop, in order, without waiting for their
+// replies: reply(i, resp) is called on the loop when calls[i] is answered
+// (on a proxy process, before Submit returns), and must not block (give it
+// a channel with room for every call outstanding). Calls that reach the
+// loop together are proposed together, so a pipelined stream's writes
+// share Accepts and syncs. The calls wait in their submitter's queue
+// (WithSubmitter, fairq.go) while it is full; an error (ctx ended or the
+// process stopped first) means none was submitted. Once submitted, every
+// call is answered, Busy if ctx ended before the loop took it.
 func (r *Runtime) Submit(ctx context.Context, calls []host.Call, reply func(i int, resp host.Response)) error {
 	if r.ph != nil {
-		resps := r.proxyAnswers(calls)
-		return r.postWait(ctx, func() {
-			for i, resp := range resps {
-				reply(i, resp)
-			}
-		})
+		// A proxy answers at once (not_leader) without its loop: client
+		// work never takes the inbox room of the Phase-2 traffic it carries.
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		for i, resp := range r.proxyAnswers(calls) {
+			reply(i, resp)
+		}
+		return nil
 	}
 	start := time.Now()
-	ids := make([]host.CallID, len(calls))
+	cs := make([]host.Call, len(calls))
 	for i := range calls {
-		ids[i] = host.CallID(r.callID.Add(1))
+		cs[i] = calls[i]
+		cs[i].ID = host.CallID(r.callID.Add(1))
 	}
-	return r.postWait(ctx, func() {
-		cs := make([]host.Call, len(calls))
-		for i := range calls {
-			cs[i] = calls[i]
-			cs[i].ID = ids[i]
-			kind := cs[i].Kind
-			r.calls[ids[i]] = func(resp host.Response) {
-				r.metrics.observeCall(kind, time.Since(start))
-				reply(i, resp)
-			}
-		}
-		r.h.OnCalls(cs)
-	})
+	return r.fq.push(ctx, r.stopped, newSubmission(ctx, cs, func(i int, resp host.Response) {
+		r.metrics.observeCall(cs[i].Kind, time.Since(start))
+		reply(i, resp)
+	}))
 }
 
-// Deliver hands an inbound batch to the loop; a full inbox drops it.
+// Deliver hands an inbound batch to the loop; a full inbox drops it (client
+// work never fills the inbox: only a burst of peers' Delivers can).
 func (r *Runtime) Deliver(from paxos.NodeID, batch []host.Envelope) {
 	fn := func() { r.h.OnDeliver(from, batch) }
 	if r.ph != nil {
