@@ -83,6 +83,15 @@ const (
 	// at load 5-7 the p99 reached 55-270 ms: the cell's own CPU is then
 	// the bottleneck.
 	honestP99Max = 50 * time.Millisecond
+	// honestP99Factor scales the bound with the machine: the honest p99
+	// during the flood must stay under max(honestP99Max, honestP99Factor
+	// times its own p99 without the flood, measured in the same run). On
+	// a quiet machine the first term decides (5-7 ms × 8 is under 50 ms);
+	// on one shared with other test packages (go test ./... runs them side
+	// by side on two cores) the cell's own latency grows with the load,
+	// and the bound with it. Without the bounds the flood's p99 was 90 to
+	// 130 times the quiet one (0.5-0.7 s against 5-7 ms).
+	honestP99Factor = 8
 	// floodRSSMax bounds how much a member's resident memory may grow
 	// during the flood. What the flooder can make the leader hold: 256
 	// streams of its connection, each with up to a 256 KiB window of data
@@ -197,8 +206,10 @@ func TestOneTokenCannotStarveAnother(t *testing.T) {
 	for _, f := range failures {
 		t.Errorf("honest writer: %s", f)
 	}
-	if p99 := q(0.99); p99 >= honestP99Max {
-		t.Errorf("honest writer's p99 %v, want under %v", p99, honestP99Max)
+	bound := max(honestP99Max, honestP99Factor*quantile(quiet)(0.99))
+	if p99 := q(0.99); p99 >= bound {
+		t.Errorf("honest writer's p99 %v, want under %v (max of %v and %d× its p99 without the flood, %v)",
+			p99, bound, honestP99Max, honestP99Factor, quantile(quiet)(0.99))
 	}
 	if after.Addr != before.Addr || after.PromisedRound != before.PromisedRound || after.PromisedNode != before.PromisedNode {
 		t.Errorf("leadership changed during the flood: %s led at round %d (node %x) before, %s at round %d (node %x) after",
