@@ -38,7 +38,8 @@ import (
 // (submitterSlotCallsAloneMax): its batches reach the host whole, one
 // persist and one Accept per peer each.
 
-// Bounds of the fair queue (STYLE rule 11).
+// Bounds of the fair queue: each is a limit a hostile submitter would
+// otherwise choose for us.
 const (
 	// submitQuantumCalls is what one visit of the round robin takes of a
 	// submitter at most: one WriteStream batch (the gRPC edge hands the

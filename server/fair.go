@@ -57,7 +57,8 @@ func (f *inflight) acquire(p principal) (release func(), err error) {
 	}, nil
 }
 
-// Per-principal bounds of the Journal service's writes (STYLE rule 11).
+// Per-principal bounds of the Journal service's writes: each is a limit a
+// hostile principal would otherwise choose for us.
 // Each is counted over every connection of the principal (a token's
 // subject, a peer's node id, the remote host under --insecure), on this
 // machine.
