@@ -83,19 +83,9 @@ func FuzzDeliverFrame(f *testing.F) {
 			}
 			c.hosts[to].OnDeliver(from, batch)
 		}
-		c.settle()
-		for range 3 * testTunables().ElectionTicks {
-			for _, id := range c.ids {
-				c.hosts[id].OnTick()
-			}
-			c.settle()
-		}
+		c.settleTicks(3 * testTunables().ElectionTicks)
 
 		// Check: no host stopped (a panic would have failed the test).
-		for _, id := range c.ids {
-			if stopped, err := c.hosts[id].Stopped(); stopped {
-				t.Fatalf("host %d stopped: %v", id, err)
-			}
-		}
+		c.requireRunning(t)
 	})
 }

@@ -311,6 +311,27 @@ func newCluster(t testing.TB, tun host.Tunables, specs ...host.JournalSpec) *clu
 	return c
 }
 
+// settleTicks settles, then ticks every host n times, settling after each.
+func (c *cluster) settleTicks(n int) {
+	c.settle()
+	for range n {
+		for _, id := range c.ids {
+			c.hosts[id].OnTick()
+		}
+		c.settle()
+	}
+}
+
+// requireRunning fails the test if any host stopped.
+func (c *cluster) requireRunning(t testing.TB) {
+	t.Helper()
+	for _, id := range c.ids {
+		if stopped, err := c.hosts[id].Stopped(); stopped {
+			t.Fatalf("host %d stopped: %v", id, err)
+		}
+	}
+}
+
 // deliver hands every Deliver on an open link to its receiver; it reports
 // whether any was delivered.
 func (c *cluster) deliver() bool {
