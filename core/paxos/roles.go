@@ -1,6 +1,9 @@
 package paxos
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Role is what a peer machine is to the cell: it says which messages the
 // machine may send. A certificate proves which machine a peer is; the
@@ -139,23 +142,14 @@ func (n *Node) roleOf(sender NodeID) Role {
 		return RoleNone
 	case n.sys.Contains(sender):
 		return RoleAcceptor
-	case containsNode(n.cfg.Proxies, sender):
+	case slices.Contains(n.cfg.Proxies, sender):
 		return RoleProxy
-	case containsNode(n.cfg.Replicas, sender):
+	case slices.Contains(n.cfg.Replicas, sender):
 		return RoleReplica
 	case n.matchmakers():
 		return RoleAcceptor
 	}
 	return RoleNone
-}
-
-func containsNode(ids []NodeID, id NodeID) bool {
-	for _, x := range ids {
-		if x == id {
-			return true
-		}
-	}
-	return false
 }
 
 // speaksFor reports whether m, from a sender of role r, speaks for a
