@@ -22,11 +22,14 @@ type Options struct {
 	// reconfiguration).
 	Plain bool
 	Trace bool
-	// LincheckTimeout bounds porcupine per journal (default 30 s). Almost
-	// every history checks in well under 0.2 s once the ambiguous calls
-	// later evidence settles are closed (sim/lincheck); a timeout is a
-	// failure to investigate, so the bound leaves room for a loaded machine.
+	// LincheckTimeout bounds porcupine, the second opinion, per journal
+	// (default 30 s); its timeout is no verdict and counts as none.
 	LincheckTimeout time.Duration
+	// CrossCheck runs porcupine on every history, not only small ones, and
+	// fails the seed where it decides otherwise than lincheck.Decide.
+	CrossCheck bool
+	// KeepHistories returns every journal's client history in the Result.
+	KeepHistories bool
 }
 
 func (o Options) withDefaults() Options {
@@ -84,7 +87,8 @@ type Result struct {
 	Violations []string
 	Gates      map[string]int
 	Counts     Counts
-	Lincheck   map[string]int // porcupine results: ok, illegal, unknown
+	Lincheck   map[string]int // Decide's verdicts (Ok, Illegal, Unknown), and porcupine's as "porcupine Ok"…
+	Histories  []History      // with Options.KeepHistories
 	SimMs      int64
 	TraceHash  uint64
 	Trace      string
@@ -393,22 +397,42 @@ func (w *World) gateCounts(r *Result) {
 	set("handoff: an owner answers an acceptor's question with its notice", c.NoticesAnswered)
 }
 
-// lincheck checks every journal's client history with porcupine.
+// lincheck decides every journal's client history with the journal-model
+// checker (lincheck.Decide): near-linear, never out of time in practice,
+// and its Ok certified by a replay through the sequential model. Porcupine
+// runs beside it as a second opinion on histories small enough for its
+// general search (every one with CrossCheck), and a disagreement between
+// the two is a violation: one of the checkers is wrong.
 func (w *World) lincheck(r *Result) {
 	for _, js := range w.shape.Journals {
 		ops := w.clients.hist[js.ID]
 		w.counts.HistoryOps += uint64(len(ops))
-		res := lincheck.Check(js.Mode, ops, w.opts.LincheckTimeout)
-		r.Lincheck[string(res)]++
-		switch res {
+		if w.opts.KeepHistories {
+			r.Histories = append(r.Histories, History{Journal: short(js.ID), Mode: js.Mode, Ops: ops})
+		}
+		v := lincheck.Decide(js.Mode, ops)
+		r.Lincheck[string(v.Result)]++
+		switch v.Result {
 		case "Ok":
 		case "Illegal":
-			w.audit.violation("journal: every client history is linearizable", "%s: porcupine found no linearization of %d operations", short(js.ID), len(ops))
+			w.audit.violation("journal: every client history is linearizable", "%s: %d operations: %s", short(js.ID), len(ops), v.Describe(ops))
 		default:
-			w.audit.violation("journal: every client history is linearizable", "%s: porcupine timed out (%d operations): investigate", short(js.ID), len(ops))
+			w.audit.violation("journal: every client history is linearizable", "%s: the checker did not decide %d operations (%s): a failure of the checker, investigate", short(js.ID), len(ops), v.Reason)
+		}
+		if !w.opts.CrossCheck && len(ops) > crossCheckOps {
+			continue
+		}
+		p := lincheck.Check(js.Mode, ops, w.opts.LincheckTimeout)
+		r.Lincheck["porcupine "+string(p)]++
+		if p != "Unknown" && p != v.Result {
+			w.audit.violation("lincheck: the journal checker and porcupine agree", "%s: %d operations: Decide %s, porcupine %s", short(js.ID), len(ops), v.Result, p)
 		}
 	}
 }
+
+// crossCheckOps: histories up to this size are checked by porcupine too on
+// every run (it decides them in milliseconds).
+const crossCheckOps = 150
 
 // Describe renders one result on a line.
 func (r Result) Describe() string {
@@ -515,4 +539,12 @@ func GateNames() []string {
 	}
 	slices.Sort(g)
 	return g
+}
+
+// History is one journal's client history, kept when Options.KeepHistories
+// asks (tests plant faults into real histories to check the checkers).
+type History struct {
+	Journal string
+	Mode    journal.WriterMode
+	Ops     []lincheck.Op
 }

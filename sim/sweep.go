@@ -169,9 +169,13 @@ func (s Summary) WriteTable(out io.Writer) {
 		}
 		fmt.Fprintf(out, " %s %-78s %d\n", mark, g, s.Gates[g])
 	}
-	fmt.Fprintf(out, "\nlinearizability (porcupine): %d journal histories, %d operations:", s.Lincheck["Ok"]+s.Lincheck["Illegal"]+s.Lincheck["Unknown"], c.HistoryOps)
+	fmt.Fprintf(out, "\nlinearizability (lincheck.Decide): %d journal histories, %d operations:", s.Lincheck["Ok"]+s.Lincheck["Illegal"]+s.Lincheck["Unknown"], c.HistoryOps)
 	for _, k := range []string{"Ok", "Illegal", "Unknown"} {
 		fmt.Fprintf(out, " %s %d", strings.ToLower(k), s.Lincheck[k])
+	}
+	fmt.Fprintf(out, "\n  second opinion (porcupine):")
+	for _, k := range []string{"Ok", "Illegal", "Unknown"} {
+		fmt.Fprintf(out, " %s %d", strings.ToLower(k), s.Lincheck["porcupine "+k])
 	}
 	fmt.Fprintln(out)
 	for _, r := range s.Failed {

@@ -1,7 +1,7 @@
 // Command paros-sim runs the deterministic simulator.
 //
-//	paros-sim sweep --seeds N [--from S] [--workers W]
-//	paros-sim replay SEED [--trace]
+//	paros-sim sweep --seeds N [--from S] [--workers W] [--crosscheck]
+//	paros-sim replay SEED [--trace] [--crosscheck]
 //
 // sweep exits 1 on any violation, unfired gate or non-convergence, and ends
 // with a table of faults, gates and linearizability results. replay runs one
@@ -35,7 +35,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: paros-sim sweep --seeds N [--from S] [--workers W]\n       paros-sim replay SEED [--trace]")
+	fmt.Fprintln(os.Stderr, "usage: paros-sim sweep --seeds N [--from S] [--workers W]\n       paros-sim replay SEED [--trace] [--crosscheck]")
 	os.Exit(2)
 }
 
@@ -47,13 +47,14 @@ func sweep(args []string) int {
 	chaos := fs.Int64("chaos-ms", 4000, "chaos window (simulated ms)")
 	tail := fs.Int64("tail-ms", 6000, "quiet tail (simulated ms)")
 	nodes := fs.Int("nodes", 0, "force the node count of majority worlds (0: drawn)")
+	cross := fs.Bool("crosscheck", false, "check every history with porcupine too (else only small ones) and fail a seed where it disagrees")
 	_ = fs.Parse(args)
 	var bar *progressbar.ProgressBar
 	if isTTY() {
 		bar = progressbar.NewOptions(*seeds, progressbar.OptionSetDescription("seeds"),
 			progressbar.OptionShowCount(), progressbar.OptionSetWriter(os.Stderr), progressbar.OptionClearOnFinish())
 	}
-	sum := sim.Sweep(*from, *seeds, *workers, sim.Options{ChaosMs: *chaos, TailMs: *tail, Nodes: *nodes}, func(done int, r sim.Result) {
+	sum := sim.Sweep(*from, *seeds, *workers, sim.Options{ChaosMs: *chaos, TailMs: *tail, Nodes: *nodes, CrossCheck: *cross}, func(done int, r sim.Result) {
 		if bar != nil {
 			_ = bar.Add(1)
 		}
@@ -89,8 +90,9 @@ func replay(args []string) int {
 	trace := fs.Bool("trace", false, "print the timeline")
 	chaos := fs.Int64("chaos-ms", 4000, "chaos window (simulated ms)")
 	tail := fs.Int64("tail-ms", 6000, "quiet tail (simulated ms)")
+	cross := fs.Bool("crosscheck", false, "check every history with porcupine too")
 	_ = fs.Parse(args[1:])
-	r := sim.Run(seed, sim.Options{Trace: *trace, ChaosMs: *chaos, TailMs: *tail})
+	r := sim.Run(seed, sim.Options{Trace: *trace, ChaosMs: *chaos, TailMs: *tail, CrossCheck: *cross})
 	if *trace {
 		fmt.Println(r.Trace)
 	}

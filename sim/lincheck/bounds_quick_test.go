@@ -160,7 +160,7 @@ func answer(s *state, in Input) (*state, Output) {
 	case in.From < s.first:
 		out.Truncated = true
 	case in.From < s.next:
-		out.Records = slices.Clone(s.log[in.From-1:])
+		out.Records = slices.Clone(s.log.slice()[in.From-1:])
 	}
 	return s, out
 }

@@ -87,12 +87,18 @@ type state struct {
 	leader journal.LeaderUUID
 	next   journal.Seq
 	first  journal.Seq
-	log    []uint64 // record prints at positions 1..next-1
+	log    tape[uint64] // record prints at positions 1..next-1
 	// starts: the write accepted at each start position (fingerprint), for
-	// the Duplicate rule; parallel sorted slices.
-	startSeq []journal.Seq
-	startFP  []uint64
+	// the Duplicate rule; parallel tapes sorted by position.
+	startSeq tape[journal.Seq]
+	startFP  tape[uint64]
 	hash     uint64
+}
+
+func initial() *state {
+	s := &state{next: 1, first: 1}
+	s.rehash()
+	return s
 }
 
 func (s *state) view() journal.View {
@@ -101,18 +107,15 @@ func (s *state) view() journal.View {
 
 func (s *state) rehash() {
 	h := fnv.New64a()
-	fmt.Fprintf(h, "%v|%d|%d|%d", s.leader, s.next, s.first, len(s.startSeq))
-	if n := len(s.log); n > 0 {
-		fmt.Fprintf(h, "|%d", s.log[n-1])
+	fmt.Fprintf(h, "%v|%d|%d|%d", s.leader, s.next, s.first, s.startSeq.n)
+	if n := s.log.n; n > 0 {
+		fmt.Fprintf(h, "|%d", s.log.at(n-1))
 	}
 	s.hash = h.Sum64()
 }
 
 func (s *state) clone() *state {
 	c := *s
-	c.log = slices.Clip(s.log)
-	c.startSeq = slices.Clip(s.startSeq)
-	c.startFP = slices.Clip(s.startFP)
 	return &c
 }
 
@@ -160,7 +163,7 @@ func apply(s *state, mode journal.WriterMode, c journal.Command) (*state, journa
 				return s, out(journal.Truncated)
 			}
 			if e.Seq < s.next {
-				if i, ok := slices.BinarySearch(s.startSeq, e.Seq); ok && s.startFP[i] == entryPrint(e) {
+				if i, ok := slices.BinarySearch(s.startSeq.slice(), e.Seq); ok && s.startFP.at(i) == entryPrint(e) {
 					return s, journal.Outcome{Kind: journal.Duplicate, Seq: e.Seq, Count: k, View: s.view()}
 				}
 				return s, out(journal.Refused)
@@ -178,13 +181,14 @@ func apply(s *state, mode journal.WriterMode, c journal.Command) (*state, journa
 		}
 		n := s.clone()
 		at := n.next
-		n.startSeq = append(n.startSeq, at)
-		n.startFP = append(n.startFP, entryPrint(journal.Entry{Leader: e.Leader, Seq: at, Records: e.Records}))
+		n.startSeq = n.startSeq.push(at)
 		if single {
-			n.startFP[len(n.startFP)-1] = entryPrint(e)
+			n.startFP = n.startFP.push(entryPrint(e))
+		} else {
+			n.startFP = n.startFP.push(entryPrint(journal.Entry{Leader: e.Leader, Seq: at, Records: e.Records}))
 		}
 		for _, r := range e.Records {
-			n.log = append(n.log, RecordPrint(r))
+			n.log = n.log.push(RecordPrint(r))
 		}
 		n.next += journal.Seq(k)
 		n.rehash()
@@ -200,66 +204,76 @@ func sameOutcome(got, want journal.Outcome) bool {
 	return got.Kind == want.Kind && got.Seq == want.Seq && got.Count == want.Count && got.View == want.View
 }
 
+// step is the sequential specification of one operation: the states the
+// model may be in after op (in, out) is applied in state s, none if the
+// answer is impossible there. A read or a refusal leaves s; an ambiguous
+// call may or may not take effect. Both checkers use it: porcupine through
+// Model, Decide to place every operation and to replay its witness.
+func step(s *state, mode journal.WriterMode, i Input, o Output) []*state {
+	switch i.Kind {
+	case OpRead:
+		if !o.Served || o.Ambiguous {
+			return []*state{s}
+		}
+		if o.Truncated {
+			if i.From < s.first && o.View == s.view() {
+				return []*state{s}
+			}
+			return nil
+		}
+		if i.From < s.first || o.View != s.view() {
+			return nil
+		}
+		if len(o.Records) == 0 {
+			if i.From >= s.next {
+				return []*state{s}
+			}
+			return nil
+		}
+		for k, fp := range o.Records {
+			pos := int(i.From) + k
+			if pos >= int(s.next) || s.log.at(pos-1) != fp {
+				return nil
+			}
+		}
+		return []*state{s}
+	default:
+		if o.NoEffect {
+			return []*state{s}
+		}
+		next, want := apply(s, mode, i.Cmd)
+		if o.Ambiguous {
+			if next == s {
+				return []*state{s}
+			}
+			return []*state{s, next}
+		}
+		if !sameOutcome(o.Outcome, want) {
+			return nil
+		}
+		return []*state{next}
+	}
+}
+
+func (s *state) equal(y *state) bool {
+	return s.hash == y.hash && s.leader == y.leader && s.next == y.next && s.first == y.first &&
+		slices.Equal(s.log.slice(), y.log.slice()) && slices.Equal(s.startFP.slice(), y.startFP.slice())
+}
+
 // Model is the journal's nondeterministic sequential model for mode.
 func Model(mode journal.WriterMode) porcupine.Model {
 	nm := porcupine.NondeterministicModel{
-		Init: func() []interface{} {
-			s := &state{next: 1, first: 1}
-			s.rehash()
-			return []interface{}{s}
-		},
+		Init: func() []interface{} { return []interface{}{initial()} },
 		Step: func(st, in, out interface{}) []interface{} {
-			s, i, o := st.(*state), in.(Input), out.(Output)
-			switch i.Kind {
-			case OpRead:
-				if !o.Served || o.Ambiguous {
-					return []interface{}{s}
-				}
-				if o.Truncated {
-					if i.From < s.first && o.View == s.view() {
-						return []interface{}{s}
-					}
-					return nil
-				}
-				if i.From < s.first || o.View != s.view() {
-					return nil
-				}
-				if len(o.Records) == 0 {
-					if i.From >= s.next {
-						return []interface{}{s}
-					}
-					return nil
-				}
-				for k, fp := range o.Records {
-					pos := int(i.From) + k
-					if pos >= int(s.next) || s.log[pos-1] != fp {
-						return nil
-					}
-				}
-				return []interface{}{s}
-			default:
-				if o.NoEffect {
-					return []interface{}{s}
-				}
-				next, want := apply(s, mode, i.Cmd)
-				if o.Ambiguous {
-					if next == s {
-						return []interface{}{s}
-					}
-					return []interface{}{s, next}
-				}
-				if !sameOutcome(o.Outcome, want) {
-					return nil
-				}
-				return []interface{}{next}
+			next := step(st.(*state), mode, in.(Input), out.(Output))
+			res := make([]interface{}, len(next))
+			for k, n := range next {
+				res[k] = n
 			}
+			return res
 		},
-		Equal: func(a, b interface{}) bool {
-			x, y := a.(*state), b.(*state)
-			return x.hash == y.hash && x.leader == y.leader && x.next == y.next && x.first == y.first &&
-				slices.Equal(x.log, y.log) && slices.Equal(x.startFP, y.startFP)
-		},
-		Hash: func(s interface{}) uint64 { return s.(*state).hash },
+		Equal: func(a, b interface{}) bool { return a.(*state).equal(b.(*state)) },
+		Hash:  func(s interface{}) uint64 { return s.(*state).hash },
 		DescribeOperation: func(in, out interface{}) string {
 			return fmt.Sprintf("%+v -> %+v", in, out)
 		},
