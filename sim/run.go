@@ -151,9 +151,30 @@ func Run(seed uint64, o Options) (res Result) {
 
 func run(seed uint64, o Options) Result {
 	o = o.withDefaults()
+	w := newWorld(seed, o, func(w *World) Shape { return drawShape(w.g, o) })
+	w.chaos()
+	w.replicaChaos()
+	w.handoffChaos()
+	w.proxyChaos()
+	w.forgeryChaos()
+	w.operate()
+	w.sched.runUntil(w.chaosEnd)
+
+	w.recoverThenTail(w.sched.runUntil)
+	res := w.conclude()
+	if o.Trace {
+		res.Trace = w.Trace()
+	}
+	return res
+}
+
+// newWorld builds the world of seed with the shape draw gives, starts
+// every process and the clients, and schedules nothing else: the caller
+// adds the faults.
+func newWorld(seed uint64, o Options, draw func(w *World) Shape) *World {
 	w := &World{seed: seed, opts: o, g: newRNG(seed), opCalls: map[host.CallID]operatorCall{}, byID: map[paxos.NodeID]*proc{}}
 	w.sched.trace = o.Trace
-	w.shape = drawShape(w.g, o)
+	w.shape = draw(w)
 	w.replicaSet = slices.Clone(w.shape.Replicas)
 	w.rot = newRotLedger(w.shape.RotBudget)
 	w.net = &network{w: w}
@@ -181,16 +202,14 @@ func run(seed uint64, o Options) Result {
 	w.startProxies()
 	w.chaosEnd = o.ChaosMs * ms
 	w.clients.start()
-	w.chaos()
-	w.replicaChaos()
-	w.handoffChaos()
-	w.proxyChaos()
-	w.forgeryChaos()
-	w.operate()
-	w.sched.runUntil(w.chaosEnd)
+	return w
+}
 
-	// Recovery: no new faults, partitions healed, pauses over, every node
-	// that can come back comes back; persistent damage stays.
+// recoverThenTail ends the chaos: no new faults, partitions healed, pauses
+// over, every node that can come back comes back (persistent damage
+// stays), then runs the quiet tail with runUntil, the clients stopping
+// part way through it.
+func (w *World) recoverThenTail(runUntil func(end int64)) {
 	w.net.heal()
 	for _, p := range w.procs {
 		p.pausedUntil = 0
@@ -208,9 +227,13 @@ func run(seed uint64, o Options) Result {
 		}
 	}
 	w.sched.note("chaos over")
-	quietFrom := w.chaosEnd + o.TailMs*ms*6/10
+	quietFrom := w.chaosEnd + w.opts.TailMs*ms*6/10
 	w.sched.at(quietFrom, lbl("clients stop"), func() { w.clients.stopped = true })
-	w.sched.runUntil(w.chaosEnd + o.TailMs*ms)
+	runUntil(w.chaosEnd + w.opts.TailMs*ms)
+}
+
+// conclude runs the end-of-seed oracles and returns the seed's result.
+func (w *World) conclude() Result {
 
 	converged := w.audit.converged()
 	if converged && w.replicaReadds > 0 {
@@ -226,15 +249,12 @@ func run(seed uint64, o Options) Result {
 		w.collectProxy(pp)
 	}
 	w.audit.ackedInLog()
-	res := Result{Seed: seed, Shape: w.shape, Gates: w.audit.gates, SimMs: w.sched.now / ms, Lincheck: map[string]int{}}
+	res := Result{Seed: w.seed, Shape: w.shape, Gates: w.audit.gates, SimMs: w.sched.now / ms, Lincheck: map[string]int{}}
 	w.lincheck(&res)
 	w.counts.Events = w.sched.events
 	res.Counts = w.counts
 	res.Violations = w.audit.violations
 	res.TraceHash = w.sched.hash
-	if o.Trace {
-		res.Trace = w.Trace()
-	}
 	w.gateCounts(&res)
 	return res
 }

@@ -20,8 +20,9 @@ package sim
 //     with that copy destroyed by hand the journal must go on and every
 //     history stay linearizable.
 //
-// The world is built and finished here, mirroring run() without its random
-// fault schedule (chaos), so a test can decide when the outage happens.
+// The world is built and finished with run()'s own phases (newWorld,
+// recoverThenTail, conclude) but without its random fault schedule
+// (chaos), so a test can decide when the outage happens.
 // The other attrition of the shape (replicas, proxies, handoffs) keeps its
 // random schedule, as in the seed.
 
@@ -35,7 +36,6 @@ import (
 	"github.com/parosdb/paros/core/paxos"
 	"github.com/parosdb/paros/core/quorum"
 	"github.com/parosdb/paros/host"
-	"github.com/parosdb/paros/storage/memstore"
 )
 
 const gateLossNamed = "ctrl: a loss beyond the budget halts the journal and names the slot"
@@ -72,31 +72,7 @@ func lossShape() Shape {
 func newScripted(seed uint64, s Shape, o Options) *World {
 	o = o.withDefaults()
 	s.ChaosMs, s.TailMs = o.ChaosMs, o.TailMs
-	w := &World{seed: seed, opts: o, g: newRNG(seed), opCalls: map[host.CallID]operatorCall{}, byID: map[paxos.NodeID]*proc{}}
-	w.sched.trace = o.Trace
-	w.shape = s
-	w.replicaSet = slices.Clone(w.shape.Replicas)
-	w.rot = newRotLedger(w.shape.RotBudget)
-	w.net = &network{w: w}
-	w.audit = newAudit(w)
-	w.clients = newClients(w)
-	for _, id := range w.shape.Procs() {
-		p := &proc{w: w, id: id, stores: map[journal.ID]*memstore.Store{}, failNext: map[journal.ID]bool{}, failed: map[journal.ID]bool{},
-			joined: map[journal.ID]host.JournalSpec{}, retired: map[journal.ID]bool{}}
-		for _, j := range w.shape.Journals {
-			p.stores[j.ID] = memstore.New()
-		}
-		w.procs = append(w.procs, p)
-		w.byID[id] = p
-	}
-	w.sched.note("seed %d shape %s (scripted)", seed, w.shape)
-	for _, p := range w.procs {
-		w.start(p, false)
-	}
-	w.proxySet = slices.Clone(w.shape.Proxies)
-	w.startProxies()
-	w.chaosEnd = o.ChaosMs * ms
-	w.clients.start()
+	w := newWorld(seed, o, func(*World) Shape { return s })
 	w.replicaChaos()
 	w.handoffChaos()
 	w.proxyChaos()
@@ -118,51 +94,13 @@ func (w *World) runWhen(end int64, cond func() bool) bool {
 }
 
 // finishScripted runs the rest of the chaos window, the recovery and the
-// tail exactly as run() does, calling each after every instant, then runs
-// run()'s end-of-seed oracles and returns the result.
+// tail as run() does, calling each after every instant, then run()'s
+// end-of-seed oracles, and returns the result.
 func (w *World) finishScripted(each func()) Result {
 	step := func(end int64) { w.runWhen(end, func() bool { each(); return false }) }
 	step(w.chaosEnd)
-	w.net.heal()
-	for _, p := range w.procs {
-		p.pausedUntil = 0
-		p.crashAfterSync = false
-		clear(p.failNext)
-		if !p.up && !p.downForGood {
-			w.start(p, false)
-		}
-	}
-	for i, pp := range w.proxies {
-		if !pp.up && (i > 0 || w.g.pct(60)) {
-			w.startProxy(pp)
-		}
-	}
-	w.sched.note("chaos over")
-	w.sched.at(w.chaosEnd+w.opts.TailMs*ms*6/10, lbl("clients stop"), func() { w.clients.stopped = true })
-	step(w.chaosEnd + w.opts.TailMs*ms)
-
-	converged := w.audit.converged()
-	if converged && w.replicaReadds > 0 {
-		w.audit.gate("replica: a replica the operator added back catches up")
-	}
-	w.audit.replyOwners()
-	w.audit.durableQuorums()
-	w.audit.unrecoverableHeld()
-	for _, p := range w.procs {
-		w.collect(p)
-	}
-	for _, pp := range w.proxies {
-		w.collectProxy(pp)
-	}
-	w.audit.ackedInLog()
-	res := Result{Seed: w.seed, Shape: w.shape, Gates: w.audit.gates, SimMs: w.sched.now / ms, Lincheck: map[string]int{}}
-	w.lincheck(&res)
-	w.counts.Events = w.sched.events
-	res.Counts = w.counts
-	res.Violations = w.audit.violations
-	res.TraceHash = w.sched.hash
-	w.gateCounts(&res)
-	return res
+	w.recoverThenTail(step)
+	return w.conclude()
 }
 
 // topChosen is the newest slot of j any node folded: the slot the
