@@ -68,10 +68,9 @@ func (d *decider) certify() error {
 	}
 	var order []placed
 	type span struct {
-		s      *state
-		in     int64
-		out    int64
-		points int
+		s   *state
+		in  int64
+		out int64
 	}
 	spans := []span{{s: initial(), in: math.MinInt64, out: math.MaxInt64}}
 	for _, p := range d.lin {
