@@ -180,8 +180,13 @@ func (a *audit) backed(node paxos.NodeID, j journal.ID, c paxos.Committed) {
 			newest = b
 		}
 	}
+	// When no holder has a record left (each truncated past the slot, or
+	// was wiped), nothing shows the ballot the value was held at, and any
+	// configuration bound so far may be the one that chose it: the ballot
+	// test would otherwise refuse every configuration (seed 3105740: n2
+	// wiped, n4 folded slot 9 and truncated past it in one batch).
 	for _, bs := range a.cfg.systems[j] {
-		if !newest.Less(bs.first) && bs.sys.Phase2(c.Slot, bs.sys.SetOf(holders...), 0) == quorum.Won {
+		if (len(at) == 0 || !newest.Less(bs.first)) && bs.sys.Phase2(c.Slot, bs.sys.SetOf(holders...), 0) == quorum.Won {
 			return
 		}
 	}
