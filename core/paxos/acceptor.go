@@ -43,6 +43,10 @@ type Acceptor struct {
 	// faulty holds records whose value was lost and identity survived.
 	faulty map[Slot]Ballot
 	out    *[]WriteOp
+	// votes lists the records among out that are votes (Ready.Votes): a
+	// learned chosen value is written as the same OpAccept, so only the
+	// acceptor can say which of its records it voted for.
+	votes *[]SlotCommand
 	// learner: the records are a replica node's chosen log, never votes;
 	// they persist as OpLearned (which no audit counts as a vote).
 	learner bool
@@ -50,9 +54,9 @@ type Acceptor struct {
 	contract *contract
 }
 
-func newAcceptor(st Storage, out *[]WriteOp, cold *coldReader, coldThrough Slot) (*Acceptor, error) {
+func newAcceptor(st Storage, out *[]WriteOp, votes *[]SlotCommand, cold *coldReader, coldThrough Slot) (*Acceptor, error) {
 	hs := st.InitialState()
-	a := &Acceptor{promised: hs.Promised, floor: max(st.FirstSlot(), 1), out: out, cold: cold, batch: 1, contract: &contract{}}
+	a := &Acceptor{promised: hs.Promised, floor: max(st.FirstSlot(), 1), out: out, votes: votes, cold: cold, batch: 1, contract: &contract{}}
 	// The boot's cold prefix [floor, coldThrough] stays on disk: it starts
 	// out evicted (cold.go), its records chosen values at or below the
 	// durable chosen index.
@@ -136,6 +140,13 @@ func (a *Acceptor) Faulty(s Slot) (Ballot, bool) {
 }
 
 func (a *Acceptor) emit(op WriteOp) { *a.out = append(*a.out, op) }
+
+// vote emits the record of a vote cast at (s, b) for cmd, and names it a
+// vote in the batch (Ready.Votes).
+func (a *Acceptor) vote(s Slot, b Ballot, cmd journal.Command) {
+	a.emit(WriteOp{Kind: OpAccept, Slot: s, Ballot: b, Command: cmd})
+	*a.votes = append(*a.votes, SlotCommand{Slot: s, Ballot: b, Command: cmd})
+}
 
 // raisePromise promises b if it is above the promise. It reports whether b
 // is at or above the promise (the admission test for Prepare and Accept).
@@ -249,7 +260,7 @@ func (a *Acceptor) Admit(b Ballot, s Slot, cmd journal.Command) bool {
 	delete(a.faulty, s)
 	a.last = max(a.last, s)
 	a.voteWatermark = max(a.voteWatermark, s)
-	a.emit(WriteOp{Kind: OpAccept, Slot: s, Ballot: b, Command: cmd})
+	a.vote(s, b, cmd)
 	return true
 }
 
@@ -285,7 +296,7 @@ func (a *Acceptor) admitCold(b Ballot, s Slot, cmd journal.Command) bool {
 			a.contract.raise("slot %d chosen as %s, proposed as %s at higher ballot %s", s, old.Command, cmd, b)
 			return false
 		}
-		a.emit(WriteOp{Kind: OpAccept, Slot: s, Ballot: b, Command: cmd})
+		a.vote(s, b, cmd)
 	}
 	a.voteWatermark = max(a.voteWatermark, s)
 	return true

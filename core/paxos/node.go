@@ -128,6 +128,7 @@ type batch struct {
 	committed []Committed
 	reads     []ReadState
 	accepts   []SlotCommand // Accepts to fan out at the next Ready
+	votes     []SlotCommand // the votes among writes (Ready.Votes)
 }
 
 func (b *batch) reset() {
@@ -135,7 +136,8 @@ func (b *batch) reset() {
 	clear(b.messages)
 	clear(b.committed)
 	clear(b.accepts)
-	b.writes, b.messages, b.committed, b.reads, b.accepts = b.writes[:0], b.messages[:0], b.committed[:0], b.reads[:0], b.accepts[:0]
+	clear(b.votes)
+	b.writes, b.messages, b.committed, b.reads, b.accepts, b.votes = b.writes[:0], b.messages[:0], b.committed[:0], b.reads[:0], b.accepts[:0], b.votes[:0]
 }
 
 // NewNode boots a node from its store. Boot is restart: the node always
@@ -182,7 +184,7 @@ func NewNode(cfg Config, opts Options, st Storage) (*Node, error) {
 			}
 		}
 	}
-	acc, err := newAcceptor(st, &n.cur.writes, &n.cold, coldThrough)
+	acc, err := newAcceptor(st, &n.cur.writes, &n.cur.votes, &n.cold, coldThrough)
 	if err != nil {
 		return nil, err
 	}
@@ -348,7 +350,7 @@ func (n *Node) Ready() Ready {
 		n.cur.writes = append(n.cur.writes, op)
 	}
 	rd := Ready{Writes: n.cur.writes, Messages: n.cur.messages, Committed: n.cur.committed, ReadStates: n.cur.reads,
-		Batch: n.acc.batch}
+		Votes: n.cur.votes, Batch: n.acc.batch}
 	n.acc.batch++
 	// A replica node's writes are all relaxed (node_replica.go): it
 	// promises nothing, and its records hold values already chosen and
@@ -363,7 +365,7 @@ func (n *Node) Ready() Ready {
 	}
 	n.cur, n.handed = n.handed, n.cur
 	n.cur.reset()
-	n.acc.out = &n.cur.writes
+	n.acc.out, n.acc.votes = &n.cur.writes, &n.cur.votes
 	n.readyOut = true
 	return rd
 }

@@ -27,6 +27,13 @@ type Ready struct {
 	Messages   []Message
 	Committed  []Committed
 	ReadStates []ReadState
+	// Votes names, in order, the records among Writes that are votes this
+	// acceptor cast (an Accept it admitted). A chosen value it learned is
+	// written as the same kind of record (OpAccept), so only the acceptor
+	// can tell the two apart. Observation only: a driver persists Writes
+	// and needs nothing here. The simulator's audit keeps a ledger of
+	// votes apart from the stores, to check every durable record against it.
+	Votes []SlotCommand
 }
 
 // Committed is one newly applied slot: the decided command and the verdict

@@ -69,6 +69,7 @@ func (s *solo) flush() paxos.Ready {
 		out.Messages = append(out.Messages, rd.Messages...)
 		out.Committed = append(out.Committed, rd.Committed...)
 		out.ReadStates = append(out.ReadStates, rd.ReadStates...)
+		out.Votes = append(out.Votes, rd.Votes...)
 		s.node.Advance()
 		if s.node.WantsElectionTimeout() {
 			s.node.SetElectionTimeout(0) // no jitter: the floor, ElectionTicks
@@ -480,20 +481,25 @@ func TestUnitAcceptorPhase2(t *testing.T) {
 // not a vote — it moves neither the promise nor the vote watermark — but it
 // is made durable, and it overwrites a stale lower-ballot accept so that a
 // restart never reports the stale one. An acceptor holding a chosen value at
-// a higher ballot refuses to vote for a stale proposer's value there.
+// a higher ballot refuses to vote for a stale proposer's value there. The
+// batch names the vote among its writes (Ready.Votes), never a learned value.
 func TestUnitAcceptorLearnIsNotAVote(t *testing.T) {
 	s := newSolo(t, journal.ModeMulti, soloOpts(), nil)
 	x, stale := cmdOf("x"), cmdOf("stale")
 
-	// slot 2 holds a stale vote at 1.2.
-	s.step(paxos.Message{Type: paxos.MsgAccept, From: 2, To: 1, Ballot: bal(1, 2),
+	// slot 2 holds a stale vote at 1.2, and the batch names it a vote.
+	rd := s.step(paxos.Message{Type: paxos.MsgAccept, From: 2, To: 1, Ballot: bal(1, 2),
 		Entries: []paxos.SlotCommand{{Slot: 2, Ballot: bal(1, 2), Command: stale}}})
 	expectEq(t, "watermark", s.node.Acceptor().VoteWatermark(), paxos.Slot(2))
+	if len(rd.Votes) != 1 || rd.Votes[0].Slot != 2 || rd.Votes[0].Ballot != bal(1, 2) || !rd.Votes[0].Command.Equal(stale) {
+		t.Fatalf("votes named for an admitted Accept: %v", rd.Votes)
+	}
 
 	// catch-up learns x at slot 1 and x at slot 2, chosen at 3.3.
-	rd := s.step(paxos.Message{Type: paxos.MsgCatchUpResponse, From: 3, To: 1, Entries: []paxos.SlotCommand{
+	rd = s.step(paxos.Message{Type: paxos.MsgCatchUpResponse, From: 3, To: 1, Entries: []paxos.SlotCommand{
 		{Slot: 1, Ballot: bal(3, 3), Command: x}, {Slot: 2, Ballot: bal(3, 3), Command: x}}})
 	expectEq(t, "writes", opKinds(rd.Writes), "accept accept set-chosen-index")
+	expectEq(t, "votes named for learned values", len(rd.Votes), 0)
 	expectEq(t, "chosen", s.node.ChosenIndex(), paxos.Slot(2))
 	expectEq(t, "committed", len(rd.Committed), 2)
 	a := s.node.Acceptor()
