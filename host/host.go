@@ -61,6 +61,16 @@ type Observer interface {
 	Committed(node paxos.NodeID, j journal.ID, c paxos.Committed)
 }
 
+// VoteObserver is an Observer that also sees the votes a node casts
+// (paxos.Ready.Votes), as the batch that records them goes to the store:
+// the simulator's audit ledgers them to tell an acceptor's votes from the
+// chosen values it learned, which its store holds as the same records. The
+// votes are the node's buffer: an observer copies what it keeps. Optional,
+// and bound by Observer's rule: it changes nothing.
+type VoteObserver interface {
+	Voted(node paxos.NodeID, j journal.ID, votes []paxos.SlotCommand)
+}
+
 // ErrStopped: every journal of the process is down or quarantined, so the
 // process stops (fail-stop), naming the last fault.
 var ErrStopped = errors.New("paros/host: every journal is down")
@@ -288,6 +298,15 @@ func (h *Host) flush() {
 func (h *Host) reply(id CallID, r Response) {
 	h.counters.CallsAnswered++
 	h.env.Reply(id, r)
+}
+
+func (h *Host) observeVotes(j *journalRT, votes []paxos.SlotCommand) {
+	if len(votes) == 0 {
+		return
+	}
+	if o, ok := h.observer.(VoteObserver); ok {
+		o.Voted(h.id, j.spec.ID, votes)
+	}
 }
 
 func (h *Host) observeCommitted(j *journalRT, c paxos.Committed) {

@@ -292,6 +292,7 @@ func (h *Host) drain(j *journalRT) {
 			ops = slices.Clone(rd.Writes)
 		}
 		sync := rd.MustSync
+		h.observeVotes(j, rd.Votes) // before Advance: the buffer is the node's
 		j.node.Advance()
 		if j.node.StorageFault() != nil {
 			h.coldFault(j)

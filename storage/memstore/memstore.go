@@ -72,6 +72,16 @@ func (s *Store) Append(ops []paxos.WriteOp) {
 // Pending is the number of batches written and not yet synced.
 func (s *Store) Pending() int { return len(s.pending) }
 
+// PendingFirst is the oldest batch written and not yet synced: the one
+// SyncFirst makes durable next (nil when none). It is the store's own
+// slice, for audits to read before the sync, never to change.
+func (s *Store) PendingFirst() []paxos.WriteOp {
+	if len(s.pending) == 0 {
+		return nil
+	}
+	return s.pending[0]
+}
+
 // SyncFirst makes only the oldest pending batch durable, as a disk that
 // completes writes in order does when that batch's sync returns: batches
 // written after it are not yet on disk (nor readable by a cold read) and
