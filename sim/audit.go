@@ -44,6 +44,8 @@ type audit struct {
 	// writeSlots holds the slots of accepted writes, per journal, when the
 	// seed runs replicas (replica.go).
 	writeSlots map[journal.ID][]paxos.Slot
+	// ledger holds every vote each acceptor cast (votes.go).
+	ledger voteLedger
 }
 
 type jslot struct {
@@ -70,7 +72,7 @@ type jpos struct {
 func newAudit(w *World) *audit {
 	return &audit{w: w, gates: map[string]int{}, chosen: map[jslot]journal.Command{}, verdict: map[jslot]journal.Outcome{},
 		promise: map[njournal]paxos.Ballot{}, memPromise: map[njournal]incBallot{}, hotChecked: map[njournal]incSlot{}, records: map[jpos]uint64{}, acked: map[jpos]uint64{}, chains: map[jpos]uint64{},
-		cfg: newConfigAudit(), writeSlots: map[journal.ID][]paxos.Slot{}}
+		cfg: newConfigAudit(), writeSlots: map[journal.ID][]paxos.Slot{}, ledger: newVoteLedger()}
 }
 
 func (a *audit) violation(claim, format string, args ...any) {

@@ -121,8 +121,10 @@ func (e env) Persist(t host.Token, j journal.ID, ops []paxos.WriteOp, sync bool)
 			p.after()
 			return
 		}
+		batch := st.PendingFirst()
 		st.SyncFirst() // this batch only: later ones are still in flight
 		w.audit.synced(p, j)
+		w.audit.votesSynced(p, j, batch)
 		if p.crashAfterSync {
 			p.crashAfterSync = false
 			w.counts.CrashesAfterSync++
@@ -150,6 +152,7 @@ func (e env) FormatStore(j journal.ID, m storage.Marker) error { return e.p.stor
 
 func (e env) ReopenStore(j journal.ID) error {
 	e.p.stores[j].Reopen()
+	e.p.w.audit.votesLost(e.p, j)
 	delete(e.p.failed, j)
 	return nil
 }
@@ -259,6 +262,7 @@ func (w *World) start(p *proc, edited bool) {
 	}
 	w.sched.note("start n%d boot=%d edited=%v", p.id, p.boots, edited)
 	w.audit.booted(p, edited)
+	w.audit.checkStores(p, "boot")
 	if stopped, _ := h.Stopped(); stopped {
 		p.up = false
 		p.inc++
@@ -324,6 +328,7 @@ func (w *World) crash(p *proc, seam string) {
 				unsynced = true
 			}
 			st.Crash()
+			w.audit.votesLost(p, j.ID)
 		}
 	}
 	if p.registry != nil {

@@ -241,6 +241,7 @@ func (w *World) conclude() Result {
 	}
 	w.audit.replyOwners()
 	w.audit.durableQuorums()
+	w.audit.checkEveryStore()
 	w.audit.unrecoverableHeld()
 	for _, p := range w.procs {
 		w.collect(p)
