@@ -49,12 +49,13 @@ type Tunables struct {
 	// CallTimeoutTicks is how long a parked Write/Truncate/SetLeader waits
 	// for its slot before it is answered ambiguous (floor 2).
 	CallTimeoutTicks int
-	// PipelineWindow, ProposeQueueMax, PromiseBatch and CatchUpBatch pass
-	// to the core (paxos.Options).
+	// PipelineWindow, ProposeQueueMax, PromiseBatch, CatchUpBatch and
+	// CatchUpPages pass to the core (paxos.Options).
 	PipelineWindow  int
 	ProposeQueueMax int
 	PromiseBatch    int
 	CatchUpBatch    int
+	CatchUpPages    int
 	// HotSlotsMax and HotBytesMax bound the applied records a journal keeps
 	// in memory; older ones are read back from the store (paxos.Options;
 	// floors 1; production 1,024 slots and 1 MiB).
@@ -95,6 +96,7 @@ func (t Tunables) withDefaults() Tunables {
 	def(&t.ProposeQueueMax, 4096)
 	def(&t.PromiseBatch, 64)
 	def(&t.CatchUpBatch, 256)
+	def(&t.CatchUpPages, 8)
 	def(&t.HotSlotsMax, 1024)
 	def(&t.HotBytesMax, 1<<20)
 	return t
@@ -129,7 +131,7 @@ func (t Tunables) Validate() error {
 func (t Tunables) coreOptions() paxos.Options {
 	return paxos.Options{ElectionTicks: t.ElectionTicks, HeartbeatTicks: t.HeartbeatTicks,
 		PipelineWindow: t.PipelineWindow, ProposeQueueMax: t.ProposeQueueMax,
-		PromiseBatch: t.PromiseBatch, CatchUpBatch: t.CatchUpBatch, ReadTTLTicks: t.ReadRetryTicks,
+		PromiseBatch: t.PromiseBatch, CatchUpBatch: t.CatchUpBatch, CatchUpPages: t.CatchUpPages, ReadTTLTicks: t.ReadRetryTicks,
 		HotSlotsMax: t.HotSlotsMax, HotBytesMax: t.HotBytesMax,
 		ScrubPageSlots: t.ScrubPageSlots, ScrubIntervalTicks: t.ScrubIntervalTicks, ScrubPassTicks: t.ScrubPassTicks}
 }

@@ -75,7 +75,8 @@ func (t MsgType) String() string {
 //	                 configuration whose quorums decide; from a proxy to an
 //	                 acceptor: + Leader
 //	CatchUpRequest   Slot (first slot wanted)
-//	CatchUpResponse  Entries (chosen values, ascending, contiguous)
+//	CatchUpResponse  Entries (chosen values, ascending, contiguous), Next
+//	                 (the next page's first slot; 0 = the window's last page)
 //	Heartbeat        Ballot, Commit (watermark)
 //	HeartbeatAck     Ballot, Commit (the follower's chosen index)
 //	PreRead          Ctx
@@ -209,7 +210,7 @@ func (m Message) String() string {
 	case MsgCommit, MsgHeartbeat, MsgHeartbeatAck:
 		s += fmt.Sprintf(" commit=%d", m.Commit)
 	case MsgCatchUpResponse:
-		s += fmt.Sprintf(" n=%d", len(m.Entries))
+		s += fmt.Sprintf(" n=%d next=%d", len(m.Entries), m.Next)
 	case MsgPreRead:
 		s += fmt.Sprintf(" ctx=%d", m.Ctx)
 	case MsgPreReadAck:

@@ -19,8 +19,14 @@ func (n *Node) requestCatchUp(to NodeID) {
 }
 
 // handleCatchUpRequest replays chosen values from the requested slot, in
-// bounded pages. Below this node's floor the values are gone: it answers
-// with where its retained log starts instead (seed chapter 000, the
+// a window of up to CatchUpPages pages, each bounded by CatchUpBatch
+// entries and MessageBytesMax. A window, not one page per request: a
+// requester far behind would otherwise move one page per round trip and
+// never overtake a busy writer (the same reason a Raft leader keeps
+// several appends in flight). Every page but the window's last names the
+// slot the next page starts at (Next); the last one says Next 0, and only
+// it makes the requester ask again. Below this node's floor the values are
+// gone: it answers with where its retained log starts instead (the
 // trim-point jump), never with a pretend replay.
 func (n *Node) handleCatchUpRequest(m Message) {
 	if m.Slot == 0 {
@@ -30,35 +36,49 @@ func (n *Node) handleCatchUpRequest(m Message) {
 		n.send(Message{Type: MsgTrimmedTo, To: m.From, Slot: n.lrn.floor, State: n.sealed})
 		return
 	}
-	var entries []SlotCommand
-	bytes := 0
 	s := m.Slot
-	// Evicted slots first, read back in chunks (cold.go). A failed read
-	// answers nothing: StorageFault is raised and the requester retries.
-	for s < n.acc.log.base && s <= n.lrn.chosenIndex && len(entries) < n.opts.CatchUpBatch {
-		if len(entries) > 0 && bytes >= MessageBytesMax {
+	for page := 1; ; page++ {
+		entries, next, ok := n.catchUpPage(s)
+		if !ok {
+			return // a failed cold read: StorageFault is raised, the requester retries
+		}
+		// A page short of its bounds stopped at the chosen index or at a
+		// faulty record: nothing more to send in this window.
+		if page == n.opts.CatchUpPages || !n.catchUpFull(entries) || next > n.lrn.chosenIndex {
 			n.send(Message{Type: MsgCatchUpResponse, To: m.From, Entries: entries})
 			return
 		}
+		n.send(Message{Type: MsgCatchUpResponse, To: m.From, Entries: entries, Next: next})
+		s = next
+	}
+}
+
+// catchUpPage is one page of chosen values from s: evicted slots first,
+// read back in chunks (cold.go), then the hot window, stopping at the
+// chosen index, a faulty record, CatchUpBatch entries or MessageBytesMax.
+// next is the first slot the page does not hold; ok is false when a cold
+// read failed.
+func (n *Node) catchUpPage(s Slot) (entries []SlotCommand, next Slot, ok bool) {
+	bytes := 0
+	full := func() bool {
+		return len(entries) >= n.opts.CatchUpBatch || len(entries) > 0 && bytes >= MessageBytesMax
+	}
+	for s < n.acc.log.base && s <= n.lrn.chosenIndex && !full() {
 		to := min(n.acc.log.base, n.lrn.chosenIndex+1, s+Slot(min(coldChunkSlots, n.opts.CatchUpBatch-len(entries))))
 		recs, ok := n.cold.read(ColdCatchUp, s, to)
 		if !ok {
-			return
+			return nil, 0, false
 		}
 		for _, r := range recs {
-			if len(entries) > 0 && bytes >= MessageBytesMax {
-				n.send(Message{Type: MsgCatchUpResponse, To: m.From, Entries: entries})
-				return
+			if full() {
+				return entries, r.Slot, true
 			}
 			bytes += commandBytes(r.Command)
 			entries = append(entries, r)
 		}
 		s = to
 	}
-	for ; s <= n.lrn.chosenIndex && len(entries) < n.opts.CatchUpBatch; s++ {
-		if len(entries) > 0 && bytes >= MessageBytesMax {
-			break
-		}
+	for ; s <= n.lrn.chosenIndex && !full(); s++ {
 		b, cmd, ok := n.acc.Record(s)
 		if !ok {
 			break // a faulty record: the repair path (CTRL) owns it
@@ -66,21 +86,24 @@ func (n *Node) handleCatchUpRequest(m Message) {
 		bytes += commandBytes(cmd)
 		entries = append(entries, SlotCommand{Slot: s, Ballot: b, Command: cmd})
 	}
-	n.send(Message{Type: MsgCatchUpResponse, To: m.From, Entries: entries})
+	return entries, s, true
 }
 
-// handleCatchUpResponse learns a page of chosen values, in slot order.
+// handleCatchUpResponse learns a page of chosen values, in slot order. The
+// last page of a window (Next 0) closes the request; when it was full and
+// the node is still behind, it asks for the next window at once. A page
+// lost from the middle of a window leaves a gap the next pages cannot
+// continue; the window's last page (or the retry tick) asks again from
+// the chosen index.
 func (n *Node) handleCatchUpResponse(m Message) {
+	n.learnChosen(m.Entries)
+	if m.Next != 0 {
+		return
+	}
 	if m.From == n.catchUpTarget {
 		n.catchUpOpen = false
 	}
-	n.learnChosen(m.Entries)
-	bytes := 0
-	for _, e := range m.Entries {
-		bytes += commandBytes(e.Command)
-	}
-	full := len(m.Entries) >= n.opts.CatchUpBatch || len(m.Entries) > 0 && bytes >= MessageBytesMax
-	if full && n.lrn.chosenIndex < max(n.knownCommit, m.Entries[len(m.Entries)-1].Slot+1) {
+	if n.catchUpFull(m.Entries) && n.lrn.chosenIndex < max(n.knownCommit, m.Entries[len(m.Entries)-1].Slot+1) {
 		n.requestCatchUp(m.From)
 	}
 }
@@ -156,4 +179,14 @@ func (n *Node) cut(floor Slot, sealed journal.State) {
 	n.acc.truncate(floor)
 	n.lrn.dropBelow(floor)
 	n.sealed = sealed
+}
+
+// catchUpFull says whether a page reached its bounds: CatchUpBatch entries
+// or MessageBytesMax bytes. A full page says more may follow it.
+func (n *Node) catchUpFull(entries []SlotCommand) bool {
+	bytes := 0
+	for _, e := range entries {
+		bytes += commandBytes(e.Command)
+	}
+	return len(entries) >= n.opts.CatchUpBatch || len(entries) > 0 && bytes >= MessageBytesMax
 }

@@ -18,8 +18,12 @@ type Options struct {
 	ProposeQueueMax int
 	// PromiseBatch bounds the records of one Promise page (ceiling 64).
 	PromiseBatch int
-	// CatchUpBatch bounds the entries of one CatchUpResponse.
+	// CatchUpBatch bounds the entries of one CatchUpResponse page.
 	CatchUpBatch int
+	// CatchUpPages bounds the pages one CatchUpRequest is answered with
+	// (the catch-up window): a node far behind moves up to
+	// CatchUpPages*CatchUpBatch slots per round trip.
+	CatchUpPages int
 	// CatchUpRetryTicks is how long a catch-up request may go unanswered
 	// before it is sent again.
 	CatchUpRetryTicks int
@@ -63,6 +67,7 @@ const (
 	defaultProposeQueueMax   = 4096
 	promiseBatchCeiling      = 64
 	defaultCatchUpBatch      = 256
+	defaultCatchUpPages      = 8
 	defaultCatchUpRetryTicks = 4
 	defaultReadTTLTicks      = 10
 	defaultReadsMax          = 4096
@@ -93,6 +98,7 @@ func (o Options) withDefaults() Options {
 	set(&o.ProposeQueueMax, defaultProposeQueueMax)
 	set(&o.PromiseBatch, promiseBatchCeiling)
 	set(&o.CatchUpBatch, defaultCatchUpBatch)
+	set(&o.CatchUpPages, defaultCatchUpPages)
 	set(&o.CatchUpRetryTicks, defaultCatchUpRetryTicks)
 	set(&o.ReadTTLTicks, defaultReadTTLTicks)
 	set(&o.ReadsMax, defaultReadsMax)
@@ -119,7 +125,7 @@ func (o Options) Validate() error {
 		return fmt.Errorf("%w: pipeline window %d / queue %d", ErrConfig, o.PipelineWindow, o.ProposeQueueMax)
 	case o.PromiseBatch < 1 || o.PromiseBatch > promiseBatchCeiling:
 		return fmt.Errorf("%w: promise batch %d not in [1, %d]", ErrConfig, o.PromiseBatch, promiseBatchCeiling)
-	case o.CatchUpBatch < 1 || o.CatchUpRetryTicks < 1 || o.ReadTTLTicks < 1 || o.ReadsMax < 1 || o.ResendBatch < 1 ||
+	case o.CatchUpBatch < 1 || o.CatchUpPages < 1 || o.CatchUpRetryTicks < 1 || o.ReadTTLTicks < 1 || o.ReadsMax < 1 || o.ResendBatch < 1 ||
 		o.HotSlotsMax < 1 || o.HotBytesMax < 1 || o.HandoffFenceElections < 1 || o.ProxyTakeBackBeats < 1:
 		return fmt.Errorf("%w: a bound is below 1", ErrConfig)
 	case o.ScrubPageSlots < 1 || o.ScrubPageSlots > ScrubPageSlotsMax:

@@ -986,10 +986,12 @@ func TestScenarioPromisePaging(t *testing.T) {
 // Reference design §2.2 (node/catch_up): a lagging node is replayed the
 // chosen log in pages of at most CatchUpBatch entries, asking again from
 // where each page ended. Node 3 misses five chosen slots; with
-// CatchUpBatch = 2 it asks from 1, 3 and 5 and receives 2, 2 and 1 entries.
+// CatchUpBatch = 2 and a window of one page it asks from 1, 3 and 5 and
+// receives 2, 2 and 1 entries.
 func TestScenarioCatchUpPages(t *testing.T) {
 	opts := scenarioOpts()
 	opts.CatchUpBatch = 2
+	opts.CatchUpPages = 1
 	net := newNetwork(t, majority(3), journal.ModeMulti, opts, 13)
 	n1, n3 := net.node(1), net.node(3)
 
@@ -1031,6 +1033,68 @@ func TestScenarioCatchUpPages(t *testing.T) {
 	expectEq(t, "node 3 chosen", n3.node.ChosenIndex(), paxos.Slot(5))
 	net.settle(5)
 	net.oracles.converged()
+}
+
+// One request is answered with a window of up to CatchUpPages pages, so a
+// node far behind moves a window per round trip, not a page. Every page
+// but the window's last names where the next starts (Next); only the last
+// (Next 0) makes the requester ask again. Node 3 misses seven chosen
+// slots; with CatchUpBatch = 2 and a window of 2 pages it asks from 1 and
+// 5, and is answered pages of 2, 2 (Next 3, then 0) and 2, 1 (Next 7,
+// then 0). A page lost from the middle of a window costs one more request,
+// from where the learned prefix ends.
+func TestScenarioCatchUpWindow(t *testing.T) {
+	opts := scenarioOpts()
+	opts.CatchUpBatch = 2
+	opts.CatchUpPages = 2
+	for _, lose := range []bool{false, true} {
+		net := newNetwork(t, majority(3), journal.ModeMulti, opts, 13)
+		n1, n3 := net.node(1), net.node(3)
+		net.electLeader(n1)
+		net.crash(n3)
+		for i := range 7 {
+			propose(net, n1, unfenced(fmt.Sprint("w", i)))
+		}
+		exchange(net)
+		expectEq(t, "leader chosen", n1.node.ChosenIndex(), paxos.Slot(7))
+		net.boot(n3)
+		for len(inPool(net, match{typ: paxos.MsgHeartbeat, to: 3})) == 0 {
+			net.tick(n1)
+			net.sync(n1)
+		}
+		deliverOnly(net, match{typ: paxos.MsgHeartbeat, to: 3})
+
+		var asked []paxos.Slot
+		var pages []string
+		for round := range 10 {
+			reqs := take(net, match{typ: paxos.MsgCatchUpRequest, from: 3})
+			if len(reqs) == 0 {
+				break
+			}
+			asked = append(asked, reqs[0].Slot)
+			deliverMsgs(net, reqs...)
+			net.sync(n1)
+			resp := take(net, match{typ: paxos.MsgCatchUpResponse, to: 3})
+			for _, r := range resp {
+				pages = append(pages, fmt.Sprintf("%d/%d", len(r.Entries), r.Next))
+			}
+			if lose && round == 0 {
+				resp = resp[1:] // the window's first page is lost
+			}
+			deliverMsgs(net, resp...)
+			net.sync(n3)
+		}
+		if lose {
+			expectEq(t, "asked from (first page lost)", fmt.Sprint(asked), "[1 1 5]")
+			expectEq(t, "pages (first page lost)", fmt.Sprint(pages), "[2/3 2/0 2/3 2/0 2/7 1/0]")
+		} else {
+			expectEq(t, "asked from", fmt.Sprint(asked), "[1 5]")
+			expectEq(t, "pages", fmt.Sprint(pages), "[2/3 2/0 2/7 1/0]")
+		}
+		expectEq(t, "node 3 chosen", n3.node.ChosenIndex(), paxos.Slot(7))
+		net.settle(5)
+		net.oracles.converged()
+	}
 }
 
 // Paxos Made Simple §2.2, learning a chosen value — BUG. A Commit c from the
