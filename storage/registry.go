@@ -153,6 +153,7 @@ func CheckRegistryBoot(claim Claim, marker *RegistryMarker, want RegistryMarker)
 type RegistryHead struct {
 	Watermark paxos.Ballot
 	Effective paxos.Ballot
+	Retracted paxos.Ballot
 	Highest   paxos.Ballot
 }
 
@@ -181,6 +182,12 @@ func CheckRegistryOp(h RegistryHead, op matchmaker.WriteOp) error {
 		if op.Watermark.IsZero() || !op.Watermark.InRange() {
 			return fmt.Errorf("journal %s: watermark %s", op.Journal, op.Watermark)
 		}
+	case matchmaker.OpRetract:
+		// Only a registration is retracted: at or below the highest, and
+		// the highest stays (a retracted ballot still counts).
+		if b := op.Reg.Ballot; b.IsZero() || !b.InRange() || h.Highest.Less(b) || b.Less(h.Watermark) {
+			return fmt.Errorf("journal %s: retraction at %s outside [%s, %s]", op.Journal, b, h.Watermark, h.Highest)
+		}
 	default:
 		return fmt.Errorf("journal %s: unknown op kind %d", op.Journal, op.Kind)
 	}
@@ -198,6 +205,9 @@ func (h *RegistryHead) Step(op matchmaker.WriteOp) (raised, effective bool) {
 			h.Effective = op.Reg.Ballot
 			return false, true
 		}
+	case matchmaker.OpRetract:
+		// The pebble store raises Retracted itself (it writes the scalar
+		// only when it grows); Highest already counts the ballot.
 	case matchmaker.OpWatermark:
 		if h.Watermark.Less(op.Watermark) {
 			h.Watermark = op.Watermark

@@ -214,7 +214,8 @@ func MessageToPB(m paxos.Message) *pb.ConsensusMessage {
 	out := &pb.ConsensusMessage{Type: pb.MsgType(m.Type), From: uint64(m.From), To: uint64(m.To), Leader: uint64(m.Leader),
 		Ballot: BallotToPB(m.Ballot), Refused: BallotToPB(m.Refused), Slot: m.Slot, Next: m.Next,
 		Commit: m.Commit, Watermark: m.Watermark, Ctx: m.Ctx, State: StateToPB(m.State),
-		Since: BallotToPB(m.Since), Gc: BallotToPB(m.GC), Reconf: m.Reconf, Refusal: uint32(m.Refusal)}
+		Since: BallotToPB(m.Since), Gc: BallotToPB(m.GC), Reconf: m.Reconf, Refusal: uint32(m.Refusal),
+		Prepared: BallotToPB(m.Prepared)}
 	// The Matchmaker Paxos fields cost nothing on a plain deployment: each
 	// is touched only when set.
 	if !m.Config.IsZero() {
@@ -261,7 +262,7 @@ var knownTypes = map[pb.MsgType]bool{
 
 // MessageFromPB decodes one core message; an unknown type, an unset sender,
 // a malformed entry, a malformed acceptor configuration (see ConfigFromPB),
-// a refusal above paxos.MatchClosed, a number above the core's bounds (a
+// a refusal above paxos.MatchRetracted, a number above the core's bounds (a
 // ballot round above paxos.BallotRoundMax, a slot above paxos.SlotMax) or
 // a scrub page paxos.Message.Validate refuses is refused.
 func MessageFromPB(m *pb.ConsensusMessage) (paxos.Message, error) {
@@ -281,7 +282,7 @@ func MessageFromPB(m *pb.ConsensusMessage) (paxos.Message, error) {
 		return paxos.Message{}, malformed("%d scrub entries in one page", len(m.GetScrub()))
 	}
 	// Checked before the narrowing to uint8: refusal 256 must not pass as 0.
-	if m.GetRefusal() > uint32(paxos.MatchClosed) {
+	if m.GetRefusal() > uint32(paxos.MatchRetracted) {
 		return paxos.Message{}, malformed("match refusal %d", m.GetRefusal())
 	}
 	st, err := StateFromPB(m.GetState())
@@ -292,7 +293,7 @@ func MessageFromPB(m *pb.ConsensusMessage) (paxos.Message, error) {
 		Ballot: BallotFromPB(m.GetBallot()), Refused: BallotFromPB(m.GetRefused()), Slot: m.GetSlot(), Next: m.GetNext(),
 		Commit: m.GetCommit(), Watermark: m.GetWatermark(), Ctx: m.GetCtx(), State: st,
 		Since: BallotFromPB(m.GetSince()), GC: BallotFromPB(m.GetGc()), Reconf: m.GetReconf(),
-		Refusal: paxos.MatchRefusal(m.GetRefusal())}
+		Refusal: paxos.MatchRefusal(m.GetRefusal()), Prepared: BallotFromPB(m.GetPrepared())}
 	if m.GetConfig() != nil {
 		if out.Config, err = ConfigFromPB(m.GetConfig()); err != nil {
 			return paxos.Message{}, err

@@ -83,6 +83,9 @@ func sampleMessages() []paxos.Message {
 			GC: paxos.Ballot{Round: 1, Node: 2}, History: []paxos.Registration{{Ballot: paxos.Ballot{Round: 3, Node: 1}, Acceptors: grid6}},
 			Effective: paxos.Registration{Ballot: paxos.Ballot{Round: 2, Node: 3}, Acceptors: flexible4, Reconfiguration: true}},
 		{Type: paxos.MsgMatchReply, From: 9, To: 2, Ballot: b, Refusal: paxos.MatchClosed},
+		{Type: paxos.MsgMatch, From: 2, To: 9, Ballot: b, Config: majority3, Prepared: paxos.Ballot{Round: 1, Node: 2}},
+		{Type: paxos.MsgMatch, From: 2, To: 9, Ballot: b, Prepared: paxos.Ballot{Round: 1, Node: 2}},
+		{Type: paxos.MsgMatchReply, From: 9, To: 2, Ballot: b, Refusal: paxos.MatchRetracted},
 		{Type: paxos.MsgGarbageCollect, From: 2, To: 9, GC: b},
 		{Type: paxos.MsgGarbageCollectAck, From: 9, To: 2, GC: b},
 		// Every new type with every new field set.
@@ -295,7 +298,7 @@ func TestMalformedConfigsAreRefused(t *testing.T) {
 // before the narrowing to the core's uint8) and the history's bound.
 func TestMatchmakerNumbersAreBounded(t *testing.T) {
 	b := &pb.Ballot{Round: 4, Node: 2}
-	for _, r := range []uint32{4, 255, 256, 259, ^uint32(0)} {
+	for _, r := range []uint32{5, 255, 256, 259, ^uint32(0)} {
 		m := &pb.ConsensusMessage{Type: pb.MsgType_MSG_TYPE_MATCH_REPLY, From: 9, To: 2, Ballot: b, Refusal: r}
 		if _, err := MessageFromPB(m); !errors.Is(err, ErrMalformed) {
 			t.Errorf("refusal %d: err %v, want ErrMalformed", r, err)
@@ -432,7 +435,8 @@ func outOfRange() []paxos.Message {
 			History: []paxos.Registration{{Ballot: past, Acceptors: majority3}}},
 		{Type: paxos.MsgMatchReply, From: 2, To: 1, Ballot: paxos.Ballot{Round: 1, Node: 2},
 			Effective: paxos.Registration{Ballot: past, Acceptors: majority3, Reconfiguration: true}},
-		{Type: paxos.MsgMatchReply, From: 2, To: 1, Ballot: paxos.Ballot{Round: 1, Node: 2}, Refusal: paxos.MatchClosed + 1},
+		{Type: paxos.MsgMatchReply, From: 2, To: 1, Ballot: paxos.Ballot{Round: 1, Node: 2}, Refusal: paxos.MatchRetracted + 1},
+		{Type: paxos.MsgMatch, From: 2, To: 9, Ballot: paxos.Ballot{Round: 1, Node: 2}, Config: majority3, Prepared: top},
 		{Type: paxos.MsgScrub, From: 2, To: 1, Ballot: paxos.Ballot{Round: 1, Node: 2}, Slot: paxos.SlotMax, Next: paxos.SlotMax + 1},
 		{Type: paxos.MsgScrubReply, From: 2, To: 1, Ballot: paxos.Ballot{Round: 1, Node: 2}, Slot: 1, Next: 2,
 			Scrub: []paxos.ScrubEntry{{Slot: 1, Ballot: past}}},

@@ -152,6 +152,9 @@ func highestOf(r *matchmaker.Registry) paxos.Ballot {
 	if len(r.Regs) > 0 && h.Less(r.Regs[len(r.Regs)-1].Ballot) {
 		h = r.Regs[len(r.Regs)-1].Ballot
 	}
+	if h.Less(r.Retracted) {
+		h = r.Retracted
+	}
 	return h
 }
 
@@ -328,7 +331,7 @@ func (f *mmFuzz) noteDurable(j journal.ID) {
 // wellFormed says what Message.Validate must: every ballot, slot and
 // registration the request carries is within the bounds.
 func wellFormed(m paxos.Message) bool {
-	for _, b := range []paxos.Ballot{m.Ballot, m.Refused, m.Since, m.GC, m.Effective.Ballot} {
+	for _, b := range []paxos.Ballot{m.Ballot, m.Refused, m.Since, m.GC, m.Effective.Ballot, m.Prepared} {
 		if b.Round > paxos.BallotRoundMax {
 			return false
 		}
@@ -373,12 +376,24 @@ func (f *mmFuzz) request(typ paxos.MsgType) (journal.ID, paxos.Message) {
 	j := fuzzJournals[f.in.next()%3]
 	from := fuzzSenders[f.in.next()%5]
 	m := paxos.Message{Type: typ, From: from, To: mmID}
-	if b := f.in.next(); b%8 == 0 {
-		m.To = [...]paxos.NodeID{0, 102, 1, mmID}[b/8%4]
+	to := f.in.next()
+	if to%8 == 0 {
+		m.To = [...]paxos.NodeID{0, 102, 1, mmID}[to/8%4]
 	}
 	switch typ {
 	case paxos.MsgMatch:
 		m.Ballot, m.Config, m.Reconf = f.ballot(j, from), f.system(), f.in.next()%2 == 1
+		// The addressing byte also picks what the sender may have
+		// prepared: everything (retract nothing; the seed corpus), nothing,
+		// half its rounds, or a ballot of another node.
+		switch to / 8 % 4 {
+		case 0:
+			m.Prepared = m.Ballot
+		case 2:
+			m.Prepared = paxos.Ballot{Round: m.Ballot.Round / 2, Node: from}
+		case 3:
+			m.Prepared = paxos.Ballot{Round: 1, Node: 4}
+		}
 	case paxos.MsgProbe:
 		if f.in.next()%4 == 3 {
 			m.Ballot = f.ballot(j, from)
@@ -390,6 +405,30 @@ func (f *mmFuzz) request(typ paxos.MsgType) (journal.ID, paxos.Message) {
 	}
 	f.junk(&m)
 	return j, m
+}
+
+// retract is the model of a retraction: the sender's own beliefs above
+// m.Prepared and below m.Ballot leave the registry (one OpRetract each, in
+// ballot order) and the reply's history.
+func (f *mmFuzz) retract(j journal.ID, r *matchmaker.Registry, m paxos.Message, below []paxos.Registration, through bool) []paxos.Registration {
+	gone := func(reg paxos.Registration) bool {
+		inRange := reg.Ballot.Less(m.Ballot) || through && reg.Ballot == m.Ballot
+		return reg.Ballot.Node == m.From && !reg.Reconfiguration && m.Prepared.Less(reg.Ballot) && inRange
+	}
+	for _, reg := range r.Regs {
+		if gone(reg) {
+			f.reached["retracted"]++
+			f.counters.Retracted++
+			f.writes = append(f.writes, matchmaker.WriteOp{Kind: matchmaker.OpRetract, Journal: j, Reg: paxos.Registration{Ballot: reg.Ballot}})
+		}
+	}
+	for _, reg := range r.Regs {
+		if gone(reg) && r.Retracted.Less(reg.Ballot) {
+			r.Retracted = reg.Ballot
+		}
+	}
+	r.Regs = slices.DeleteFunc(r.Regs, gone)
+	return slices.DeleteFunc(below, gone)
 }
 
 func (f *mmFuzz) modelRegistry(j journal.ID) *matchmaker.Registry {
@@ -424,7 +463,16 @@ func (f *mmFuzz) predict(j journal.ID, m paxos.Message) {
 	switch m.Type {
 	case paxos.MsgMatch:
 		b := m.Ballot
-		if b.IsZero() || b.Node != m.From || m.Config.IsZero() {
+		if b.IsZero() || b.Node != m.From {
+			return
+		}
+		if m.Config.IsZero() {
+			f.reached["retraction request"]++
+			if r := f.model[j]; r != nil {
+				f.retract(j, r, m, nil, true)
+			}
+			reply.Type, reply.Refusal = paxos.MsgMatchReply, paxos.MatchRetracted
+			want(wantReply{})
 			return
 		}
 		r := f.modelRegistry(j)
@@ -446,6 +494,7 @@ func (f *mmFuzz) predict(j journal.ID, m paxos.Message) {
 		case b == h && sameReg(lastAt(r, b), own):
 			f.reached["repeat"]++
 			f.counters.Repeats++
+			below = f.retract(j, r, m, below, false)
 			reply.Effective = r.Effective
 			want(wantReply{below: below, own: own, match: true})
 		case !h.Less(b):
@@ -465,6 +514,7 @@ func (f *mmFuzz) predict(j journal.ID, m paxos.Message) {
 			}
 			reply.Effective = r.Effective
 			f.writes = append(f.writes, matchmaker.WriteOp{Kind: matchmaker.OpRegister, Journal: j, Reg: own})
+			below = f.retract(j, r, m, below, false)
 			want(wantReply{below: below, own: own, match: true})
 		}
 	case paxos.MsgProbe:
@@ -799,7 +849,23 @@ func fuzzMatchmakerSeeds() [][]byte {
 		[]byte{6, 4, 0, sender(1), 1, bOwn(1), bOwn(1), sA, 0},
 		sReady(),
 	)
-	return [][]byte{life, booted, broken, edges}
+	// Retraction: node 1 registers a belief and a reconfiguration, then
+	// a belief whose Match says it prepared nothing (addressing byte 9):
+	// the earlier belief is retracted, the reconfiguration stays; a resend
+	// retracts nothing more, and node 2 prepared nothing either but
+	// retracts none of node 1's.
+	retracted := script([]byte{0},
+		sMatch(0, 1, bOwn(1), sA, false), sMatch(0, 1, bOwn(2), sB, true), sReady(),
+		[]byte{0, jIdx(0), sender(1), 9, bOwn(3), sA, 0, 0}, sReady(),
+		[]byte{0, jIdx(0), sender(1), 9, bOwn(3), sA, 0, 0}, sReady(),
+		[]byte{0, jIdx(0), sender(2), 9, bOwn(4), sA, 0, 0}, sReady(),
+		// node 2 abandons its 4.2, the highest, and will not campaign: a
+		// Match without a configuration retracts it, and 4.2 is stale
+		// after a reboot too.
+		[]byte{0, jIdx(0), sender(2), 9, bOwn(4), 0, 0, 0}, sReady(),
+		sReboot(), sProbe(0, 1), sMatch(0, 2, bOwn(4), sA, false), sReady(),
+	)
+	return [][]byte{life, booted, broken, edges, retracted}
 }
 
 // The seeds alone reach every path of the matchmaker's Step and boot, so
@@ -814,7 +880,7 @@ func TestFuzzMatchmakerSeedsReachEveryPath(t *testing.T) {
 
 	for _, path := range []string{"boot refused", "boot from a registry", "dropped", "closed", "below the watermark",
 		"repeat", "stale", "registered", "registered a reconfiguration", "probe", "collected",
-		"history left a belief out", "reboot"} {
+		"history left a belief out", "reboot", "retracted", "retraction request"} {
 		if reached[path] == 0 {
 			t.Errorf("no seed reaches %q (reached %v)", path, reached)
 		}

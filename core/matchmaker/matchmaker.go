@@ -18,6 +18,10 @@ const (
 	// OpWatermark raises Journal's watermark to Watermark and deletes the
 	// registrations below it.
 	OpWatermark
+	// OpRetract deletes Journal's belief registration at Reg.Ballot (its
+	// candidate abandoned it before Phase 1: retract in match) and raises
+	// the retracted ballot to it.
+	OpRetract
 )
 
 // WriteOp is one durable change. Every op must be synced before the reply
@@ -44,6 +48,8 @@ func Apply(regs map[journal.ID]*Registry, op WriteOp) {
 		if r.Watermark.Less(op.Watermark) {
 			r.collect(op.Watermark)
 		}
+	case OpRetract:
+		r.retract(op.Reg.Ballot)
 	}
 }
 
@@ -62,7 +68,7 @@ type Ready struct {
 
 // Counters are observation only.
 type Counters struct {
-	Registered, Refused, Probes, Collected, Repeats uint64
+	Registered, Refused, Probes, Collected, Repeats, Retracted uint64
 }
 
 // ErrStorage marks a registry the matchmaker cannot run from.
@@ -98,8 +104,8 @@ func New(id paxos.NodeID, boot map[journal.ID]Registry) (*Matchmaker, error) {
 // check refuses a registry that breaks the invariants (a damaged or edited
 // store).
 func check(r Registry) error {
-	if !r.Watermark.InRange() || !r.Effective.Ballot.InRange() {
-		return fmt.Errorf("watermark %s or effective %s out of range", r.Watermark, r.Effective.Ballot)
+	if !r.Watermark.InRange() || !r.Effective.Ballot.InRange() || !r.Retracted.InRange() {
+		return fmt.Errorf("watermark %s, effective %s or retracted %s out of range", r.Watermark, r.Effective.Ballot, r.Retracted)
 	}
 	if !r.Effective.IsZero() && (r.Effective.Acceptors.IsZero() || !r.Effective.Reconfiguration) {
 		return fmt.Errorf("effective configuration at %s malformed", r.Effective.Ballot)
@@ -116,6 +122,9 @@ func check(r Registry) error {
 		}
 		if reg.Ballot.Less(r.Watermark) {
 			return fmt.Errorf("registration %s below the watermark %s", reg.Ballot, r.Watermark)
+		}
+		if reg.Ballot == r.Retracted {
+			return fmt.Errorf("registration %s was retracted", reg.Ballot)
 		}
 		if i > 0 && !r.Regs[i-1].Ballot.Less(reg.Ballot) {
 			return fmt.Errorf("registrations out of order at %s", reg.Ballot)
@@ -215,7 +224,19 @@ func (m *Matchmaker) Step(j journal.ID, msg paxos.Message) {
 func (m *Matchmaker) match(j journal.ID, msg paxos.Message, reply paxos.Message) {
 	reply.Type = paxos.MsgMatchReply
 	b := msg.Ballot
-	if b.IsZero() || b.Node != msg.From || msg.Config.IsZero() {
+	if b.IsZero() || b.Node != msg.From {
+		return
+	}
+	if msg.Config.IsZero() {
+		// A Match without a configuration registers nothing: it retracts
+		// the sender's abandoned beliefs up to and including its ballot
+		// (a candidate that will not campaign again), and the answer says
+		// so once the retraction is durable.
+		if r := m.regs[j]; r != nil {
+			m.retract(j, r, msg, true)
+		}
+		reply.Refusal = paxos.MatchRetracted
+		m.send(j, reply)
 		return
 	}
 	r := m.registry(j)
@@ -239,18 +260,54 @@ func (m *Matchmaker) match(j journal.ID, msg paxos.Message, reply paxos.Message)
 			break
 		}
 		m.counters.Repeats++
+		m.retract(j, r, msg, false)
 		reply.History, reply.Effective = r.history(b, own), r.Effective
 	case b.Less(h):
 		m.counters.Refused++
 		reply.Refusal, reply.Refused = paxos.MatchStale, h
 	default:
 		m.counters.Registered++
-		reply.History = r.history(b, own)
 		r.register(own)
-		reply.Effective = r.Effective
 		m.writes = append(m.writes, WriteOp{Kind: OpRegister, Journal: j, Reg: own})
+		m.retract(j, r, msg, false)
+		reply.History = r.history(b, own)
+		reply.Effective = r.Effective
 	}
 	m.send(j, reply)
+}
+
+// retract deletes the belief registrations the candidate of msg abandoned
+// before Phase 1: its own (the ballot names it), above msg.Prepared and
+// below msg.Ballot (through it, with through: a Match without a
+// configuration, from a candidate that abandoned msg.Ballot too). A
+// candidate that learns from the matchmakers' answers
+// that its belief was superseded abandons its ballot without a Prepare
+// (node_matchmaking.go, StaleConfiguration), but its registration stayed,
+// and every later candidate had to win a Phase-1 quorum of that stale
+// configuration too; once it named a machine retired or lost for good, no
+// election could ever be won (a cell that never elects again).
+//
+// Why it is safe: a value is chosen at a ballot only through Accepts its
+// owner (or a successor it handed a won Phase 1 to) sends after a Phase 1
+// at that ballot, and the owner's Prepared is at or above every ballot of
+// its own at which a Prepare may have left (from boot, its promise, which
+// covers every ballot it registered before a crash). No value is chosen at
+// a ballot above Prepared, so no later Phase 1 needs its configuration;
+// and the ballot is never used again, as the owner's promise is above it.
+// Only beliefs are retracted: a reconfiguration stays, as the effective
+// configuration is the highest one ever registered. A retracted ballot
+// still counts as registered (Registry.Retracted), so the highest never
+// moves down and nothing registers at or below it again.
+func (m *Matchmaker) retract(j journal.ID, r *Registry, msg paxos.Message, through bool) {
+	for _, reg := range slices.Clone(r.Regs) {
+		above := msg.Ballot.Less(reg.Ballot) || !through && reg.Ballot == msg.Ballot
+		if reg.Ballot.Node != msg.From || reg.Reconfiguration || !msg.Prepared.Less(reg.Ballot) || above {
+			continue
+		}
+		m.counters.Retracted++
+		r.retract(reg.Ballot)
+		m.writes = append(m.writes, WriteOp{Kind: OpRetract, Journal: j, Reg: paxos.Registration{Ballot: reg.Ballot}})
+	}
 }
 
 // probe answers the effective configuration and the watermark, registering

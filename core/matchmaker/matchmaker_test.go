@@ -10,6 +10,7 @@ package matchmaker_test
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -115,7 +116,8 @@ func (r *rig) registry() matchmaker.Registry {
 }
 
 func matchMsg(b paxos.Ballot, sys quorum.System, reconf bool) paxos.Message {
-	return paxos.Message{Type: paxos.MsgMatch, From: b.Node, To: mmID, Ballot: b, Config: sys, Reconf: reconf}
+	// Prepared at the ballot: the sender retracts nothing.
+	return paxos.Message{Type: paxos.MsgMatch, From: b.Node, To: mmID, Ballot: b, Config: sys, Reconf: reconf, Prepared: b}
 }
 
 func ballots(regs []paxos.Registration) []paxos.Ballot {
@@ -451,11 +453,75 @@ func TestMatchmakerIgnoresMisaddressedRequests(t *testing.T) {
 		"another matchmaker":  {Type: paxos.MsgMatch, From: 1, To: 102, Ballot: bal(1, 1), Config: cfgA},
 		"a reply type":        {Type: paxos.MsgMatchReply, From: 1, To: mmID, Ballot: bal(1, 1)},
 		"someone else's ball": {Type: paxos.MsgMatch, From: 2, To: mmID, Ballot: bal(1, 1), Config: cfgA},
-		"no configuration":    {Type: paxos.MsgMatch, From: 1, To: mmID, Ballot: bal(1, 1)},
+		"retraction, another": {Type: paxos.MsgMatch, From: 1, To: mmID, Ballot: bal(1, 2)},
 		"sender zero":         {Type: paxos.MsgProbe, To: mmID},
 	} {
 		if rd := r.step(msg); len(rd.Messages)+len(rd.Writes) != 0 {
 			t.Errorf("%s: answered %+v", name, rd)
 		}
+	}
+}
+
+// A candidate that learned from the matchmakers' answers that its belief
+// was superseded abandons its ballot before any Prepare, and its later
+// Match says so (Prepared): the matchmaker retracts its own belief
+// registrations above Prepared and below the new ballot, and no later
+// candidate's history carries them. Nobody else's registration, no
+// reconfiguration and nothing at or below Prepared is retracted.
+func TestMatchmakerRetractsAbandonedBeliefs(t *testing.T) {
+	r := newRig(t)
+	r.register(bal(1, 2), cfgA, false) // node 2, prepared
+	r.register(bal(2, 1), cfgA, false) // node 1, prepared (below Prepared)
+	r.register(bal(3, 1), cfgB, true)  // node 1, a reconfiguration
+	r.register(bal(4, 1), cfgC, false) // node 1, the stale belief it abandoned
+	m := matchMsg(bal(5, 1), cfgB, false)
+	m.Prepared = bal(2, 1)
+	got, rd := r.reply(m)
+	if got.Refusal != paxos.MatchOK {
+		t.Fatalf("5.1 refused: %s", got.Refusal)
+	}
+	if len(rd.Writes) != 2 || rd.Writes[1].Kind != matchmaker.OpRetract || rd.Writes[1].Reg.Ballot != bal(4, 1) {
+		t.Fatalf("writes %+v, want the registration of 5.1 then the retraction of 4.1", rd.Writes)
+	}
+	var hist []paxos.Ballot
+	for _, h := range got.History {
+		hist = append(hist, h.Ballot)
+	}
+	if fmt.Sprint(hist) != "[2.1 3.1]" {
+		t.Fatalf("history %v, want [2.1 3.1] (1.2 repeated by 2.1, 4.1 retracted)", hist)
+	}
+	if reg := r.registry(); len(reg.Regs) != 4 || reg.Retracted != bal(4, 1) {
+		t.Fatalf("registry %+v", reg)
+	}
+}
+
+// A candidate that will not campaign again (a removed node) retracts
+// through its ballot with a Match without a configuration, and is answered
+// MatchRetracted once the retraction is durable. Its highest registration
+// may go: the ballot still counts as registered, so nothing registers at
+// or below it again, across a reboot too.
+func TestMatchmakerRetractsThroughTheHighest(t *testing.T) {
+	r := newRig(t)
+	r.register(bal(1, 2), cfgA, false)
+	r.register(bal(2, 3), cfgA, false)
+	got, rd := r.reply(paxos.Message{Type: paxos.MsgMatch, From: 3, To: mmID, Ballot: bal(2, 3), Prepared: bal(1, 3)})
+	if got.Refusal != paxos.MatchRetracted || got.Type != paxos.MsgMatchReply || got.Ballot != bal(2, 3) {
+		t.Fatalf("answer %s, want MatchReply retracted at 2.3", got)
+	}
+	if len(rd.Writes) != 1 || rd.Writes[0].Kind != matchmaker.OpRetract {
+		t.Fatalf("writes %+v, want one OpRetract", rd.Writes)
+	}
+	mm, err := matchmaker.New(mmID, map[journal.ID]matchmaker.Registry{jid: *r.disk[jid]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.mm = mm
+	for _, b := range []paxos.Ballot{bal(2, 1), bal(2, 3)} {
+		if got, _ := r.reply(matchMsg(b, cfgB, false)); got.Refusal != paxos.MatchStale || got.Refused != bal(2, 3) {
+			t.Fatalf("%s after the retraction and a reboot: %s refused %s, want stale at 2.3", b, got.Refusal, got.Refused)
+		}
+	}
+	if reg := r.registry(); len(reg.Regs) != 1 || reg.Regs[0].Ballot != bal(1, 2) {
+		t.Fatalf("registry %+v, want only 1.2", reg)
 	}
 }

@@ -23,10 +23,13 @@ import (
 // Invariants: Regs is sorted by ballot, ascending, without duplicates;
 // every registration is at or above Watermark; Effective is the
 // highest-ballot reconfiguration ever registered (a monotone scalar that
-// garbage collection never removes).
+// garbage collection never removes); Retracted is the highest ballot ever
+// retracted (monotone too: a retracted registration still counts as
+// registered, so nothing registers at or below it again).
 type Registry struct {
 	Watermark paxos.Ballot
 	Effective paxos.Registration
+	Retracted paxos.Ballot
 	Regs      []paxos.Registration
 }
 
@@ -38,6 +41,9 @@ func (r *Registry) highest() paxos.Ballot {
 	h := r.Effective.Ballot
 	if len(r.Regs) > 0 && h.Less(r.Regs[len(r.Regs)-1].Ballot) {
 		h = r.Regs[len(r.Regs)-1].Ballot
+	}
+	if h.Less(r.Retracted) {
+		h = r.Retracted
 	}
 	return h
 }
@@ -75,6 +81,14 @@ func (r *Registry) register(reg paxos.Registration) {
 	r.Regs = append(r.Regs, reg)
 	if reg.Reconfiguration && r.Effective.Ballot.Less(reg.Ballot) {
 		r.Effective = reg
+	}
+}
+
+// retract deletes the registration at b and remembers b as retracted.
+func (r *Registry) retract(b paxos.Ballot) {
+	r.Regs = slices.DeleteFunc(r.Regs, func(reg paxos.Registration) bool { return reg.Ballot == b })
+	if r.Retracted.Less(b) {
+		r.Retracted = b
 	}
 }
 

@@ -68,6 +68,10 @@ const (
 	MatchBelowWatermark
 	// MatchClosed: the matchmaker's store failed; it answers nothing else.
 	MatchClosed
+	// MatchRetracted: no refusal but the answer to a Match without a
+	// configuration: the sender's abandoned registrations through Ballot
+	// are retracted (durably, before the answer leaves).
+	MatchRetracted
 )
 
 func (r MatchRefusal) String() string {
@@ -80,6 +84,8 @@ func (r MatchRefusal) String() string {
 		return "below_watermark"
 	case MatchClosed:
 		return "closed"
+	case MatchRetracted:
+		return "retracted"
 	}
 	return fmt.Sprintf("refusal(%d)", uint8(r))
 }

@@ -27,6 +27,9 @@ type Counters struct {
 	Probes, MatchRefusals, StaleConfigurations, Reconfigurations uint64
 	ReconfiguredElections, ResignedRemoved, RemovedPromises      uint64
 	JoinerVotes, Collections, ReadsAbandoned                     uint64
+	// Retractions counts the requests a node that will not campaign sent
+	// to retract its abandoned registrations (node_matchmaking.go).
+	Retractions uint64
 	// ReplicaPushes counts Commits a replica node learned pushed values
 	// from (node_replica.go); its other paths count as a node's do.
 	ReplicaPushes uint64

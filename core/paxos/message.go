@@ -99,7 +99,11 @@ func (t MsgType) String() string {
 //	Prepare          + Config (C_b, the ballot's configuration), Since
 //	Heartbeat        + Config (C_b), Since
 //	PreReadAck       + Since (the answerer's configuration)
-//	Match            Ballot, Config, Reconf (node → matchmaker: register)
+//	Match            Ballot, Config, Reconf (node → matchmaker: register),
+//	                 Prepared (the highest of the sender's own ballots it
+//	                 may have sent a Prepare at: its belief registrations
+//	                 above Prepared and below Ballot were abandoned before
+//	                 Phase 1, and the matchmaker retracts them)
 //	Probe            (node → matchmaker: the effective configuration only)
 //	MatchReply       Ballot (echo), Refusal, Refused (stale: the highest
 //	                 registered), GC (watermark), History (registrations in
@@ -142,6 +146,7 @@ type Message struct {
 	Effective Registration
 	GC        Ballot
 	Reconf    bool
+	Prepared  Ballot
 	Refusal   MatchRefusal
 }
 
@@ -220,7 +225,7 @@ func (m Message) String() string {
 	case MsgRelinquish:
 		s += fmt.Sprintf(" from=%d next=%d decided=%d pending=%d fence=%d", m.Slot, m.Next, len(m.Decided), len(m.Entries), m.Watermark)
 	case MsgMatch:
-		s += fmt.Sprintf(" config=%s reconf=%v", m.Config, m.Reconf)
+		s += fmt.Sprintf(" config=%s reconf=%v prepared=%s", m.Config, m.Reconf, m.Prepared)
 	case MsgMatchReply:
 		s += fmt.Sprintf(" %s gc=%s history=%d effective=%s", m.Refusal, m.GC, len(m.History), m.Effective.Ballot)
 	case MsgGarbageCollect, MsgGarbageCollectAck:

@@ -93,6 +93,25 @@ type Node struct {
 	ballotCfg   Configuration
 	lastMember  Ballot
 	probe       *probe
+	// prepared is at or above every ballot of this node's own at which it
+	// may have sent a Prepare: from boot its promise (a candidate promises
+	// its ballot before anything leaves), then each Phase 1 it opens. A
+	// Match carries it, so the matchmakers retract the belief
+	// registrations this node abandoned before Phase 1 (a stale belief
+	// naming dead or retired machines would otherwise be in every later
+	// candidate's history, and no Phase 1 could ever be won again).
+	prepared Ballot
+	// registered is the highest ballot of this node's own it sent a Match
+	// for since boot. A node that will not campaign again retracts the
+	// registrations in (prepared, registered] (node_matchmaking.go);
+	// retractedBy holds the matchmakers that answered it did, and
+	// retracted is registered once every one did. ownMember is the
+	// highest of its own registrations naming itself: until they are
+	// retracted (or collected) a later Phase 1 may need this node.
+	registered  Ballot
+	retracted   Ballot
+	retractedBy map[NodeID]bool
+	ownMember   Ballot
 
 	// unrecoverable names slots found beyond the fault budget (ctrl.go).
 	unrecoverable []Slot
@@ -189,6 +208,7 @@ func NewNode(cfg Config, opts Options, st Storage) (*Node, error) {
 		return nil, err
 	}
 	n.acc = acc
+	n.prepared = acc.Promised()
 	n.acc.learner = cfg.Replica
 	n.acc.contract = &n.contract
 	if ss, ok := st.(ScrubSource); ok && ss.ScrubLog() != nil {

@@ -53,6 +53,9 @@ func (n *Node) startPhase1(b Ballot, configs []quorum.System, own Configuration)
 	from := n.lrn.chosenIndex + 1
 	el := newElection(b, from, configs, &n.contract)
 	n.phase = &campaigning{el: el, own: own}
+	if n.prepared.Less(b) {
+		n.prepared = b
+	}
 	// The candidate promises its own ballot first. The Prepares wait for
 	// that promise to be durable (Message.EarlyOK), so a crashed candidate
 	// can never reuse the ballot after reboot.

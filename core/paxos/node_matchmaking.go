@@ -49,6 +49,7 @@ func (n *Node) campaignMatched(sys quorum.System, reconf bool) {
 			// A joiner that has not learned its configuration, and a
 			// removed node, never campaign: they answer Phase 1 and wait.
 			n.resetElectionTimer()
+			n.retractAbandoned()
 			return
 		}
 		sys = n.belief.Acceptors
@@ -67,11 +68,12 @@ func (n *Node) campaignMatched(sys quorum.System, reconf bool) {
 	// below b may be honoured (a stale belief registered by a node cut off
 	// from its removal would otherwise let it retire while a later Phase 1
 	// still needs it; found by the core's retirement test).
-	if sys.Contains(n.cfg.ID) && n.lastMember.Less(b) {
-		n.lastMember = b
+	if sys.Contains(n.cfg.ID) && n.ownMember.Less(b) {
+		n.ownMember = b
 	}
 	n.probe = nil // a reconfiguration needs no probe: it names its configuration
 	n.phase = &matchmaking{ballot: b, own: own, reconf: reconf, replies: map[NodeID]Message{}}
+	n.registered, n.retractedBy = b, nil
 	// The candidate promises its ballot before it registers it: the Match
 	// waits for that promise to be durable, so a candidate that crashes
 	// mid-matchmaking never reuses the ballot after reboot for another
@@ -79,8 +81,54 @@ func (n *Node) campaignMatched(sys quorum.System, reconf bool) {
 	// edited; the simulator's binding oracle found the reuse).
 	n.acc.raisePromise(b)
 	for _, id := range n.cfg.Matchmakers {
-		n.send(Message{Type: MsgMatch, To: id, Ballot: b, Config: sys, Reconf: reconf})
+		n.send(Message{Type: MsgMatch, To: id, Ballot: b, Config: sys, Reconf: reconf, Prepared: n.prepared})
 	}
+}
+
+// retractAbandoned is a node that will not campaign again for now (a
+// removed node, a joiner) giving up the registrations it made and never
+// ran Phase 1 at: any matchmaking in flight is abandoned first, and every
+// matchmaker is asked to retract the node's beliefs in (prepared,
+// registered] (a Match without a configuration). A campaigning node needs
+// no such message: its next Match carries prepared and retracts them. The
+// request is repeated at every election timeout while the node waits (it is
+// unanswered; a matchmaker that missed it, or was down, still holds the
+// stale registration, and a lost one must not keep every later candidate
+// from winning).
+func (n *Node) retractAbandoned() {
+	if _, ok := n.phase.(*matchmaking); ok {
+		n.phase = following{}
+	}
+	if !n.prepared.Less(n.registered) || n.retracted == n.registered {
+		return
+	}
+	n.counters.Retractions++
+	for _, id := range n.cfg.Matchmakers {
+		n.send(Message{Type: MsgMatch, To: id, Ballot: n.registered, Prepared: n.prepared})
+	}
+}
+
+// handleRetracted counts a matchmaker's answer that it retracted this
+// node's abandoned registrations through m.Ballot. Once every matchmaker
+// did, none holds a registration of this node's own naming it that no
+// Phase 1 ran at: its own registrations no longer keep it from retiring
+// (MayRetire), and it stops asking.
+func (n *Node) handleRetracted(m Message) {
+	if m.Ballot != n.registered || n.retracted == n.registered {
+		return
+	}
+	if n.retractedBy == nil {
+		n.retractedBy = map[NodeID]bool{}
+	}
+	n.retractedBy[m.From] = true
+	if len(n.retractedBy) < len(n.cfg.Matchmakers) {
+		return
+	}
+	n.retracted, n.retractedBy = n.registered, nil
+	if !n.prepared.Less(n.ownMember) {
+		return // a registration this node ran Phase 1 at still names it
+	}
+	n.ownMember = Ballot{}
 }
 
 // startProbe asks every matchmaker for the effective configuration.
@@ -101,6 +149,10 @@ func (n *Node) handleMatchReply(m Message) {
 	}
 	if m.Ballot.IsZero() {
 		n.handleProbeReply(m)
+		return
+	}
+	if m.Refusal == MatchRetracted {
+		n.handleRetracted(m)
 		return
 	}
 	mk, ok := n.phase.(*matchmaking)

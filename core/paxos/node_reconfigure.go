@@ -203,7 +203,7 @@ func (n *Node) MayRetire(w Ballot) RetireRefusal {
 		return RetireStale
 	case n.belief.Acceptors.Contains(n.cfg.ID):
 		return RetireMember
-	case !n.lastMember.Less(w):
+	case !n.lastMember.Less(w) || !n.ownMember.Less(w):
 		return RetireNotCollected
 	}
 	return RetireOK

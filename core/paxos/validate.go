@@ -44,10 +44,10 @@ func (m Message) Validate() error {
 	if m.Slot > SlotMax || m.Next > SlotMax || m.Commit > SlotMax || m.Watermark > SlotMax {
 		return fmt.Errorf("%w: %s slot above %d", ErrMalformed, m.Type, uint64(SlotMax))
 	}
-	if !m.Since.InRange() || !m.GC.InRange() || !m.Effective.Ballot.InRange() {
+	if !m.Since.InRange() || !m.GC.InRange() || !m.Effective.Ballot.InRange() || !m.Prepared.InRange() {
 		return fmt.Errorf("%w: %s configuration ballot round above %d", ErrMalformed, m.Type, uint64(BallotRoundMax))
 	}
-	if m.Refusal > MatchClosed {
+	if m.Refusal > MatchRetracted {
 		return fmt.Errorf("%w: %s refusal %d", ErrMalformed, m.Type, m.Refusal)
 	}
 	for _, r := range m.History {

@@ -243,15 +243,18 @@ func (s *RegistryStore) forgetRotBelow(j journal.ID, w paxos.Ballot) {
 }
 
 func headOf(r *matchmaker.Registry) storage.RegistryHead {
-	h := storage.RegistryHead{Watermark: r.Watermark, Effective: r.Effective.Ballot}
+	h := storage.RegistryHead{Watermark: r.Watermark, Effective: r.Effective.Ballot, Retracted: r.Retracted}
 	if n := len(r.Regs); n > 0 {
 		h.Highest = r.Regs[n-1].Ballot
+	}
+	if h.Highest.Less(r.Retracted) && !r.Retracted.Less(r.Watermark) {
+		h.Highest = r.Retracted
 	}
 	return h
 }
 
 func isEmpty(r *matchmaker.Registry) bool {
-	return r.Watermark.IsZero() && r.Effective.IsZero() && len(r.Regs) == 0
+	return r.Watermark.IsZero() && r.Effective.IsZero() && r.Retracted.IsZero() && len(r.Regs) == 0
 }
 
 func compareRegKeys(a, b regKey) int {

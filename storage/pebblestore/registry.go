@@ -128,6 +128,10 @@ func (r *Registry) Boot() (*storage.RegistryBoot, error) {
 			if reg.Effective, err = decodeEffective(key, v); err != nil {
 				return regCorrupt(k.id, "effective configuration", err)
 			}
+		case regKindRetracted:
+			if reg.Retracted, err = decodeWatermark(key, v); err != nil {
+				return regCorrupt(k.id, "retracted ballot", err)
+			}
 		case regKindRegistration:
 			// The watermark sorts before the registrations.
 			if k.ballot.Less(reg.Watermark) {
@@ -242,6 +246,17 @@ func (r *Registry) Apply(ops []matchmaker.WriteOp) error {
 				k := regScalarKey(op.Journal, regKindEffective)
 				_ = pb.Set(k, encodeEffective(k, op.Reg), nil)
 			}
+		case op.Kind == matchmaker.OpRetract:
+			// The highest retracted ballot is a scalar of its own: the
+			// head's highest counts it, so nothing registers at or below
+			// it again (the retracted registration may have been the
+			// highest).
+			_ = pb.Delete(registrationKey(op.Journal, op.Reg.Ballot), nil)
+			if h.Retracted.Less(op.Reg.Ballot) {
+				h.Retracted = op.Reg.Ballot
+				k := regScalarKey(op.Journal, regKindRetracted)
+				_ = pb.Set(k, encodeWatermark(k, op.Reg.Ballot), nil)
+			}
 		case raised:
 			_ = pb.DeleteRange(registrationKey(op.Journal, paxos.Ballot{}), registrationKey(op.Journal, op.Watermark), nil)
 			k := regScalarKey(op.Journal, regKindWatermark)
@@ -296,6 +311,18 @@ func (r *Registry) headLocked(id journal.ID) (*storage.RegistryHead, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	rk := regScalarKey(id, regKindRetracted)
+	if v, found, err = r.getLocked(rk, id, "retracted ballot"); err != nil {
+		return nil, err
+	}
+	if found {
+		if h.Retracted, err = decodeWatermark(rk, v); err != nil {
+			return nil, regCorrupt(id, "retracted ballot", err)
+		}
+		if h.Highest.Less(h.Retracted) && !h.Retracted.Less(h.Watermark) {
+			h.Highest = h.Retracted
+		}
 	}
 	return h, nil
 }

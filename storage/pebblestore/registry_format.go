@@ -12,6 +12,7 @@ package pebblestore
 //	02 01 | tenant (8) | journal (8) | 01                   watermark      regKindWatermark
 //	02 01 | tenant (8) | journal (8) | 02                   effective      regKindEffective
 //	02 01 | tenant (8) | journal (8) | 03 | round | node    registration   regKindRegistration
+//	02 01 | tenant (8) | journal (8) | 04                   retracted      regKindRetracted
 //
 // Integers are big-endian, so a journal's registrations sort by ballot and
 // come after its watermark: boot knows the watermark when the first
@@ -60,6 +61,8 @@ const (
 	regKindWatermark    byte = 0x01
 	regKindEffective    byte = 0x02
 	regKindRegistration byte = 0x03
+	// regKindRetracted sorts after every registration of its journal.
+	regKindRetracted byte = 0x04
 
 	// regPrefixLen is keyspace | part | tenant | journal.
 	regPrefixLen = 2 + 8 + 8
@@ -116,7 +119,7 @@ func parseRegKey(k []byte) (parsedRegKey, bool) {
 		kind: k[regPrefixLen],
 	}
 	switch p.kind {
-	case regKindWatermark, regKindEffective:
+	case regKindWatermark, regKindEffective, regKindRetracted:
 		return p, len(k) == regScalarKeyLen
 	case regKindRegistration:
 		if len(k) != regKeyLen {

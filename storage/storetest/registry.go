@@ -67,6 +67,7 @@ func RunRegistry(t *testing.T, newStore func(t *testing.T) storage.RegistryStore
 		{"BootDecisionTable", testRegBootDecisions},
 		{"RegistrationsSurviveReboot", testRegRegister},
 		{"WatermarkDeletesBelow", testRegWatermark},
+		{"RetractDeletesOne", testRegRetract},
 		{"EffectiveSurvivesCollection", testRegEffective},
 		{"OrderWithinBatch", testRegOrder},
 		{"JournalsAreIsolated", testRegIsolation},
@@ -106,6 +107,11 @@ func Watermark(j journal.ID, r uint64, n paxos.NodeID) matchmaker.WriteOp {
 	return matchmaker.WriteOp{Kind: matchmaker.OpWatermark, Journal: j, Watermark: ballot(r, n)}
 }
 
+// Retract is an OpRetract of j's registration at (r, n).
+func Retract(j journal.ID, r uint64, n paxos.NodeID) matchmaker.WriteOp {
+	return matchmaker.WriteOp{Kind: matchmaker.OpRetract, Journal: j, Reg: paxos.Registration{Ballot: ballot(r, n)}}
+}
+
 // RenderRegistries prints registries in journal order, one line each.
 func RenderRegistries(regs map[journal.ID]matchmaker.Registry) string {
 	ids := slices.SortedFunc(maps.Keys(regs), func(a, b journal.ID) int {
@@ -117,7 +123,7 @@ func RenderRegistries(regs map[journal.ID]matchmaker.Registry) string {
 	var b strings.Builder
 	for _, id := range ids {
 		r := regs[id]
-		fmt.Fprintf(&b, "%s wm=%s eff=%s regs=[", id, r.Watermark, renderReg(r.Effective))
+		fmt.Fprintf(&b, "%s wm=%s eff=%s retracted=%s regs=[", id, r.Watermark, renderReg(r.Effective), r.Retracted)
 		for i, reg := range r.Regs {
 			if i > 0 {
 				b.WriteString(", ")
@@ -149,7 +155,7 @@ func (m regModel) apply(ops ...matchmaker.WriteOp) {
 func (m regModel) render() string {
 	out := map[journal.ID]matchmaker.Registry{}
 	for id, r := range m {
-		if !r.Watermark.IsZero() || !r.Effective.IsZero() || len(r.Regs) > 0 {
+		if !r.Watermark.IsZero() || !r.Effective.IsZero() || !r.Retracted.IsZero() || len(r.Regs) > 0 {
 			out[id] = r.Clone()
 		}
 	}

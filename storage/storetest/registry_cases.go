@@ -139,6 +139,43 @@ func testRegWatermark(t *testing.T, s storage.RegistryStore) {
 	regCheck(t, s, m)
 }
 
+// A retraction deletes exactly one registration below the highest, in
+// the batch of the registration above it, and survives a reboot; the
+// watermark and the effective configuration do not move.
+func testRegRetract(t *testing.T, s storage.RegistryStore) {
+	regFormatted(t, s)
+	m := regModel{}
+	j := JournalID
+	regApply(t, s, m, Register(j, 1, 1, majority3, false), Register(j, 2, 1, flexible4, true),
+		Register(j, 3, 1, grid4, false))
+	regApply(t, s, m, Register(j, 4, 1, majority3, false), Retract(j, 1, 1), Retract(j, 3, 1))
+	b := regCheck(t, s, m)
+	r := b.Registries[j]
+	if len(r.Regs) != 2 || r.Regs[0].Ballot != ballot(2, 1) || r.Regs[1].Ballot != ballot(4, 1) || r.Effective.Ballot != ballot(2, 1) {
+		t.Fatalf("after retracting 1.1 and 3.1: %+v", r)
+	}
+	// Retracting what is not there changes nothing; retracting the
+	// highest registration keeps its ballot as the highest, across a
+	// reboot: nothing registers at it again.
+	regApply(t, s, m, Register(j, 5, 2, majority3, false), Retract(j, 3, 1))
+	regCheck(t, s, m)
+	regApply(t, s, m, Retract(j, 5, 2))
+	b = regCheck(t, s, m)
+	if r := b.Registries[j]; r.Retracted != ballot(5, 2) || len(r.Regs) != 2 {
+		t.Fatalf("after retracting the highest 5.2: %+v", r)
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatalf("a registration at the retracted highest 5.2: no panic")
+			}
+		}()
+		_ = s.Apply([]matchmaker.WriteOp{Register(j, 5, 2, majority3, false)})
+	}()
+	regApply(t, s, m, Register(j, 6, 1, majority3, false))
+	regCheck(t, s, m)
+}
+
 func testRegEffective(t *testing.T, s storage.RegistryStore) {
 	regFormatted(t, s)
 	m := regModel{}
@@ -205,6 +242,8 @@ func testRegRegressions(t *testing.T, s storage.RegistryStore) {
 		"zero ballot":                        Register(RegistryJournals[1], 0, 0, majority3, false),
 		"zero watermark":                     Watermark(j, 0, 0),
 		"unset journal":                      Register(journal.ID{}, 5, 1, majority3, false),
+		"retraction below the watermark":     Retract(j, 1, 1),
+		"retraction above the highest":       Retract(j, 9, 1),
 	} {
 		func() {
 			defer func() {

@@ -311,7 +311,11 @@ type ConsensusMessage struct {
 	Decided []*SlotCommand `protobuf:"bytes,23,rep,name=decided,proto3" json:"decided,omitempty"`
 	// leader is the leader an acceptor follows when the sender is a proxy
 	// leader (core/paxos/proxy.go); unset when the sender is the leader.
-	Leader        uint64 `protobuf:"varint,24,opt,name=leader,proto3" json:"leader,omitempty"`
+	Leader uint64 `protobuf:"varint,24,opt,name=leader,proto3" json:"leader,omitempty"`
+	// prepared is a Match's highest ballot of the sender's own at which it
+	// may have sent a Prepare: the matchmaker retracts the sender's belief
+	// registrations above it and below ballot. Unset on every other type.
+	Prepared      *Ballot `protobuf:"bytes,25,opt,name=prepared,proto3" json:"prepared,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -512,6 +516,13 @@ func (x *ConsensusMessage) GetLeader() uint64 {
 		return x.Leader
 	}
 	return 0
+}
+
+func (x *ConsensusMessage) GetPrepared() *Ballot {
+	if x != nil {
+		return x.Prepared
+	}
+	return nil
 }
 
 // AcceptorConfig is an acceptor set with its quorum system (a
@@ -1364,7 +1375,7 @@ const file_paros_v1_peer_proto_rawDesc = "" +
 	"DeliverAck\"g\n" +
 	"\bEnvelope\x12-\n" +
 	"\ajournal\x18\x01 \x01(\v2\x13.paros.v1.JournalIdR\ajournal\x12,\n" +
-	"\x03msg\x18\x02 \x01(\v2\x1a.paros.v1.ConsensusMessageR\x03msg\"\xe4\x06\n" +
+	"\x03msg\x18\x02 \x01(\v2\x1a.paros.v1.ConsensusMessageR\x03msg\"\x92\a\n" +
 	"\x10ConsensusMessage\x12%\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x11.paros.v1.MsgTypeR\x04type\x12\x12\n" +
 	"\x04from\x18\x02 \x01(\x04R\x04from\x12\x0e\n" +
@@ -1390,7 +1401,8 @@ const file_paros_v1_peer_proto_rawDesc = "" +
 	"\arefusal\x18\x15 \x01(\rR\arefusal\x12*\n" +
 	"\x05scrub\x18\x16 \x03(\v2\x14.paros.v1.ScrubEntryR\x05scrub\x12/\n" +
 	"\adecided\x18\x17 \x03(\v2\x15.paros.v1.SlotCommandR\adecided\x12\x16\n" +
-	"\x06leader\x18\x18 \x01(\x04R\x06leader\"\xd9\x01\n" +
+	"\x06leader\x18\x18 \x01(\x04R\x06leader\x12,\n" +
+	"\bprepared\x18\x19 \x01(\v2\x10.paros.v1.BallotR\bprepared\"\xd9\x01\n" +
 	"\x0eAcceptorConfig\x12\x18\n" +
 	"\amembers\x18\x01 \x03(\x04R\amembers\x12;\n" +
 	"\rquorum_system\x18\x02 \x01(\x0e2\x16.paros.v1.QuorumSystemR\fquorumSystem\x12#\n" +
@@ -1532,30 +1544,31 @@ var file_paros_v1_peer_proto_depIdxs = []int32{
 	19, // 14: paros.v1.ConsensusMessage.gc:type_name -> paros.v1.Ballot
 	10, // 15: paros.v1.ConsensusMessage.scrub:type_name -> paros.v1.ScrubEntry
 	7,  // 16: paros.v1.ConsensusMessage.decided:type_name -> paros.v1.SlotCommand
-	20, // 17: paros.v1.AcceptorConfig.quorum_system:type_name -> paros.v1.QuorumSystem
-	19, // 18: paros.v1.Registration.ballot:type_name -> paros.v1.Ballot
-	5,  // 19: paros.v1.Registration.config:type_name -> paros.v1.AcceptorConfig
-	19, // 20: paros.v1.SlotCommand.ballot:type_name -> paros.v1.Ballot
-	12, // 21: paros.v1.SlotCommand.command:type_name -> paros.v1.Command
-	19, // 22: paros.v1.SlotBallot.ballot:type_name -> paros.v1.Ballot
-	19, // 23: paros.v1.ScrubEntry.ballot:type_name -> paros.v1.Ballot
-	21, // 24: paros.v1.SealedState.leader:type_name -> paros.v1.LeaderUuid
-	14, // 25: paros.v1.Command.control:type_name -> paros.v1.ControlCommand
-	13, // 26: paros.v1.Command.write:type_name -> paros.v1.WriteEntry
-	21, // 27: paros.v1.WriteEntry.leader:type_name -> paros.v1.LeaderUuid
-	15, // 28: paros.v1.ControlCommand.truncate:type_name -> paros.v1.ControlCommand.Truncate
-	16, // 29: paros.v1.ControlCommand.noop:type_name -> paros.v1.ControlCommand.Noop
-	17, // 30: paros.v1.ControlCommand.set_leader:type_name -> paros.v1.ControlCommand.SetLeader
-	21, // 31: paros.v1.ControlCommand.Truncate.leader:type_name -> paros.v1.LeaderUuid
-	21, // 32: paros.v1.ControlCommand.SetLeader.new_leader:type_name -> paros.v1.LeaderUuid
-	21, // 33: paros.v1.ControlCommand.SetLeader.old_leader:type_name -> paros.v1.LeaderUuid
-	1,  // 34: paros.v1.Peer.Stream:input_type -> paros.v1.Deliver
-	2,  // 35: paros.v1.Peer.Stream:output_type -> paros.v1.DeliverAck
-	35, // [35:36] is the sub-list for method output_type
-	34, // [34:35] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	19, // 17: paros.v1.ConsensusMessage.prepared:type_name -> paros.v1.Ballot
+	20, // 18: paros.v1.AcceptorConfig.quorum_system:type_name -> paros.v1.QuorumSystem
+	19, // 19: paros.v1.Registration.ballot:type_name -> paros.v1.Ballot
+	5,  // 20: paros.v1.Registration.config:type_name -> paros.v1.AcceptorConfig
+	19, // 21: paros.v1.SlotCommand.ballot:type_name -> paros.v1.Ballot
+	12, // 22: paros.v1.SlotCommand.command:type_name -> paros.v1.Command
+	19, // 23: paros.v1.SlotBallot.ballot:type_name -> paros.v1.Ballot
+	19, // 24: paros.v1.ScrubEntry.ballot:type_name -> paros.v1.Ballot
+	21, // 25: paros.v1.SealedState.leader:type_name -> paros.v1.LeaderUuid
+	14, // 26: paros.v1.Command.control:type_name -> paros.v1.ControlCommand
+	13, // 27: paros.v1.Command.write:type_name -> paros.v1.WriteEntry
+	21, // 28: paros.v1.WriteEntry.leader:type_name -> paros.v1.LeaderUuid
+	15, // 29: paros.v1.ControlCommand.truncate:type_name -> paros.v1.ControlCommand.Truncate
+	16, // 30: paros.v1.ControlCommand.noop:type_name -> paros.v1.ControlCommand.Noop
+	17, // 31: paros.v1.ControlCommand.set_leader:type_name -> paros.v1.ControlCommand.SetLeader
+	21, // 32: paros.v1.ControlCommand.Truncate.leader:type_name -> paros.v1.LeaderUuid
+	21, // 33: paros.v1.ControlCommand.SetLeader.new_leader:type_name -> paros.v1.LeaderUuid
+	21, // 34: paros.v1.ControlCommand.SetLeader.old_leader:type_name -> paros.v1.LeaderUuid
+	1,  // 35: paros.v1.Peer.Stream:input_type -> paros.v1.Deliver
+	2,  // 36: paros.v1.Peer.Stream:output_type -> paros.v1.DeliverAck
+	36, // [36:37] is the sub-list for method output_type
+	35, // [35:36] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_paros_v1_peer_proto_init() }
