@@ -38,6 +38,21 @@ type configAudit struct {
 	// systems are the distinct configurations bound so far per journal,
 	// each with the lowest ballot bound to it.
 	systems map[journal.ID][]boundSystem
+	// retractions are the spans of its own ballots a node declared
+	// abandoned before Phase 1 (a Match's Prepared): no Prepare may ever
+	// leave at a ballot inside one.
+	retractions map[journal.ID][]retraction
+}
+
+// retraction is a node's declaration that it sent no Prepare at any of
+// its own ballots in (prepared, upTo) (through upTo with through).
+type retraction struct {
+	prepared, upTo paxos.Ballot
+	through        bool
+}
+
+func (r retraction) covers(b paxos.Ballot) bool {
+	return b.Node == r.upTo.Node && r.prepared.Less(b) && (b.Less(r.upTo) || r.through && b == r.upTo)
 }
 
 type boundSystem struct {
@@ -54,7 +69,7 @@ func newConfigAudit() configAudit {
 	return configAudit{bound: map[jballot]quorum.System{}, prepared: map[journal.ID][]paxos.Ballot{},
 		promised: map[jballot][]paxos.NodeID{}, checked: map[jballot]bool{},
 		acked: map[njournal]paxos.Ballot{}, wmMax: map[journal.ID]paxos.Ballot{}, durableWM: map[njournal]paxos.Ballot{},
-		systems: map[journal.ID][]boundSystem{}}
+		systems: map[journal.ID][]boundSystem{}, retractions: map[journal.ID][]retraction{}}
 }
 
 // configOf is the configuration ballot b of journal j is bound to: the one
@@ -75,9 +90,20 @@ func (a *audit) sent(from paxos.NodeID, batch []host.Envelope) {
 	for _, e := range batch {
 		m, j := e.Msg, e.Journal
 		switch m.Type {
-		case paxos.MsgMatch, paxos.MsgHeartbeat:
+		case paxos.MsgMatch:
+			if !m.Config.IsZero() {
+				a.bind(j, m.Ballot, m.Config, m)
+			}
+			a.retracts(j, retraction{prepared: m.Prepared, upTo: m.Ballot, through: m.Config.IsZero()})
+		case paxos.MsgHeartbeat:
 			a.bind(j, m.Ballot, m.Config, m)
 		case paxos.MsgPrepare:
+			for _, r := range a.cfg.retractions[j] {
+				if r.covers(m.Ballot) {
+					a.violation("matchmaking: a registration is retracted only if no Prepare ever leaves at its ballot",
+						"%s Prepare at %s after a retraction of (%s, %s]", short(j), m.Ballot, r.prepared, r.upTo)
+				}
+			}
 			if a.bind(j, m.Ballot, m.Config, m) {
 				k := jballot{j, m.Ballot}
 				if !slices.Contains(a.cfg.prepared[j], m.Ballot) {
@@ -146,6 +172,31 @@ func (a *audit) durableAnswer(mm paxos.NodeID, j journal.ID, holds func(matchmak
 	}
 	if !holds(bs.Registries[j]) {
 		a.violation("a matchmaker's answer is durable before it leaves", "%s matchmaker %d revealed %s not on its disk", short(j), mm, what)
+	}
+}
+
+// retracts judges a node's retraction span: no Prepare left at a ballot
+// inside it so far (and none may later: sent checks each Prepare). A span
+// that covers a registered belief passes a gate.
+func (a *audit) retracts(j journal.ID, r retraction) {
+	for _, b := range a.cfg.prepared[j] {
+		if r.covers(b) {
+			a.violation("matchmaking: a registration is retracted only if no Prepare ever leaves at its ballot",
+				"%s retraction of (%s, %s] covers %s, whose Prepare left", short(j), r.prepared, r.upTo, b)
+		}
+	}
+	for k := range a.cfg.bound {
+		if k.j == j && r.covers(k.b) {
+			if r.through {
+				a.gate("matchmaking: a node that will not campaign retracts the registrations it abandoned")
+			} else {
+				a.gate("matchmaking: a campaign retracts the registrations its candidate abandoned")
+			}
+			break
+		}
+	}
+	if r.prepared.Less(r.upTo) {
+		a.cfg.retractions[j] = append(a.cfg.retractions[j], r)
 	}
 }
 

@@ -64,6 +64,8 @@ type Counts struct {
 	Reconfigures, ReplacedDead, Probes, StaleConfigurations, MatchRefusals uint64
 	ReconfiguredElections, ResignedRemoved, RemovedPromises, JoinerVotes   uint64
 	Collections, ReadsAbandoned, Joined, Retired, OwnMatchmaker            uint64
+	// Retracted counts registrations matchmakers retracted.
+	Retracted uint64
 	// CTRL and scrubbing.
 	CtrlReproposed, CtrlNoops, CtrlResigned, CtrlUnrecoverable uint64
 	RepairedFromMemory, RepairedFromPeer                       uint64
@@ -331,6 +333,9 @@ func (w *World) collect(p *proc) {
 	w.counts.Joined += p.h.Counters().Joined
 	w.counts.Retired += p.h.Counters().Retired
 	w.counts.HandedOnAgain += p.h.Counters().HandedOnAgain
+	if mm := p.h.Matchmaker(); mm != nil {
+		w.counts.Retracted += mm.Counters().Retracted
+	}
 	if n := p.h.Counters().MatchmakerFaults; n > 0 {
 		w.counts.Quarantines += n
 	}
@@ -383,6 +388,7 @@ func (w *World) gateCounts(r *Result) {
 	set("reconfiguration: a quorum read is abandoned on a newer configuration", c.ReadsAbandoned)
 	set("reconfiguration: a wiped node is reconfigured away", c.ReplacedDead)
 	set("matchmaking: a candidate hears the matchmaker of its own machine", c.OwnMatchmaker)
+	set("matchmaking: a matchmaker retracts an abandoned registration", c.Retracted)
 	set("ctrl: a leader re-proposes a value over a damaged record (case 1)", c.CtrlReproposed)
 	set("ctrl: a leader decides a Noop over a damaged record (case 2)", c.CtrlNoops)
 	set("ctrl: a leader waits for more answers about a damaged record (case 3)", c.Blocked)
@@ -512,6 +518,9 @@ func GateNames() []string {
 		"gc: a retired node's journal store is deleted",
 		"a wiped matchmaker's boot is refused as amnesia",
 		"matchmaking: a candidate hears the matchmaker of its own machine",
+		"matchmaking: a campaign retracts the registrations its candidate abandoned",
+		"matchmaking: a node that will not campaign retracts the registrations it abandoned",
+		"matchmaking: a matchmaker retracts an abandoned registration",
 		"a matchmaker restarted under an edited configuration is refused",
 		// CTRL and the scrubber (rot.go).
 		"ctrl: a leader re-proposes a value over a damaged record (case 1)",

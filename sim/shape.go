@@ -203,6 +203,9 @@ func drawShape(g rng, o Options) Shape {
 		s.Proxies = append(s.Proxies, ProxyIDBase+paxos.NodeID(i))
 	}
 	s.Forgeries = g.pct(50)
+	// A catch-up window of one page is the slowest a lagging node can be
+	// fed; drawn last, so the draws above keep their seeds.
+	s.Tun.CatchUpPages = 1 + g.intn(8)
 	return s
 }
 
