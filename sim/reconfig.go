@@ -58,16 +58,21 @@ func (w *World) leaderOf(j journal.ID) (*proc, *paxos.Node) {
 
 func (w *World) operatorStep(chaos bool) {
 	g := w.g
+	// A member gone for good is replaced first, in the chaos window and
+	// in the tail: a grid column that holds one decides nothing until it
+	// is, and its journal may have no leader to ask (every election then
+	// needs that column), so a live member runs the change itself.
+	if js, via, n, ok := w.stranded(); ok {
+		w.reconfigure(js, via, n)
+		return
+	}
 	js := w.shape.Journals[g.intn(len(w.shape.Journals))]
 	lp, leader := w.leaderOf(js.ID)
 	if leader == nil {
 		return
 	}
-	// In the tail the operator still replaces a wiped member (a grid
-	// column that holds one decides nothing until it is replaced).
-	dead := slices.ContainsFunc(leader.Configuration().Acceptors.Members(), func(id paxos.NodeID) bool { return w.proc(id).downForGood })
 	switch k := g.intn(10); {
-	case k < 4 && (chaos || dead):
+	case k < 4 && chaos:
 		w.reconfigure(js, lp, leader)
 	case k < 8:
 		w.retire(js, leader)
@@ -76,21 +81,64 @@ func (w *World) operatorStep(chaos bool) {
 	}
 }
 
-// reconfigure draws a new configuration from the current one and asks a
-// node (usually the leader) to install it.
+// stranded finds the first journal whose configuration in force (the
+// leader's, else the newest a live member believes) names a machine gone
+// for good and a machine can replace it, with the node to send the change
+// to: the leader, else a live member of that configuration.
+func (w *World) stranded() (JournalShape, *proc, *paxos.Node, bool) {
+	gone := func(id paxos.NodeID) bool { return w.proc(id).downForGood }
+	replaceable := func(js JournalShape, n *paxos.Node) bool {
+		cur := n.Configuration().Acceptors.Members()
+		return slices.ContainsFunc(cur, gone) && len(w.joinable(js, cur)) > 0
+	}
+	for _, js := range w.shape.Journals {
+		if lp, leader := w.leaderOf(js.ID); leader != nil {
+			if replaceable(js, leader) {
+				return js, lp, leader, true
+			}
+			continue
+		}
+		var via *proc
+		var newest *paxos.Node
+		for _, p := range w.procs {
+			if !p.up || p.h == nil || p.replica() {
+				continue
+			}
+			n := p.h.Node(js.ID)
+			if n == nil || !n.Configuration().Acceptors.Contains(p.id) {
+				continue
+			}
+			if newest == nil || newest.Configuration().Ballot.Less(n.Configuration().Ballot) {
+				via, newest = p, n
+			}
+		}
+		if newest != nil && replaceable(js, newest) {
+			return js, via, newest, true
+		}
+	}
+	return JournalShape{}, nil, nil, false
+}
+
+// joinable are the machines that may join js beside cur: live servers not
+// in it that never retired from the journal.
+func (w *World) joinable(js JournalShape, cur []paxos.NodeID) []paxos.NodeID {
+	var out []paxos.NodeID
+	for _, id := range w.shape.Servers() {
+		p := w.proc(id)
+		if !slices.Contains(cur, id) && p.up && !p.wiped && !p.retired[js.ID] {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// reconfigure draws a new configuration from the one leader (a node of
+// lp) believes and asks a node (usually lp) to install it.
 func (w *World) reconfigure(js JournalShape, lp *proc, leader *paxos.Node) {
 	g := w.g
 	cur := leader.Configuration().Acceptors.Members()
 	members := slices.Clone(cur)
-	// Candidates to join: live servers not in the configuration that never
-	// retired from the journal.
-	var joinable []paxos.NodeID
-	for _, id := range w.shape.Servers() {
-		p := w.proc(id)
-		if !slices.Contains(cur, id) && p.up && !p.wiped && !p.retired[js.ID] {
-			joinable = append(joinable, id)
-		}
-	}
+	joinable := w.joinable(js, cur)
 	dead := slices.IndexFunc(members, func(id paxos.NodeID) bool { return w.proc(id).downForGood })
 	switch k := g.intn(4); {
 	case dead >= 0 && len(joinable) > 0:
