@@ -66,6 +66,9 @@ type Counts struct {
 	Collections, ReadsAbandoned, Joined, Retired, OwnMatchmaker            uint64
 	// Retracted counts registrations matchmakers retracted.
 	Retracted uint64
+	// ReadsWidened counts grid reads that asked every member after their
+	// row did not settle them.
+	ReadsWidened uint64
 	// CTRL and scrubbing.
 	CtrlReproposed, CtrlNoops, CtrlResigned, CtrlUnrecoverable uint64
 	RepairedFromMemory, RepairedFromPeer                       uint64
@@ -291,6 +294,7 @@ func (w *World) collect(p *proc) {
 			w.counts.JoinerVotes += c.JoinerVotes
 			w.counts.Collections += c.Collections
 			w.counts.ReadsAbandoned += c.ReadsAbandoned
+			w.counts.ReadsWidened += c.ReadsWidened
 			w.counts.OwnMatchmaker += c.OwnMatchmaker
 			w.counts.CtrlReproposed += c.CtrlReproposed
 			w.counts.CtrlNoops += c.CtrlNoops
@@ -386,6 +390,7 @@ func (w *World) gateCounts(r *Result) {
 	set("reconfiguration: a removed node answers Phase 1", c.RemovedPromises)
 	set("gc: a leader's watermark becomes effective at a matchmaker quorum", c.Collections)
 	set("reconfiguration: a quorum read is abandoned on a newer configuration", c.ReadsAbandoned)
+	set("quorum read: a grid read its row did not settle asks every member", c.ReadsWidened)
 	set("reconfiguration: a wiped node is reconfigured away", c.ReplacedDead)
 	set("matchmaking: a candidate hears the matchmaker of its own machine", c.OwnMatchmaker)
 	set("matchmaking: a matchmaker retracts an abandoned registration", c.Retracted)
@@ -512,6 +517,7 @@ func GateNames() []string {
 		"reconfiguration: a joiner votes",
 		"reconfiguration: a removed node answers Phase 1",
 		"reconfiguration: a quorum read is abandoned on a newer configuration",
+		"quorum read: a grid read its row did not settle asks every member",
 		"reconfiguration: a wiped node is reconfigured away",
 		"gc: a leader's watermark becomes effective at a matchmaker quorum",
 		"gc: a retire or reconfiguration without its evidence is refused",

@@ -17,6 +17,7 @@ import (
 
 	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/core/paxos"
+	"github.com/parosdb/paros/core/quorum"
 	"github.com/parosdb/paros/storage/memstore"
 )
 
@@ -34,7 +35,10 @@ type benchCell struct {
 }
 
 func newBenchCell(b *testing.B, acceptors, replicas, proxies int) *benchCell {
-	sys := majority(acceptors)
+	return newBenchCellOf(b, majority(acceptors), replicas, proxies)
+}
+
+func newBenchCellOf(b *testing.B, sys quorum.System, replicas, proxies int) *benchCell {
 	c := &benchCell{byID: map[paxos.NodeID]*paxos.Node{}, proxies: map[paxos.NodeID]*paxos.Proxy{}}
 	var reps, pxs []paxos.NodeID
 	for i := range replicas {
@@ -159,4 +163,40 @@ func BenchmarkNodeThroughput(b *testing.B) {
 	b.Run("batch64-2proxies", func(b *testing.B) { benchPropose(b, 64, 3, 0, 2) })
 	b.Run("single-5acceptors", func(b *testing.B) { benchPropose(b, 1, 5, 0, 0) })
 	b.Run("single-5acceptors-2proxies", func(b *testing.B) { benchPropose(b, 1, 5, 0, 2) })
+}
+
+// BenchmarkQuorumReadGrid2x3 is one leaderless read after another from a
+// follower of a 2×3 grid, and reports the PreReads one read sends: a grid
+// read asks one row (two peers when the reader's own row is picked, three
+// otherwise), where it asked every member (five peers) before.
+func BenchmarkQuorumReadGrid2x3(b *testing.B) {
+	sys, err := quorum.NewGrid([]quorum.ID{1, 2, 3, 4, 5, 6}, 2, 3)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := newBenchCellOf(b, sys, 0, 0)
+	reader := c.byID[6]
+	preReads := 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		if !reader.QuorumRead(uint64(i) + 1) {
+			b.Fatal("read not opened")
+		}
+		// Every PreRead of the read is in the Ready after QuorumRead (a
+		// read widens only on a tick, and none passes here).
+		rd := reader.Ready()
+		for _, m := range rd.Messages {
+			if m.Type == paxos.MsgPreRead {
+				preReads++
+			}
+		}
+		c.queue = append(c.queue, rd.Messages...)
+		reader.Advance()
+		c.pump()
+		if got := reader.Counters().ReadsServed; got != uint64(i)+1 {
+			b.Fatalf("read %d not served (served %d)", i+1, got)
+		}
+	}
+	b.ReportMetric(float64(preReads)/float64(b.N), "prereads/read")
 }

@@ -27,6 +27,9 @@ type Counters struct {
 	Probes, MatchRefusals, StaleConfigurations, Reconfigurations uint64
 	ReconfiguredElections, ResignedRemoved, RemovedPromises      uint64
 	JoinerVotes, Collections, ReadsAbandoned                     uint64
+	// ReadsWidened counts quorum reads that asked every member after
+	// their first addressees (one row of a grid) did not answer in time.
+	ReadsWidened uint64
 	// Retractions counts the requests a node that will not campaign sent
 	// to retract its abandoned registrations (node_matchmaking.go).
 	Retractions uint64

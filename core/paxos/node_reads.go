@@ -1,6 +1,10 @@
 package paxos
 
-import "github.com/parosdb/paros/core/quorum"
+import (
+	"slices"
+
+	"github.com/parosdb/paros/core/quorum"
+)
 
 // quorumRead is one leaderless linearizable read (reference design §3.5):
 // ask a Phase-1 quorum for vote watermarks, take the max, and serve once the
@@ -14,6 +18,9 @@ type quorumRead struct {
 	fence   Slot
 	elapsed int
 	settled bool
+	// widened: the read asked every member, after its first addressees
+	// (one row of a grid) did not settle it in half its TTL.
+	widened bool
 	// since is the configuration the read opened against (Matchmaker
 	// Paxos): an answer from a newer one abandons the read.
 	since Ballot
@@ -61,7 +68,7 @@ func (n *Node) QuorumRead(ctx uint64) bool {
 		r.fence = n.basisFence
 	}
 	n.reads = append(n.reads, r)
-	for _, id := range n.sys.PreReadAddressees() {
+	for _, id := range n.sys.PreReadAddressees(ctx, n.matchmakers()) {
 		if id != n.cfg.ID {
 			n.send(Message{Type: MsgPreRead, To: id, Ctx: ctx})
 		}
@@ -137,6 +144,21 @@ func (n *Node) checkRead(r *quorumRead) {
 	r.settled = true
 }
 
+// widenRead asks the members a read's first addressees left out.
+func (n *Node) widenRead(r *quorumRead) {
+	r.widened = true
+	first := n.sys.PreReadAddressees(r.ctx, n.matchmakers())
+	if len(first) == n.sys.Size() {
+		return
+	}
+	n.counters.ReadsWidened++
+	for _, id := range n.sys.Members() {
+		if id != n.cfg.ID && !slices.Contains(first, id) {
+			n.send(Message{Type: MsgPreRead, To: id, Ctx: r.ctx})
+		}
+	}
+}
+
 // abandonReads answers every open read unserved: the configuration it
 // opened against is no longer the one this node believes in force.
 func (n *Node) abandonReads() {
@@ -166,11 +188,16 @@ func (n *Node) settleReads() {
 }
 
 // tickReads expires reads older than ReadTTLTicks: the client is answered
-// unserved and asks another server.
+// unserved and asks another server. A read whose first addressees (one row
+// of a grid) have not settled it in half its TTL asks every other member:
+// a row with a slow or dead member must not cost the read.
 func (n *Node) tickReads() {
 	kept := n.reads[:0]
 	for _, r := range n.reads {
 		r.elapsed++
+		if !r.settled && !r.widened && r.elapsed >= max(1, n.opts.ReadTTLTicks/2) {
+			n.widenRead(r)
+		}
 		if r.elapsed >= n.opts.ReadTTLTicks {
 			n.counters.ReadsExpired++
 			n.cur.reads = append(n.cur.reads, ReadState{Ctx: r.ctx, OK: false})

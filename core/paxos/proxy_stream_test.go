@@ -13,12 +13,13 @@ import (
 // handed the ballot to (the notice, roles.go's speaksFor), and seeds 1, 3,
 // 5, 7, 9 and 11 once more when an acceptor that does not know a ballot's
 // leader began to ask its owner, and all but seed 2 once more when a
-// catch-up request began to be answered with a window of pages: the only
-// deliberate changes since.
+// catch-up request began to be answered with a window of pages, and seeds
+// 4 and 10 (grids) once more when a grid's quorum read began to ask one
+// row: the only deliberate changes since.
 var plainStreams = map[uint64]uint64{
-	1: 0x9a57dcf7354bf3e, 2: 0x7fa4eab42b43326, 3: 0xf36aba2286a50180, 4: 0x37df71044ac98f36,
+	1: 0x9a57dcf7354bf3e, 2: 0x7fa4eab42b43326, 3: 0xf36aba2286a50180, 4: 0x96d0e7f9fea72a87,
 	5: 0xcca7a2f1218484b2, 6: 0x63f0e220f4372715, 7: 0x5e2f55f93b5c58c2, 8: 0xf67f10621315a136,
-	9: 0x638d02fca0f97f3c, 10: 0x8f5f466a95d4ff88, 11: 0xc5b96eeab4d8e4e6, 12: 0x188661c91be15865,
+	9: 0x638d02fca0f97f3c, 10: 0xc89add588b542b2d, 11: 0xc5b96eeab4d8e4e6, 12: 0x188661c91be15865,
 }
 
 // A deployment with no proxy leaders is the plain deployment, message for

@@ -382,9 +382,28 @@ func (s System) AcceptAddressees(slot uint64) []ID {
 	return s.members
 }
 
-// PreReadAddressees lists the members a quorum read asks for vote
-// watermarks: every member, settling on the first Phase-1 quorum to answer.
-func (s System) PreReadAddressees() []ID { return s.members }
+// PreReadAddressees lists the members a quorum read asks first for vote
+// watermarks. On majority and flexible systems that is every member,
+// settling on the first Phase-1 quorum to answer. On a grid one full row
+// is a Phase-1 quorum, so a read asks one row, row pick % rows (a random
+// pick spreads reads over the rows); with block it also asks one member
+// of every other row, column pick / rows % cols, so its answers meet every
+// Phase-1 quorum too (a read on a deployment with matchmakers must). A
+// read that does not settle widens to every member.
+func (s System) PreReadAddressees(pick uint64, block bool) []ID {
+	if s.kind != KindGrid {
+		return s.members
+	}
+	row := int(pick % uint64(s.rows))
+	col := int(pick / uint64(s.rows) % uint64(s.cols))
+	out := make([]ID, 0, s.cols+s.rows-1)
+	for i, id := range s.members {
+		if i/s.cols == row || block && i%s.cols == col {
+			out = append(out, id)
+		}
+	}
+	return out
+}
 
 // String describes the system for logs.
 func (s System) String() string {

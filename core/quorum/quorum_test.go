@@ -379,12 +379,16 @@ func TestAddressees(t *testing.T) {
 
 	for _, s := range systems {
 		// Act.
-		prep, pre := s.PrepareAddressees(), s.PreReadAddressees()
+		prep, pre := s.PrepareAddressees(), s.PreReadAddressees(0, false)
 		acc0, acc1 := s.AcceptAddressees(0), s.AcceptAddressees(1)
 
 		// Check.
-		if !slices.Equal(prep, sorted) || !slices.Equal(pre, sorted) {
-			t.Errorf("%v: prepare %v pre-read %v, want %v", s, prep, pre, sorted)
+		wantPre := sorted
+		if s.Kind() == KindGrid {
+			wantPre = []ID{3, 5} // row 0
+		}
+		if !slices.Equal(prep, sorted) || !slices.Equal(pre, wantPre) {
+			t.Errorf("%v: prepare %v pre-read %v, want %v %v", s, prep, pre, sorted, wantPre)
 		}
 		wantAcc0, wantAcc1 := sorted, sorted
 		if s.Kind() == KindGrid {
@@ -637,5 +641,32 @@ func TestZeroSystem(t *testing.T) {
 	// Check.
 	if !zero || size != 0 || s.Kind() != KindMajority || len(s.Members()) != 0 {
 		t.Fatalf("zero System: IsZero=%v Size=%d Kind=%v", zero, size, s.Kind())
+	}
+}
+
+// A grid read asks one row, a Phase-1 quorum: row pick % rows. With block
+// it adds one member of every other row (column pick / rows % cols), so
+// its answers also meet every row; every pick's set is both.
+func TestGridPreReadAsksOneRow(t *testing.T) {
+	// Arrange: 2 rows × 3 columns, row-major: row 0 = {1,2,3}, row 1 = {4,5,6}.
+	s := must(t)(NewGrid([]ID{1, 2, 3, 4, 5, 6}, 2, 3))
+
+	for pick := range uint64(12) {
+		// Act.
+		plain, blocking := s.PreReadAddressees(pick, false), s.PreReadAddressees(pick, true)
+
+		// Check.
+		if len(plain) != 3 || s.Phase1(s.SetOf(plain...), 0) != Won {
+			t.Errorf("pick %d: %v is not one row", pick, plain)
+		}
+		if len(blocking) != 4 || s.Phase1(s.SetOf(blocking...), 0) != Won || s.Phase1(0, s.SetOf(blocking...)) != Lost {
+			t.Errorf("pick %d: %v does not hold a row and meet every row", pick, blocking)
+		}
+	}
+	if got := s.PreReadAddressees(1, false); !slices.Equal(got, []ID{4, 5, 6}) {
+		t.Errorf("pick 1: %v, want row 1", got)
+	}
+	if got := s.PreReadAddressees(3, true); !slices.Equal(got, []ID{2, 4, 5, 6}) {
+		t.Errorf("pick 3 (row 1, column 1): %v, want [2 4 5 6]", got)
 	}
 }
