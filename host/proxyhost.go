@@ -33,7 +33,7 @@ const ProxyJournalsMax = 4096
 // the transport (best effort, like Env.Send).
 func NewProxyHost(id paxos.NodeID, send func(to paxos.NodeID, batch []Envelope), tun Tunables) *ProxyHost {
 	tun = tun.withDefaults()
-	return &ProxyHost{id: id, send: send, opts: paxos.ProxyOptions{BeatTicks: tun.HeartbeatTicks},
+	return &ProxyHost{id: id, send: send, opts: paxos.ProxyOptions{BeatTicks: tun.HeartbeatTicks, EvictAfter: tun.ProxyEvictAfter},
 		proxies: map[journal.ID]*paxos.Proxy{}, out: map[paxos.NodeID][]Envelope{}}
 }
 

@@ -68,6 +68,17 @@ type Tunables struct {
 	ScrubPageSlots     int
 	ScrubIntervalTicks int
 	ScrubPassTicks     int
+	// The recovery budgets (0: the core's defaults). ProxyTakeBackBeats
+	// is how many re-delegations a round a proxy leader holds may go
+	// undecided before the leader runs it itself (paxos.Options; default
+	// 20); ProxyEvictAfter is how many unanswered re-fan-outs a proxy
+	// leader keeps a round through (paxos.ProxyOptions; default 40);
+	// HandoffFenceElections is how many election timeouts an inherited
+	// leadership waits for its fence before it resigns (paxos.Options;
+	// default 3). Floors 1.
+	ProxyTakeBackBeats    int
+	ProxyEvictAfter       int
+	HandoffFenceElections int
 }
 
 // Production is the production profile ("reasoned, not measured").
@@ -115,7 +126,7 @@ func (t Tunables) Validate() error {
 		{"wait_ms_max", t.WaitMsMax, 0}, {"lane_messages_max", t.LaneMessagesMax, 16},
 		{"delivery_batch", t.DeliveryBatch, 8}, {"flush_delivers_max", t.FlushDeliversMax, 1},
 		{"quarantine_ticks", t.QuarantineTicks, 1}, {"read_retry_ticks", t.ReadRetryTicks, 1},
-		{"call_timeout_ticks", t.CallTimeoutTicks, 2},
+		{"call_timeout_ticks", t.CallTimeoutTicks, 2}, {"proxy_evict_after", t.ProxyEvictAfter, 0},
 	}
 	for _, f := range floors {
 		if f.v < f.floor {
@@ -133,5 +144,6 @@ func (t Tunables) coreOptions() paxos.Options {
 		PipelineWindow: t.PipelineWindow, ProposeQueueMax: t.ProposeQueueMax,
 		PromiseBatch: t.PromiseBatch, CatchUpBatch: t.CatchUpBatch, CatchUpPages: t.CatchUpPages, ReadTTLTicks: t.ReadRetryTicks,
 		HotSlotsMax: t.HotSlotsMax, HotBytesMax: t.HotBytesMax,
-		ScrubPageSlots: t.ScrubPageSlots, ScrubIntervalTicks: t.ScrubIntervalTicks, ScrubPassTicks: t.ScrubPassTicks}
+		ScrubPageSlots: t.ScrubPageSlots, ScrubIntervalTicks: t.ScrubIntervalTicks, ScrubPassTicks: t.ScrubPassTicks,
+		ProxyTakeBackBeats: t.ProxyTakeBackBeats, HandoffFenceElections: t.HandoffFenceElections}
 }

@@ -398,6 +398,7 @@ func (w *World) gateCounts(r *Result) {
 	set("ctrl: a leader decides a Noop over a damaged record (case 2)", c.CtrlNoops)
 	set("ctrl: a leader waits for more answers about a damaged record (case 3)", c.Blocked)
 	set("ctrl: a leader waiting on a damaged record resigns after its budget", c.CtrlResigned)
+	set("handoff: an inherited leadership short of its fence resigns after its budget", c.HandoffResigned)
 	set("ctrl: a damaged chosen record is repaired from a peer's copy", c.RepairedFromPeer)
 	set("scrub: a damaged record is rewritten from the value in memory", c.RepairedFromMemory)
 	set("scrub: a pass over the retained log completes", c.ScrubPasses)
@@ -518,6 +519,7 @@ func GateNames() []string {
 		"reconfiguration: a removed node answers Phase 1",
 		"reconfiguration: a quorum read is abandoned on a newer configuration",
 		"quorum read: a grid read its row did not settle asks every member",
+		"handoff: an inherited leadership short of its fence resigns after its budget",
 		"reconfiguration: a wiped node is reconfigured away",
 		"gc: a leader's watermark becomes effective at a matchmaker quorum",
 		"gc: a retire or reconfiguration without its evidence is refused",

@@ -206,6 +206,12 @@ func drawShape(g rng, o Options) Shape {
 	// A catch-up window of one page is the slowest a lagging node can be
 	// fed; drawn last, so the draws above keep their seeds.
 	s.Tun.CatchUpPages = 1 + g.intn(8)
+	// The recovery budgets are born buggified: a take-back, an eviction or
+	// a handoff resignation after one beat or election must be as correct
+	// as after the production budget, only slower or busier.
+	s.Tun.ProxyTakeBackBeats = 1 + g.intn(30)
+	s.Tun.ProxyEvictAfter = 1 + g.intn(60)
+	s.Tun.HandoffFenceElections = 1 + g.intn(4)
 	return s
 }
 
