@@ -261,6 +261,37 @@ func TestHandoffReplayedRelinquishRefused(t *testing.T) {
 		net.oracles.durableQuorums()
 	})
 
+	// The same, with the record of node 2's round damaged on its disk
+	// while it was down: the value is gone but the damaged record at the
+	// frontier still says a round may have been opened there, so the
+	// replay is refused (installing it again let node 2 open slot 2 a
+	// second time at b, with a Noop; sweep seed 3107823).
+	t.Run("after the successor's record of its round rotted", func(t *testing.T) {
+		net := newNetwork(t, majority(3), journal.ModeMulti, handoffOpts(), 106)
+		n1, n2 := net.node(1), net.node(2)
+		net.electLeader(n1)
+		propose(net, n1, unfenced("w1"))
+		exchange(net)
+		r := relinquishOf(t, net, n1, 2)
+		deliverMsgs(net, cloneMsg(r))
+		expectEq(t, "w2's slot", propose(net, n2, unfenced("w2")), paxos.Slot(2))
+		net.sync(n2)
+		take(net, match{from: 2})
+
+		net.crash(n2)
+		if !n2.store.Rot(2) {
+			t.Fatal("no record to damage at slot 2")
+		}
+		net.boot(n2)
+		if _, damaged := n2.node.Acceptor().Faulty(2); !damaged {
+			t.Fatal("node 2 booted without the damaged record at slot 2")
+		}
+		stepAcross(net, cloneMsg(r))
+		expectEq(t, "node 2 leads after the replay", n2.node.IsLeader(), false)
+		expectEq(t, "node 2 refused", n2.node.Counters().RelinquishRefused, uint64(1))
+		expectEq(t, "node 2 installed", n2.node.Counters().Inherited, uint64(0))
+	})
+
 	t.Run("duplicate at a successor still leading", func(t *testing.T) {
 		net := newNetwork(t, majority(3), journal.ModeMulti, handoffOpts(), 105)
 		n1, n2 := net.node(1), net.node(2)

@@ -235,10 +235,19 @@ func (n *Node) refuseRelinquish(m Message) string {
 		return "decided and pending do not tile the range"
 	}
 	// The durable frontier: a record at b at or above the frontier is a
-	// round this node opened under this authority before.
+	// round this node opened under this authority before. So is a damaged
+	// record there whose ballot is b or unreadable: its value is gone, and
+	// installing the authority again would let this node open the slot a
+	// second time at b with another value (a Noop fill; found by the
+	// sweep, seed 3107823: rot took the successor's record of its own
+	// round in a correlated outage, and a replayed Relinquish then
+	// installed the authority again).
 	for s := max(m.Next, n.lrn.chosenIndex+1); s <= n.acc.VoteWatermark(); s++ {
 		if rb, _, ok := n.acc.Record(s); ok && rb == b {
 			return "the frontier would rewind the allocator"
+		}
+		if fb, damaged := n.acc.Faulty(s); damaged && (fb == b || fb.IsZero()) {
+			return "a damaged record at the frontier may be a round of this authority"
 		}
 	}
 	return ""
