@@ -220,6 +220,25 @@ func TestHandoffOneHopOnly(t *testing.T) {
 	net.oracles.converged()
 }
 
+// successorOpenedSlot2 is node 1 choosing w1 and handing on to node 2,
+// which opens slot 2 with w2 and makes its record durable while nobody
+// hears it. It returns the Relinquish, for replays.
+func successorOpenedSlot2(t *testing.T, seed uint64) (*network, *tnode, paxos.Message) {
+	t.Helper()
+	net := newNetwork(t, majority(3), journal.ModeMulti, handoffOpts(), seed)
+	n1, n2 := net.node(1), net.node(2)
+	net.electLeader(n1)
+	propose(net, n1, unfenced("w1"))
+	exchange(net)
+	r := relinquishOf(t, net, n1, 2)
+	deliverMsgs(net, cloneMsg(r))
+	expectEq(t, "node 2 leads", n2.node.IsLeader(), true)
+	expectEq(t, "w2's slot", propose(net, n2, unfenced("w2")), paxos.Slot(2))
+	net.sync(n2)
+	take(net, match{from: 2})
+	return net, n2, r
+}
+
 // Rule 4, the durable frontier. A receiver refuses an authority at ballot b
 // when its log holds a record at b at or above the frontier the message
 // names: it exercised that authority before, and installing it again would
@@ -230,20 +249,9 @@ func TestHandoffOneHopOnly(t *testing.T) {
 // allocator where it was.
 func TestHandoffReplayedRelinquishRefused(t *testing.T) {
 	t.Run("after the successor crashed and rebooted", func(t *testing.T) {
-		net := newNetwork(t, majority(3), journal.ModeMulti, handoffOpts(), 104)
-		n1, n2 := net.node(1), net.node(2)
-		net.electLeader(n1)
-		b := n1.node.LeaderBallot()
-		propose(net, n1, unfenced("w1"))
-		exchange(net)
-		r := relinquishOf(t, net, n1, 2)
-		deliverMsgs(net, cloneMsg(r))
-		expectEq(t, "node 2 leads", n2.node.IsLeader(), true)
-
 		// node 2 opens slot 2 and makes its record durable; nobody hears it.
-		expectEq(t, "w2's slot", propose(net, n2, unfenced("w2")), paxos.Slot(2))
-		net.sync(n2)
-		take(net, match{from: 2})
+		net, n2, r := successorOpenedSlot2(t, 104)
+		b := r.Ballot
 		if rb, c, ok := n2.store.Accepted(2); !ok || rb != b || !c.Equal(unfenced("w2")) {
 			t.Fatalf("node 2's durable record at 2: %v %s %s", ok, rb, c)
 		}
@@ -267,17 +275,7 @@ func TestHandoffReplayedRelinquishRefused(t *testing.T) {
 	// replay is refused (installing it again let node 2 open slot 2 a
 	// second time at b, with a Noop; sweep seed 3107823).
 	t.Run("after the successor's record of its round rotted", func(t *testing.T) {
-		net := newNetwork(t, majority(3), journal.ModeMulti, handoffOpts(), 106)
-		n1, n2 := net.node(1), net.node(2)
-		net.electLeader(n1)
-		propose(net, n1, unfenced("w1"))
-		exchange(net)
-		r := relinquishOf(t, net, n1, 2)
-		deliverMsgs(net, cloneMsg(r))
-		expectEq(t, "w2's slot", propose(net, n2, unfenced("w2")), paxos.Slot(2))
-		net.sync(n2)
-		take(net, match{from: 2})
-
+		net, n2, r := successorOpenedSlot2(t, 106)
 		net.crash(n2)
 		if !n2.store.Rot(2) {
 			t.Fatal("no record to damage at slot 2")

@@ -538,18 +538,14 @@ func TestReconfigureMinorityRegistrationDoesNotWedgeElections(t *testing.T) {
 	}
 }
 
-// Spec, "The GC watermark and retirement": a configuration may be forgotten
-// when "no future leader may need its Phase-1 quorum", and a node honoring a
-// retire request is one "the cluster is done with". Node 3 is removed by
-// {1,2,3} → {1,2,4} while cut off from the nodes; the collection becomes
-// effective and names it retirable. It then campaigns once through the
-// matchmakers, learns the change, and its retire request is honored: it is
-// shut down. When node 1 crashes, nodes 2 and 4 are a majority of the
-// configuration in force, so one of them must be elected without node 3.
-func TestReconfigureRetiredConfigurationIsNotNeededAgain(t *testing.T) {
+// reconfiguredWithout3 is the matchmaker cell with node 1 leading {1,2,3},
+// reconfigured by node 1 to cNew (node 4 a joiner) while node 3 is cut off
+// from every node (not from the matchmakers): node 3 still believes
+// {1,2,3}. The cut stays in place.
+func reconfiguredWithout3(t *testing.T, cNew quorum.System) *mnet {
+	t.Helper()
 	mn, _ := mmCell(t, scenarioOpts())
-	n1, n3 := mn.node(1), mn.node(3)
-	cNew := majorityOf(1, 2, 4)
+	n1 := mn.node(1)
 	mn.addJoiner(4, cNew)
 	isNode := func(id paxos.NodeID) bool { return id < 100 }
 	mn.drop = func(m paxos.Message) bool {
@@ -561,6 +557,21 @@ func TestReconfigureRetiredConfigurationIsNotNeededAgain(t *testing.T) {
 	mn.drainNode(n1)
 	mn.exchange()
 	expectEq(t, "node 1 leads", n1.node.IsLeader(), true)
+	return mn
+}
+
+// Spec, "The GC watermark and retirement": a configuration may be forgotten
+// when "no future leader may need its Phase-1 quorum", and a node honoring a
+// retire request is one "the cluster is done with". Node 3 is removed by
+// {1,2,3} → {1,2,4} while cut off from the nodes; the collection becomes
+// effective and names it retirable. It then campaigns once through the
+// matchmakers, learns the change, and its retire request is honored: it is
+// shut down. When node 1 crashes, nodes 2 and 4 are a majority of the
+// configuration in force, so one of them must be elected without node 3.
+func TestReconfigureRetiredConfigurationIsNotNeededAgain(t *testing.T) {
+	cNew := majorityOf(1, 2, 4)
+	mn := reconfiguredWithout3(t, cNew)
+	n1, n3 := mn.node(1), mn.node(3)
 	// Settle without ticking node 3 (it would campaign too early).
 	var w paxos.Ballot
 	for range 40 {

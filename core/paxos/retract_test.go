@@ -1,10 +1,6 @@
 package paxos_test
 
-import (
-	"testing"
-
-	"github.com/parosdb/paros/core/paxos"
-)
+import "testing"
 
 // A stale belief once registered stayed in every later candidate's history
 // until a collection above it, and a collection above it needs a leader
@@ -20,20 +16,9 @@ import (
 // registration. Nodes 1 and 2 then go for good. Nodes 3 and 4, a majority
 // of the configuration in force, elect a leader: no Phase 1 needs {1,2,3}.
 func TestRetractedStaleBeliefNeedsNoPhase1(t *testing.T) {
-	mn, _ := mmCell(t, scenarioOpts())
-	n1, n3 := mn.node(1), mn.node(3)
 	cNew := majorityOf(1, 3, 4)
-	n4 := mn.addJoiner(4, cNew)
-	isNode := func(id paxos.NodeID) bool { return id < 100 }
-	mn.drop = func(m paxos.Message) bool {
-		return (m.From == 3 && isNode(m.To)) || (m.To == 3 && isNode(m.From))
-	}
-	if err := n1.node.Reconfigure(cNew); err != nil {
-		t.Fatal(err)
-	}
-	mn.drainNode(n1)
-	mn.exchange()
-	expectEq(t, "node 1 leads", n1.node.IsLeader(), true)
+	mn := reconfiguredWithout3(t, cNew)
+	n1, n3, n4 := mn.node(1), mn.node(3), mn.node(4)
 	// node 1's collection makes {1,2,3} unneeded below its ballot.
 	collected := func() bool { _, _, ok := n1.node.Collected(); return ok }
 	for k := 0; k < 40 && !collected(); k++ {

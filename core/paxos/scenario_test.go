@@ -983,6 +983,29 @@ func TestScenarioPromisePaging(t *testing.T) {
 	net.oracles.converged()
 }
 
+// lagging is three nodes where node 1 leads and chose slots 1..chosen
+// while node 3 was down; node 3 is back and has heard a heartbeat, so its
+// first CatchUpRequest is in the pool.
+func lagging(t *testing.T, opts paxos.Options, chosen int) (*network, *tnode) {
+	t.Helper()
+	net := newNetwork(t, majority(3), journal.ModeMulti, opts, 13)
+	n1, n3 := net.node(1), net.node(3)
+	net.electLeader(n1)
+	net.crash(n3)
+	for i := range chosen {
+		propose(net, n1, unfenced(fmt.Sprint("w", i)))
+	}
+	exchange(net)
+	expectEq(t, "leader chosen", n1.node.ChosenIndex(), paxos.Slot(chosen))
+	net.boot(n3)
+	for len(inPool(net, match{typ: paxos.MsgHeartbeat, to: 3})) == 0 {
+		net.tick(n1)
+		net.sync(n1)
+	}
+	deliverOnly(net, match{typ: paxos.MsgHeartbeat, to: 3})
+	return net, n3
+}
+
 // Reference design §2.2 (node/catch_up): a lagging node is replayed the
 // chosen log in pages of at most CatchUpBatch entries, asking again from
 // where each page ended. Node 3 misses five chosen slots; with
@@ -992,25 +1015,9 @@ func TestScenarioCatchUpPages(t *testing.T) {
 	opts := scenarioOpts()
 	opts.CatchUpBatch = 2
 	opts.CatchUpPages = 1
-	net := newNetwork(t, majority(3), journal.ModeMulti, opts, 13)
-	n1, n3 := net.node(1), net.node(3)
-
-	// slots 1–5 are chosen while node 3 is down.
-	net.electLeader(n1)
-	net.crash(n3)
-	for i := range 5 {
-		propose(net, n1, unfenced(fmt.Sprint("w", i)))
-	}
-	exchange(net)
-	expectEq(t, "leader chosen", n1.node.ChosenIndex(), paxos.Slot(5))
-
-	// node 3 returns and hears a heartbeat.
-	net.boot(n3)
-	for len(inPool(net, match{typ: paxos.MsgHeartbeat, to: 3})) == 0 {
-		net.tick(n1)
-		net.sync(n1)
-	}
-	deliverOnly(net, match{typ: paxos.MsgHeartbeat, to: 3})
+	// slots 1–5 are chosen while node 3 is down; it returns and hears a
+	// heartbeat.
+	net, n3 := lagging(t, opts, 5)
 
 	// each request is answered with one bounded page.
 	var asked []paxos.Slot
@@ -1022,7 +1029,7 @@ func TestScenarioCatchUpPages(t *testing.T) {
 		}
 		asked = append(asked, reqs[0].Slot)
 		deliverMsgs(net, reqs...)
-		net.sync(n1)
+		net.sync(net.node(1))
 		resp := take(net, match{typ: paxos.MsgCatchUpResponse, to: 3})
 		sizes = append(sizes, len(resp[0].Entries))
 		deliverMsgs(net, resp...)
@@ -1048,21 +1055,7 @@ func TestScenarioCatchUpWindow(t *testing.T) {
 	opts.CatchUpBatch = 2
 	opts.CatchUpPages = 2
 	for _, lose := range []bool{false, true} {
-		net := newNetwork(t, majority(3), journal.ModeMulti, opts, 13)
-		n1, n3 := net.node(1), net.node(3)
-		net.electLeader(n1)
-		net.crash(n3)
-		for i := range 7 {
-			propose(net, n1, unfenced(fmt.Sprint("w", i)))
-		}
-		exchange(net)
-		expectEq(t, "leader chosen", n1.node.ChosenIndex(), paxos.Slot(7))
-		net.boot(n3)
-		for len(inPool(net, match{typ: paxos.MsgHeartbeat, to: 3})) == 0 {
-			net.tick(n1)
-			net.sync(n1)
-		}
-		deliverOnly(net, match{typ: paxos.MsgHeartbeat, to: 3})
+		net, n3 := lagging(t, opts, 7)
 
 		var asked []paxos.Slot
 		var pages []string
@@ -1073,7 +1066,7 @@ func TestScenarioCatchUpWindow(t *testing.T) {
 			}
 			asked = append(asked, reqs[0].Slot)
 			deliverMsgs(net, reqs...)
-			net.sync(n1)
+			net.sync(net.node(1))
 			resp := take(net, match{typ: paxos.MsgCatchUpResponse, to: 3})
 			for _, r := range resp {
 				pages = append(pages, fmt.Sprintf("%d/%d", len(r.Entries), r.Next))
