@@ -220,10 +220,9 @@ func TestHandoffOneHopOnly(t *testing.T) {
 	net.oracles.converged()
 }
 
-// successorOpenedSlot2 is node 1 choosing w1 and handing on to node 2,
-// which opens slot 2 with w2 and makes its record durable while nobody
-// hears it. It returns the Relinquish, for replays.
-func successorOpenedSlot2(t *testing.T, seed uint64) (*network, *tnode, paxos.Message) {
+// handedTo2 is node 1 choosing w1 and handing on to node 2, which leads.
+// It returns the Relinquish, for replays.
+func handedTo2(t *testing.T, seed uint64) (*network, *tnode, paxos.Message) {
 	t.Helper()
 	net := newNetwork(t, majority(3), journal.ModeMulti, handoffOpts(), seed)
 	n1, n2 := net.node(1), net.node(2)
@@ -233,6 +232,15 @@ func successorOpenedSlot2(t *testing.T, seed uint64) (*network, *tnode, paxos.Me
 	r := relinquishOf(t, net, n1, 2)
 	deliverMsgs(net, cloneMsg(r))
 	expectEq(t, "node 2 leads", n2.node.IsLeader(), true)
+	return net, n2, r
+}
+
+// successorOpenedSlot2 is node 1 choosing w1 and handing on to node 2,
+// which opens slot 2 with w2 and makes its record durable while nobody
+// hears it. It returns the Relinquish, for replays.
+func successorOpenedSlot2(t *testing.T, seed uint64) (*network, *tnode, paxos.Message) {
+	t.Helper()
+	net, n2, r := handedTo2(t, seed)
 	expectEq(t, "w2's slot", propose(net, n2, unfenced("w2")), paxos.Slot(2))
 	net.sync(n2)
 	take(net, match{from: 2})
@@ -291,14 +299,7 @@ func TestHandoffReplayedRelinquishRefused(t *testing.T) {
 	})
 
 	t.Run("duplicate at a successor still leading", func(t *testing.T) {
-		net := newNetwork(t, majority(3), journal.ModeMulti, handoffOpts(), 105)
-		n1, n2 := net.node(1), net.node(2)
-		net.electLeader(n1)
-		propose(net, n1, unfenced("w1"))
-		exchange(net)
-		r := relinquishOf(t, net, n1, 2)
-		deliverMsgs(net, cloneMsg(r))
-		expectEq(t, "node 2 leads", n2.node.IsLeader(), true)
+		net, n2, r := handedTo2(t, 105)
 
 		// a duplicate before node 2 opened any round: the authority is
 		// already held, so it is refused, not installed a second time.

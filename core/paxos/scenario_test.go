@@ -1006,6 +1006,19 @@ func lagging(t *testing.T, opts paxos.Options, chosen int) (*network, *tnode) {
 	return net, n3
 }
 
+// catchUpRound delivers node 3's pending CatchUpRequests to node 1 and
+// takes node 1's answers out of the pool: the slot asked from, and the
+// pages (ok is false when node 3 asked nothing).
+func catchUpRound(net *network) (paxos.Slot, []paxos.Message, bool) {
+	reqs := take(net, match{typ: paxos.MsgCatchUpRequest, from: 3})
+	if len(reqs) == 0 {
+		return 0, nil, false
+	}
+	deliverMsgs(net, reqs...)
+	net.sync(net.node(1))
+	return reqs[0].Slot, take(net, match{typ: paxos.MsgCatchUpResponse, to: 3}), true
+}
+
 // Reference design §2.2 (node/catch_up): a lagging node is replayed the
 // chosen log in pages of at most CatchUpBatch entries, asking again from
 // where each page ended. Node 3 misses five chosen slots; with
@@ -1023,14 +1036,11 @@ func TestScenarioCatchUpPages(t *testing.T) {
 	var asked []paxos.Slot
 	var sizes []int
 	for range 10 {
-		reqs := take(net, match{typ: paxos.MsgCatchUpRequest, from: 3})
-		if len(reqs) == 0 {
+		from, resp, ok := catchUpRound(net)
+		if !ok {
 			break
 		}
-		asked = append(asked, reqs[0].Slot)
-		deliverMsgs(net, reqs...)
-		net.sync(net.node(1))
-		resp := take(net, match{typ: paxos.MsgCatchUpResponse, to: 3})
+		asked = append(asked, from)
 		sizes = append(sizes, len(resp[0].Entries))
 		deliverMsgs(net, resp...)
 		net.sync(n3)
@@ -1060,14 +1070,11 @@ func TestScenarioCatchUpWindow(t *testing.T) {
 		var asked []paxos.Slot
 		var pages []string
 		for round := range 10 {
-			reqs := take(net, match{typ: paxos.MsgCatchUpRequest, from: 3})
-			if len(reqs) == 0 {
+			from, resp, ok := catchUpRound(net)
+			if !ok {
 				break
 			}
-			asked = append(asked, reqs[0].Slot)
-			deliverMsgs(net, reqs...)
-			net.sync(net.node(1))
-			resp := take(net, match{typ: paxos.MsgCatchUpResponse, to: 3})
+			asked = append(asked, from)
 			for _, r := range resp {
 				pages = append(pages, fmt.Sprintf("%d/%d", len(r.Entries), r.Next))
 			}
