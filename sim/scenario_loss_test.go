@@ -44,7 +44,8 @@ const gateLossNamed = "ctrl: a loss beyond the budget halts the journal and name
 // to drawShape does not move it. Its random faults are off (Crashes,
 // Partitions, Rot...): the one fault under test is the scripted outage.
 // RotOutage and RotBeyond make that outage the injector's loss beyond the
-// budget.
+// budget. Its catch-up window is one page, as every world had when it was
+// drawn.
 func lossShape() Shape {
 	return Shape{
 		Nodes:    nodeIDs(4),
@@ -58,7 +59,7 @@ func lossShape() Shape {
 		},
 		Tun: host.Tunables{TickMs: 10, ElectionTicks: 5, HeartbeatTicks: 1, ReadRecordsMax: 1, WaitMsMax: 194,
 			LaneMessagesMax: 453, DeliveryBatch: 23, FlushDeliversMax: 4, QuarantineTicks: 39, ReadRetryTicks: 5,
-			CallTimeoutTicks: 84, PipelineWindow: 18, ProposeQueueMax: 434, PromiseBatch: 1, CatchUpBatch: 7,
+			CallTimeoutTicks: 84, PipelineWindow: 18, ProposeQueueMax: 434, PromiseBatch: 1, CatchUpBatch: 7, CatchUpPages: 1,
 			HotSlotsMax: 2, HotBytesMax: 4501, ScrubPageSlots: 20, ScrubIntervalTicks: 2, ScrubPassTicks: 179},
 		LatencyMin: 390 * us, LatencyMax: 486 * us, DupPct: 2,
 		DiskMin: 334 * us, DiskMax: 489 * us,
