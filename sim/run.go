@@ -443,7 +443,12 @@ func (w *World) lincheck(r *Result) {
 		if w.opts.KeepHistories {
 			r.Histories = append(r.Histories, History{Journal: short(js.ID), Mode: js.Mode, Ops: ops})
 		}
-		v := lincheck.Decide(js.Mode, ops)
+		var second time.Duration
+		if w.opts.CrossCheck || len(ops) <= crossCheckOps {
+			second = w.opts.LincheckTimeout
+		}
+		jd := lincheck.Judge(js.Mode, ops, second)
+		v := jd.Verdict
 		r.Lincheck[string(v.Result)]++
 		switch v.Result {
 		case "Ok":
@@ -452,13 +457,12 @@ func (w *World) lincheck(r *Result) {
 		default:
 			w.audit.violation("journal: every client history is linearizable", "%s: the checker did not decide %d operations (%s): a failure of the checker, investigate", short(js.ID), len(ops), v.Reason)
 		}
-		if !w.opts.CrossCheck && len(ops) > crossCheckOps {
+		if second == 0 {
 			continue
 		}
-		p := lincheck.Check(js.Mode, ops, w.opts.LincheckTimeout)
-		r.Lincheck["porcupine "+string(p)]++
-		if p != "Unknown" && p != v.Result {
-			w.audit.violation("lincheck: the journal checker and porcupine agree", "%s: %d operations: Decide %s, porcupine %s", short(js.ID), len(ops), v.Result, p)
+		r.Lincheck["porcupine "+string(jd.Porcupine)]++
+		if jd.Disagree() {
+			w.audit.violation("lincheck: the journal checker and porcupine agree", "%s: %d operations: Decide %s, porcupine %s", short(js.ID), len(ops), v.Result, jd.Porcupine)
 		}
 	}
 }

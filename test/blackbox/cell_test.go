@@ -351,12 +351,12 @@ func TestRoundTripThroughParosctl(t *testing.T) {
 // asks porcupine for a second opinion: a disagreement is a checker bug.
 func checkHistory(t *testing.T, ops []lincheck.Op) {
 	t.Helper()
-	v := lincheck.Decide(journal.ModeSingle, ops)
-	if v.Result != "Ok" {
+	jd := lincheck.Judge(journal.ModeSingle, ops, 30*time.Second)
+	if v := jd.Verdict; v.Result != "Ok" {
 		t.Fatalf("the client history of %d operations is not linearizable: %s", len(ops), v.Describe(ops))
 	}
-	if p := lincheck.Check(journal.ModeSingle, ops, 30*time.Second); p == "Illegal" {
-		t.Fatalf("the journal checker found %d operations linearizable, porcupine did not", len(ops))
+	if jd.Disagree() {
+		t.Fatalf("the journal checker found %d operations linearizable, porcupine answered %s", len(ops), jd.Porcupine)
 	}
 }
 
