@@ -280,8 +280,8 @@ func (m *Matchmaker) match(j journal.ID, msg paxos.Message, reply paxos.Message)
 // before Phase 1: its own (the ballot names it), above msg.Prepared and
 // below msg.Ballot (through it, with through: a Match without a
 // configuration, from a candidate that abandoned msg.Ballot too). A
-// candidate that learns from the matchmakers' answers
-// that its belief was superseded abandons its ballot without a Prepare
+// candidate that learns from the matchmakers' answers that its belief was
+// superseded abandons its ballot without a Prepare
 // (node_matchmaking.go, StaleConfiguration), but its registration stayed,
 // and every later candidate had to win a Phase-1 quorum of that stale
 // configuration too; once it named a machine retired or lost for good, no

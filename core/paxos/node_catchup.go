@@ -38,13 +38,13 @@ func (n *Node) handleCatchUpRequest(m Message) {
 	}
 	s := m.Slot
 	for page := 1; ; page++ {
-		entries, next, ok := n.catchUpPage(s)
+		entries, next, full, ok := n.catchUpPage(s)
 		if !ok {
 			return // a failed cold read: StorageFault is raised, the requester retries
 		}
 		// A page short of its bounds stopped at the chosen index or at a
 		// faulty record: nothing more to send in this window.
-		if page == n.opts.CatchUpPages || !n.catchUpFull(entries) || next > n.lrn.chosenIndex {
+		if page == n.opts.CatchUpPages || !full || next > n.lrn.chosenIndex {
 			n.send(Message{Type: MsgCatchUpResponse, To: m.From, Entries: entries})
 			return
 		}
@@ -56,29 +56,27 @@ func (n *Node) handleCatchUpRequest(m Message) {
 // catchUpPage is one page of chosen values from s: evicted slots first,
 // read back in chunks (cold.go), then the hot window, stopping at the
 // chosen index, a faulty record, CatchUpBatch entries or MessageBytesMax.
-// next is the first slot the page does not hold; ok is false when a cold
-// read failed.
-func (n *Node) catchUpPage(s Slot) (entries []SlotCommand, next Slot, ok bool) {
+// next is the first slot the page does not hold; full says it reached its
+// bounds (catchUpFull); ok is false when a cold read failed.
+func (n *Node) catchUpPage(s Slot) (entries []SlotCommand, next Slot, full, ok bool) {
 	bytes := 0
-	full := func() bool {
-		return len(entries) >= n.opts.CatchUpBatch || len(entries) > 0 && bytes >= MessageBytesMax
-	}
-	for s < n.acc.log.base && s <= n.lrn.chosenIndex && !full() {
+	isFull := func() bool { return n.pageFull(len(entries), bytes) }
+	for s < n.acc.log.base && s <= n.lrn.chosenIndex && !isFull() {
 		to := min(n.acc.log.base, n.lrn.chosenIndex+1, s+Slot(min(coldChunkSlots, n.opts.CatchUpBatch-len(entries))))
 		recs, ok := n.cold.read(ColdCatchUp, s, to)
 		if !ok {
-			return nil, 0, false
+			return nil, 0, false, false
 		}
 		for _, r := range recs {
-			if full() {
-				return entries, r.Slot, true
+			if isFull() {
+				return entries, r.Slot, true, true
 			}
 			bytes += commandBytes(r.Command)
 			entries = append(entries, r)
 		}
 		s = to
 	}
-	for ; s <= n.lrn.chosenIndex && !full(); s++ {
+	for ; s <= n.lrn.chosenIndex && !isFull(); s++ {
 		b, cmd, ok := n.acc.Record(s)
 		if !ok {
 			break // a faulty record: the repair path (CTRL) owns it
@@ -86,7 +84,7 @@ func (n *Node) catchUpPage(s Slot) (entries []SlotCommand, next Slot, ok bool) {
 		bytes += commandBytes(cmd)
 		entries = append(entries, SlotCommand{Slot: s, Ballot: b, Command: cmd})
 	}
-	return entries, s, true
+	return entries, s, isFull(), true
 }
 
 // handleCatchUpResponse learns a page of chosen values, in slot order. The
@@ -188,5 +186,11 @@ func (n *Node) catchUpFull(entries []SlotCommand) bool {
 	for _, e := range entries {
 		bytes += commandBytes(e.Command)
 	}
-	return len(entries) >= n.opts.CatchUpBatch || len(entries) > 0 && bytes >= MessageBytesMax
+	return n.pageFull(len(entries), bytes)
+}
+
+// pageFull is the bound of one catch-up page: CatchUpBatch entries, or
+// MessageBytesMax of records after at least one entry.
+func (n *Node) pageFull(entries, bytes int) bool {
+	return entries >= n.opts.CatchUpBatch || entries > 0 && bytes >= MessageBytesMax
 }

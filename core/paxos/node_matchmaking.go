@@ -91,10 +91,10 @@ func (n *Node) campaignMatched(sys quorum.System, reconf bool) {
 // matchmaker is asked to retract the node's beliefs in (prepared,
 // registered] (a Match without a configuration). A campaigning node needs
 // no such message: its next Match carries prepared and retracts them. The
-// request is repeated at every election timeout while the node waits (it is
-// unanswered; a matchmaker that missed it, or was down, still holds the
-// stale registration, and a lost one must not keep every later candidate
-// from winning).
+// request is repeated at every election timeout until every matchmaker
+// answered MatchRetracted (handleRetracted): a matchmaker that missed it,
+// or was down, still holds the stale registration, and a lost request
+// must not keep every later candidate from winning.
 func (n *Node) retractAbandoned() {
 	if _, ok := n.phase.(*matchmaking); ok {
 		n.phase = following{}
@@ -124,11 +124,10 @@ func (n *Node) handleRetracted(m Message) {
 	if len(n.retractedBy) < len(n.cfg.Matchmakers) {
 		return
 	}
-	n.retracted, n.retractedBy = n.registered, nil
-	if !n.prepared.Less(n.ownMember) {
-		return // a registration this node ran Phase 1 at still names it
-	}
-	n.ownMember = Ballot{}
+	// A registration of its own it ran Phase 1 at raised lastMember when
+	// the Phase 1 opened (learnBallotConfig), so ownMember is no longer
+	// needed for any of them.
+	n.retracted, n.retractedBy, n.ownMember = n.registered, nil, Ballot{}
 }
 
 // startProbe asks every matchmaker for the effective configuration.

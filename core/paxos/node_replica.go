@@ -133,9 +133,9 @@ func (n *Node) pushCommit(l *leading, c Slot) {
 	}
 	var entries []SlotCommand
 	bytes := 0
-	for s := max(n.lastPushed+1, n.acc.log.base); s <= c && len(entries) < n.opts.CatchUpBatch; s++ {
+	for s := max(n.lastPushed+1, n.acc.log.base); s <= c && !n.pageFull(len(entries), bytes); s++ {
 		b, cmd, ok := n.acc.Record(s)
-		if !ok || len(entries) > 0 && bytes >= MessageBytesMax {
+		if !ok {
 			break
 		}
 		bytes += commandBytes(cmd)
