@@ -544,7 +544,7 @@ func bootMatchmaker(cfg Config) (*matchmaker.Matchmaker, error) {
 			return nil, fmt.Errorf("matchmaker registry: %w", err)
 		}
 	}
-	return matchmaker.New(cfg.NodeID, bs.Registries)
+	return matchmaker.New(cfg.NodeID, bs.Generation, bs.Registries)
 }
 
 // env implements host.Env on the loop goroutine.

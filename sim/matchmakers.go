@@ -44,7 +44,7 @@ func (w *World) startMatchmaker(p *proc, claim storage.Claim, edited bool) bool 
 		w.audit.violation("a matchmaker boots from its own store", "n%d: %v", p.id, err)
 		return false
 	}
-	mm, err := matchmaker.New(p.id, bs.Registries)
+	mm, err := matchmaker.New(p.id, bs.Generation, bs.Registries)
 	if err != nil {
 		w.audit.violation("a matchmaker boots from its own store", "n%d: %v", p.id, err)
 		return false

@@ -61,6 +61,10 @@ type RegistryBoot struct {
 	// Registries holds every journal with a watermark, an effective
 	// configuration or a registration; a journal with none is absent.
 	Registries map[journal.ID]matchmaker.Registry
+	// Generation is the matchmaker's place in the chain of matchmaker
+	// sets: the founding set of the marker (matchmaker.Founding) until a
+	// handover op changed it.
+	Generation matchmaker.Generation
 }
 
 // RegistryMarker is the configuration a registry store was formatted
@@ -162,6 +166,9 @@ type RegistryHead struct {
 // emits ops that pass (a registration above every other one and at or
 // above the watermark, with a configuration; a nonzero watermark).
 func CheckRegistryOp(h RegistryHead, op matchmaker.WriteOp) error {
+	if op.IsGeneration() {
+		return nil // the generation state, not a journal's registry
+	}
 	if !op.Journal.IsSet() {
 		return fmt.Errorf("op on unset journal %s", op.Journal)
 	}

@@ -215,7 +215,10 @@ func MessageToPB(m paxos.Message) *pb.ConsensusMessage {
 		Ballot: BallotToPB(m.Ballot), Refused: BallotToPB(m.Refused), Slot: m.Slot, Next: m.Next,
 		Commit: m.Commit, Watermark: m.Watermark, Ctx: m.Ctx, State: StateToPB(m.State),
 		Since: BallotToPB(m.Since), Gc: BallotToPB(m.GC), Reconf: m.Reconf, Refusal: uint32(m.Refusal),
-		Prepared: BallotToPB(m.Prepared)}
+		Prepared: BallotToPB(m.Prepared), Generation: m.Generation}
+	if !m.Successor.IsZero() {
+		out.Successor = MatchmakerSetToPB(m.Successor)
+	}
 	// The Matchmaker Paxos fields cost nothing on a plain deployment: each
 	// is touched only when set.
 	if !m.Config.IsZero() {
@@ -282,7 +285,7 @@ func MessageFromPB(m *pb.ConsensusMessage) (paxos.Message, error) {
 		return paxos.Message{}, malformed("%d scrub entries in one page", len(m.GetScrub()))
 	}
 	// Checked before the narrowing to uint8: refusal 256 must not pass as 0.
-	if m.GetRefusal() > uint32(paxos.MatchRetracted) {
+	if m.GetRefusal() > uint32(paxos.MatchInactive) {
 		return paxos.Message{}, malformed("match refusal %d", m.GetRefusal())
 	}
 	st, err := StateFromPB(m.GetState())
@@ -293,7 +296,12 @@ func MessageFromPB(m *pb.ConsensusMessage) (paxos.Message, error) {
 		Ballot: BallotFromPB(m.GetBallot()), Refused: BallotFromPB(m.GetRefused()), Slot: m.GetSlot(), Next: m.GetNext(),
 		Commit: m.GetCommit(), Watermark: m.GetWatermark(), Ctx: m.GetCtx(), State: st,
 		Since: BallotFromPB(m.GetSince()), GC: BallotFromPB(m.GetGc()), Reconf: m.GetReconf(),
-		Refusal: paxos.MatchRefusal(m.GetRefusal()), Prepared: BallotFromPB(m.GetPrepared())}
+		Refusal: paxos.MatchRefusal(m.GetRefusal()), Prepared: BallotFromPB(m.GetPrepared()), Generation: m.GetGeneration()}
+	if m.GetSuccessor() != nil {
+		if out.Successor, err = MatchmakerSetFromPB(m.GetSuccessor()); err != nil {
+			return paxos.Message{}, err
+		}
+	}
 	if m.GetConfig() != nil {
 		if out.Config, err = ConfigFromPB(m.GetConfig()); err != nil {
 			return paxos.Message{}, err
@@ -381,4 +389,29 @@ func DeliverFromPB(d *pb.Deliver) (paxos.NodeID, []host.Envelope, error) {
 		out = append(out, host.Envelope{Journal: id, Msg: m})
 	}
 	return from, out, nil
+}
+
+// MatchmakerSetToPB encodes a matchmaker set.
+func MatchmakerSetToPB(s paxos.MatchmakerSet) *pb.MatchmakerSet {
+	out := &pb.MatchmakerSet{Generation: s.Generation, Members: make([]uint64, len(s.Members))}
+	for i, id := range s.Members {
+		out.Members[i] = uint64(id)
+	}
+	return out
+}
+
+// MatchmakerSetFromPB decodes a matchmaker set; a malformed one (too many
+// members, unsorted, zero, generation out of range) is refused.
+func MatchmakerSetFromPB(m *pb.MatchmakerSet) (paxos.MatchmakerSet, error) {
+	if len(m.GetMembers()) > paxos.MatchmakersMax {
+		return paxos.MatchmakerSet{}, malformed("matchmaker set of %d members", len(m.GetMembers()))
+	}
+	s := paxos.MatchmakerSet{Generation: m.GetGeneration()}
+	for _, id := range m.GetMembers() {
+		s.Members = append(s.Members, paxos.NodeID(id))
+	}
+	if err := s.Validate(); err != nil {
+		return paxos.MatchmakerSet{}, malformed("matchmaker set: %v", err)
+	}
+	return s, nil
 }

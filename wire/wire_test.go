@@ -86,6 +86,11 @@ func sampleMessages() []paxos.Message {
 		{Type: paxos.MsgMatch, From: 2, To: 9, Ballot: b, Config: majority3, Prepared: paxos.Ballot{Round: 1, Node: 2}},
 		{Type: paxos.MsgMatch, From: 2, To: 9, Ballot: b, Prepared: paxos.Ballot{Round: 1, Node: 2}},
 		{Type: paxos.MsgMatchReply, From: 9, To: 2, Ballot: b, Refusal: paxos.MatchRetracted},
+		{Type: paxos.MsgMatch, From: 2, To: 9, Ballot: b, Config: majority3, Generation: 3},
+		{Type: paxos.MsgMatchReply, From: 9, To: 2, Ballot: b, Refusal: paxos.MatchStopped, Generation: 3,
+			Successor: paxos.MatchmakerSet{Generation: 4, Members: []paxos.NodeID{2, 9, 11}}},
+		{Type: paxos.MsgMatchReply, From: 9, To: 2, Ballot: b, Refusal: paxos.MatchStopped, Generation: 3},
+		{Type: paxos.MsgMatchReply, From: 9, To: 2, Refusal: paxos.MatchInactive, Generation: 7},
 		{Type: paxos.MsgGarbageCollect, From: 2, To: 9, GC: b},
 		{Type: paxos.MsgGarbageCollectAck, From: 9, To: 2, GC: b},
 		// Every new type with every new field set.
@@ -298,7 +303,7 @@ func TestMalformedConfigsAreRefused(t *testing.T) {
 // before the narrowing to the core's uint8) and the history's bound.
 func TestMatchmakerNumbersAreBounded(t *testing.T) {
 	b := &pb.Ballot{Round: 4, Node: 2}
-	for _, r := range []uint32{5, 255, 256, 259, ^uint32(0)} {
+	for _, r := range []uint32{uint32(paxos.MatchInactive) + 1, 255, 256, 259, ^uint32(0)} {
 		m := &pb.ConsensusMessage{Type: pb.MsgType_MSG_TYPE_MATCH_REPLY, From: 9, To: 2, Ballot: b, Refusal: r}
 		if _, err := MessageFromPB(m); !errors.Is(err, ErrMalformed) {
 			t.Errorf("refusal %d: err %v, want ErrMalformed", r, err)
@@ -435,7 +440,12 @@ func outOfRange() []paxos.Message {
 			History: []paxos.Registration{{Ballot: past, Acceptors: majority3}}},
 		{Type: paxos.MsgMatchReply, From: 2, To: 1, Ballot: paxos.Ballot{Round: 1, Node: 2},
 			Effective: paxos.Registration{Ballot: past, Acceptors: majority3, Reconfiguration: true}},
-		{Type: paxos.MsgMatchReply, From: 2, To: 1, Ballot: paxos.Ballot{Round: 1, Node: 2}, Refusal: paxos.MatchRetracted + 1},
+		{Type: paxos.MsgMatchReply, From: 2, To: 1, Ballot: paxos.Ballot{Round: 1, Node: 2}, Refusal: paxos.MatchInactive + 1},
+		{Type: paxos.MsgMatch, From: 2, To: 9, Ballot: paxos.Ballot{Round: 1, Node: 2}, Config: majority3, Generation: paxos.GenerationMax + 1},
+		{Type: paxos.MsgMatchReply, From: 9, To: 2, Ballot: paxos.Ballot{Round: 1, Node: 2}, Refusal: paxos.MatchStopped,
+			Successor: paxos.MatchmakerSet{Generation: 2, Members: []paxos.NodeID{3, 1}}},
+		{Type: paxos.MsgMatchReply, From: 9, To: 2, Ballot: paxos.Ballot{Round: 1, Node: 2}, Refusal: paxos.MatchGeneration,
+			Successor: paxos.MatchmakerSet{Members: []paxos.NodeID{1}}},
 		{Type: paxos.MsgMatch, From: 2, To: 9, Ballot: paxos.Ballot{Round: 1, Node: 2}, Config: majority3, Prepared: top},
 		{Type: paxos.MsgScrub, From: 2, To: 1, Ballot: paxos.Ballot{Round: 1, Node: 2}, Slot: paxos.SlotMax, Next: paxos.SlotMax + 1},
 		{Type: paxos.MsgScrubReply, From: 2, To: 1, Ballot: paxos.Ballot{Round: 1, Node: 2}, Slot: 1, Next: 2,

@@ -269,7 +269,7 @@ func (f *mmFuzz) boot() {
 			bad = fmt.Errorf("journal %s: %w", j, err)
 		}
 	}
-	mm, err := matchmaker.New(mmID, boot)
+	mm, err := matchmaker.New(mmID, founding, boot)
 	switch {
 	case err != nil && bad == nil:
 		f.fail("New refused a sound registry: %v (%+v)", err, boot)
@@ -281,7 +281,7 @@ func (f *mmFuzz) boot() {
 		f.reached["boot refused"]++
 		f.trace = append(f.trace, fmt.Sprintf("boot refused: %v", err))
 		boot = nil
-		if mm, err = matchmaker.New(mmID, nil); err != nil {
+		if mm, err = matchmaker.New(mmID, founding, nil); err != nil {
 			f.fail("New(empty): %v", err)
 		}
 	case len(boot) > 0:
@@ -375,8 +375,11 @@ var fuzzJunkTypes = [...]paxos.MsgType{paxos.MsgMatchReply, paxos.MsgGarbageColl
 func (f *mmFuzz) request(typ paxos.MsgType) (journal.ID, paxos.Message) {
 	j := fuzzJournals[f.in.next()%3]
 	from := fuzzSenders[f.in.next()%5]
-	m := paxos.Message{Type: typ, From: from, To: mmID}
+	m := paxos.Message{Type: typ, From: from, To: mmID, Generation: 1}
 	to := f.in.next()
+	if to%16 == 4 {
+		m.Generation = [...]uint64{0, 2, 3, 1 << 40}[to/16%4] // not the matchmaker's generation
+	}
 	if to%8 == 0 {
 		m.To = [...]paxos.NodeID{0, 102, 1, mmID}[to/8%4]
 	}
@@ -447,10 +450,22 @@ func (f *mmFuzz) predict(j journal.ID, m paxos.Message) {
 		f.reached["dropped"]++
 		return
 	}
-	reply := paxos.Message{Type: m.Type, From: mmID, To: m.From, Ballot: m.Ballot}
+	reply := paxos.Message{Type: m.Type, From: mmID, To: m.From, Ballot: m.Ballot, Generation: m.Generation}
 	want := func(w wantReply) {
 		w.env = matchmaker.Envelope{Journal: j, Msg: reply}
 		f.replies = append(f.replies, w)
+	}
+	if !f.closed && m.Generation != 1 {
+		// The founding matchmaker serves generation 1 only: an older
+		// generation is pointed at the set it knows, any other is inactive.
+		reply.Type, reply.Refusal = paxos.MsgMatchReply, paxos.MatchInactive
+		if m.Generation == 0 {
+			reply.Refusal, reply.Successor = paxos.MatchGeneration, founding.Set
+		}
+		f.reached["refused for its generation"]++
+		f.counters.GenerationRefusals++
+		want(wantReply{})
+		return
 	}
 	if f.closed {
 		if m.Type != paxos.MsgGarbageCollect {
@@ -591,7 +606,7 @@ func (f *mmFuzz) ready() {
 		if err := storage.CheckRegistryOp(head, op); err != nil {
 			f.fail("write %+v would panic a store: %v", op, err)
 		}
-		matchmaker.Apply(f.shadow, op)
+		matchmaker.Apply(&matchmaker.Generation{}, f.shadow, op)
 		f.noteDurable(op.Journal)
 	}
 	f.mm.Advance()
@@ -655,7 +670,7 @@ func (f *mmFuzz) reboot() {
 	for j, r := range f.shadow {
 		boot[j] = r.Clone()
 	}
-	mm, err := matchmaker.New(mmID, boot)
+	mm, err := matchmaker.New(mmID, founding, boot)
 	if err != nil {
 		f.fail("reboot from the disk the matchmaker wrote: %v", err)
 	}
@@ -864,6 +879,9 @@ func fuzzMatchmakerSeeds() [][]byte {
 		// after a reboot too.
 		[]byte{0, jIdx(0), sender(2), 9, bOwn(4), 0, 0, 0}, sReady(),
 		sReboot(), sProbe(0, 1), sMatch(0, 2, bOwn(4), sA, false), sReady(),
+		// A Match naming generation 2 (the addressing byte's 20): the
+		// founding matchmaker knows no such set, and answers inactive.
+		[]byte{0, jIdx(0), sender(2), 20, bOwn(5), sA, 0, 0}, sReady(),
 	)
 	return [][]byte{life, booted, broken, edges, retracted}
 }
@@ -880,7 +898,7 @@ func TestFuzzMatchmakerSeedsReachEveryPath(t *testing.T) {
 
 	for _, path := range []string{"boot refused", "boot from a registry", "dropped", "closed", "below the watermark",
 		"repeat", "stale", "registered", "registered a reconfiguration", "probe", "collected",
-		"history left a belief out", "reboot", "retracted", "retraction request"} {
+		"history left a belief out", "reboot", "retracted", "retraction request", "refused for its generation"} {
 		if reached[path] == 0 {
 			t.Errorf("no seed reaches %q (reached %v)", path, reached)
 		}

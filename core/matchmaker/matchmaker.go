@@ -22,6 +22,19 @@ const (
 	// candidate abandoned it before Phase 1: retract in match) and raises
 	// the retracted ballot to it.
 	OpRetract
+	// OpStop freezes generation Generation (the matchmaker's set's).
+	OpStop
+	// OpBootstrap merges page Page of Pages of proposal Ballot of Set
+	// (Journals) into the pending bootstrap.
+	OpBootstrap
+	// OpDecree sets the decree acceptor's state to Decree.
+	OpDecree
+	// OpChosen records Set as the chosen successor of the matchmaker's set
+	// (the chain link), and freezes it.
+	OpChosen
+	// OpActivate makes the pending bootstrap of Set the matchmaker's
+	// registries, and Set its active generation.
+	OpActivate
 )
 
 // WriteOp is one durable change. Every op must be synced before the reply
@@ -32,10 +45,26 @@ type WriteOp struct {
 	Journal   journal.ID
 	Reg       paxos.Registration
 	Watermark paxos.Ballot
+	// The generation ops' fields (handover.go).
+	Generation  uint64
+	Set         Set
+	Ballot      paxos.Ballot
+	Page, Pages uint32
+	Journals    []JournalRegistry
+	Decree      paxos.DecreeAcceptor[Set]
 }
 
-// Apply folds op into regs (the stores and the boot path share it).
-func Apply(regs map[journal.ID]*Registry, op WriteOp) {
+// IsGeneration reports whether op changes the generation state rather
+// than one journal's registry.
+func (op WriteOp) IsGeneration() bool { return op.Kind >= OpStop }
+
+// Apply folds op into the state gen and regs (the matchmaker, the stores
+// and the boot path share it). Activation replaces regs wholesale.
+func Apply(gen *Generation, regs map[journal.ID]*Registry, op WriteOp) {
+	if op.IsGeneration() {
+		applyGeneration(gen, regs, op)
+		return
+	}
 	r := regs[op.Journal]
 	if r == nil {
 		r = &Registry{}
@@ -62,13 +91,18 @@ type Envelope struct {
 // Ready is one batch of effects: persist Writes (synced), then send
 // Messages.
 type Ready struct {
-	Writes   []WriteOp
-	Messages []Envelope
+	Writes    []WriteOp
+	Messages  []Envelope
+	Handovers []Handover
 }
 
 // Counters are observation only.
 type Counters struct {
 	Registered, Refused, Probes, Collected, Repeats, Retracted uint64
+	// The handover (handover.go): generations frozen, bootstrap pages
+	// taken, chain links recorded, bootstraps activated, handover
+	// requests refused, matchmaking requests refused for their generation.
+	Stops, Bootstraps, Links, Activations, HandoverRefusals, GenerationRefusals uint64
 }
 
 // ErrStorage marks a registry the matchmaker cannot run from.
@@ -76,21 +110,28 @@ var ErrStorage = errors.New("paros/matchmaker: storage")
 
 // Matchmaker is one matchmaker of a set: a registry per journal.
 type Matchmaker struct {
-	id       paxos.NodeID
-	regs     map[journal.ID]*Registry
-	writes   []WriteOp
-	messages []Envelope
+	id  paxos.NodeID
+	gen Generation
+	// regs are the registries of gen.Set's generation.
+	regs      map[journal.ID]*Registry
+	writes    []WriteOp
+	messages  []Envelope
+	handovers []Handover
 	readyOut bool
 	closed   error
 	counters Counters
 }
 
-// New boots a matchmaker from the registries its store holds.
-func New(id paxos.NodeID, boot map[journal.ID]Registry) (*Matchmaker, error) {
+// New boots a matchmaker from what its store holds: its generation state
+// and the registries of its set's generation.
+func New(id paxos.NodeID, gen Generation, boot map[journal.ID]Registry) (*Matchmaker, error) {
 	if id == 0 {
 		return nil, fmt.Errorf("%w: matchmaker id 0", paxos.ErrConfig)
 	}
-	m := &Matchmaker{id: id, regs: make(map[journal.ID]*Registry, len(boot))}
+	if err := gen.Validate(id); err != nil {
+		return nil, fmt.Errorf("%w: generation: %v", ErrStorage, err)
+	}
+	m := &Matchmaker{id: id, gen: gen.Clone(), regs: make(map[journal.ID]*Registry, len(boot))}
 	for j, r := range boot {
 		if err := check(r); err != nil {
 			return nil, fmt.Errorf("%w: journal %s: %v", ErrStorage, j, err)
@@ -138,6 +179,16 @@ func check(r Registry) error {
 
 // ID is this matchmaker's id.
 func (m *Matchmaker) ID() paxos.NodeID { return m.id }
+
+// Generation returns a copy of the generation state (audits, Inspect).
+func (m *Matchmaker) Generation() Generation { return m.gen.Clone() }
+
+// apply records op and folds it into the state (persist-before-send: the
+// op rides in the Ready that carries the answers it licenses).
+func (m *Matchmaker) apply(op WriteOp) {
+	m.writes = append(m.writes, op)
+	Apply(&m.gen, m.regs, op)
+}
 
 // Counters returns the counters.
 func (m *Matchmaker) Counters() Counters { return m.counters }
@@ -201,7 +252,11 @@ func (m *Matchmaker) Step(j journal.ID, msg paxos.Message) {
 	if msg.To != m.id || !msg.Type.IsMatchmakerRequest() || msg.From == 0 || !j.IsSet() || msg.Validate() != nil {
 		return
 	}
-	reply := paxos.Message{Type: msg.Type, From: m.id, To: msg.From, Ballot: msg.Ballot}
+	reply := paxos.Message{Type: msg.Type, From: m.id, To: msg.From, Ballot: msg.Ballot, Generation: msg.Generation}
+	if m.closed == nil && !m.serves(msg.Generation) {
+		m.refuseGeneration(j, msg, reply)
+		return
+	}
 	if m.closed != nil {
 		if msg.Type != paxos.MsgGarbageCollect {
 			reply.Type = paxos.MsgMatchReply
@@ -342,7 +397,9 @@ func (m *Matchmaker) send(j journal.ID, msg paxos.Message) {
 }
 
 // HasReady reports whether Ready would carry anything.
-func (m *Matchmaker) HasReady() bool { return len(m.writes) > 0 || len(m.messages) > 0 }
+func (m *Matchmaker) HasReady() bool {
+	return len(m.writes) > 0 || len(m.messages) > 0 || len(m.handovers) > 0
+}
 
 // Ready hands out the batch: persist Writes (synced), then send Messages.
 // A second Ready before Advance panics.
@@ -351,8 +408,8 @@ func (m *Matchmaker) Ready() Ready {
 		panic("matchmaker: Ready called twice without Advance")
 	}
 	m.readyOut = true
-	rd := Ready{Writes: m.writes, Messages: m.messages}
-	m.writes, m.messages = nil, nil
+	rd := Ready{Writes: m.writes, Messages: m.messages, Handovers: m.handovers}
+	m.writes, m.messages, m.handovers = nil, nil, nil
 	return rd
 }
 

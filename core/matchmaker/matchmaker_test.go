@@ -39,6 +39,9 @@ var (
 	cfgD = majorityOf(2, 3, 4)
 )
 
+// founding is the rig's matchmaker's generation state: the founding set.
+var founding = matchmaker.Founding([]paxos.NodeID{mmID})
+
 func bal(round uint64, node paxos.NodeID) paxos.Ballot { return paxos.Ballot{Round: round, Node: node} }
 
 // rig is one matchmaker and the disk its Readies were persisted to.
@@ -50,7 +53,7 @@ type rig struct {
 
 func newRig(t *testing.T) *rig {
 	t.Helper()
-	mm, err := matchmaker.New(mmID, nil)
+	mm, err := matchmaker.New(mmID, founding, nil)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -61,13 +64,16 @@ func newRig(t *testing.T) *rig {
 // persisting the writes (persist, then send).
 func (r *rig) step(msg paxos.Message) matchmaker.Ready {
 	r.t.Helper()
+	if msg.Generation == 0 {
+		msg.Generation = 1 // the rig's matchmaker founded its set
+	}
 	r.mm.Step(jid, msg)
 	if !r.mm.HasReady() {
 		return matchmaker.Ready{}
 	}
 	rd := r.mm.Ready()
 	for _, op := range rd.Writes {
-		matchmaker.Apply(r.disk, op)
+		matchmaker.Apply(&matchmaker.Generation{}, r.disk, op)
 	}
 	out := matchmaker.Ready{Writes: slices.Clone(rd.Writes), Messages: slices.Clone(rd.Messages)}
 	r.mm.Advance()
@@ -336,7 +342,7 @@ func TestMatchmakerCollectIsDurableBeforeTheAck(t *testing.T) {
 	for j, reg := range r.disk {
 		boot[j] = reg.Clone()
 	}
-	mm, err := matchmaker.New(mmID, boot)
+	mm, err := matchmaker.New(mmID, founding, boot)
 	if err != nil {
 		t.Fatalf("reboot: %v", err)
 	}
@@ -421,7 +427,7 @@ func TestMatchmakerNewRefusesABrokenRegistry(t *testing.T) {
 	}
 	good := matchmaker.Registry{Watermark: bal(2, 1), Effective: reg(bal(3, 3), cfgB, true),
 		Regs: []paxos.Registration{reg(bal(2, 1), cfgA, false), reg(bal(3, 3), cfgB, true)}}
-	if _, err := matchmaker.New(mmID, map[journal.ID]matchmaker.Registry{jid: good}); err != nil {
+	if _, err := matchmaker.New(mmID, founding, map[journal.ID]matchmaker.Registry{jid: good}); err != nil {
 		t.Fatalf("a sound registry refused: %v", err)
 	}
 	for name, bad := range map[string]matchmaker.Registry{
@@ -434,12 +440,12 @@ func TestMatchmakerNewRefusesABrokenRegistry(t *testing.T) {
 			Regs: []paxos.Registration{reg(bal(1, 1), cfgA, true), reg(bal(2, 2), cfgB, true)}},
 		"a ballot out of range": {Regs: []paxos.Registration{reg(bal(paxos.BallotRoundMax+1, 1), cfgA, false)}},
 	} {
-		_, err := matchmaker.New(mmID, map[journal.ID]matchmaker.Registry{jid: bad})
+		_, err := matchmaker.New(mmID, founding, map[journal.ID]matchmaker.Registry{jid: bad})
 		if !errors.Is(err, matchmaker.ErrStorage) {
 			t.Errorf("%s: New = %v, want ErrStorage", name, err)
 		}
 	}
-	if _, err := matchmaker.New(0, nil); !errors.Is(err, paxos.ErrConfig) {
+	if _, err := matchmaker.New(0, matchmaker.Generation{}, nil); !errors.Is(err, paxos.ErrConfig) {
 		t.Errorf("matchmaker id 0: New = %v, want ErrConfig", err)
 	}
 }
@@ -511,7 +517,7 @@ func TestMatchmakerRetractsThroughTheHighest(t *testing.T) {
 	if len(rd.Writes) != 1 || rd.Writes[0].Kind != matchmaker.OpRetract {
 		t.Fatalf("writes %+v, want one OpRetract", rd.Writes)
 	}
-	mm, err := matchmaker.New(mmID, map[journal.ID]matchmaker.Registry{jid: *r.disk[jid]})
+	mm, err := matchmaker.New(mmID, founding, map[journal.ID]matchmaker.Registry{jid: *r.disk[jid]})
 	if err != nil {
 		t.Fatal(err)
 	}

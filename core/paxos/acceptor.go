@@ -151,14 +151,29 @@ func (a *Acceptor) vote(s Slot, b Ballot, cmd journal.Command) {
 // raisePromise promises b if it is above the promise. It reports whether b
 // is at or above the promise (the admission test for Prepare and Accept).
 func (a *Acceptor) raisePromise(b Ballot) bool {
-	if b.Less(a.promised) {
-		return false
-	}
-	if a.promised.Less(b) {
-		a.promised = b
+	admitted, raised := admit(&a.promised, b)
+	if raised {
 		a.emit(WriteOp{Kind: OpSetPromise, Ballot: b})
 	}
-	return true
+	return admitted
+}
+
+// admit is the acceptor's admission rule (Paxos Made Simple §2.2): a
+// Prepare or an Accept at b is admitted iff b is at or above the promise,
+// and admitting it raises the promise to b. It reports whether b was
+// admitted and whether the promise rose (a durable change). The journal's
+// Acceptor and the decree's (decree.go) both promise through it.
+//
+// Invariant: *promised never decreases.
+func admit(promised *Ballot, b Ballot) (admitted, raised bool) {
+	if b.Less(*promised) {
+		return false, false
+	}
+	if promised.Less(b) {
+		*promised = b
+		return true, true
+	}
+	return true, false
 }
 
 // promiseResult is an acceptor's answer to a Prepare.

@@ -72,6 +72,17 @@ const (
 	// configuration: the sender's abandoned registrations through Ballot
 	// are retracted (durably, before the answer leaves).
 	MatchRetracted
+	// MatchStopped: the matchmaker's generation (the request's) is frozen
+	// by a handover. Successor names the set chosen to replace it, or is
+	// zero while the handover is undecided: the requester may finish it.
+	MatchStopped
+	// MatchGeneration: the request names a generation older than the
+	// matchmaker's; Successor names the newest chosen set it knows.
+	MatchGeneration
+	// MatchInactive: the matchmaker serves no set of the request's
+	// generation (it is fresh, holds a bootstrap not yet activated, or the
+	// request names a generation it never heard chosen).
+	MatchInactive
 )
 
 func (r MatchRefusal) String() string {
@@ -86,6 +97,12 @@ func (r MatchRefusal) String() string {
 		return "closed"
 	case MatchRetracted:
 		return "retracted"
+	case MatchStopped:
+		return "stopped"
+	case MatchGeneration:
+		return "generation"
+	case MatchInactive:
+		return "inactive"
 	}
 	return fmt.Sprintf("refusal(%d)", uint8(r))
 }

@@ -33,6 +33,10 @@ type Counters struct {
 	// Retractions counts the requests a node that will not campaign sent
 	// to retract its abandoned registrations (node_matchmaking.go).
 	Retractions uint64
+	// MatchmakerSetsAdopted counts the chosen matchmaker sets a node
+	// followed the chain to; MatchmakersStopped the generations it met
+	// frozen by an undecided handover (node_generations.go).
+	MatchmakerSetsAdopted, MatchmakersStopped uint64
 	// ReplicaPushes counts Commits a replica node learned pushed values
 	// from (node_replica.go); its other paths count as a node's do.
 	ReplicaPushes uint64

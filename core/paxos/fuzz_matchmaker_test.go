@@ -158,8 +158,8 @@ func (d *mmStepDriver) registration(reconf bool) paxos.Registration {
 	return r
 }
 
-// refusal draws a matchmaker's verdict: mostly OK, each refusal, and a
-// value past MatchClosed (malformed).
+// refusal draws a matchmaker's verdict: mostly OK, and each refusal
+// (the generation refusals carry no successor here).
 func (d *mmStepDriver) refusal() paxos.MatchRefusal {
 	b := d.in.next()
 	switch b % 8 {
@@ -179,6 +179,11 @@ func (d *mmStepDriver) message(typ paxos.MsgType) paxos.Message {
 	in := d.in
 	from := fuzzMMSenders[int(in.next())%len(fuzzMMSenders)]
 	m := paxos.Message{Type: typ, From: from, To: 1}
+	if typ == paxos.MsgMatchReply || typ == paxos.MsgGarbageCollectAck {
+		// The node's matchmakers are the founding set: their answers name
+		// generation 1 (drawing it would move every seed's bytes).
+		m.Generation = 1
+	}
 	if b := in.next(); b%8 == 0 {
 		m.To = [...]paxos.NodeID{0, 2, 11, 1}[b/8%4]
 	}

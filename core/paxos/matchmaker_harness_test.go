@@ -126,7 +126,7 @@ func (mn *mnet) bootMM(x *tmatchmaker) {
 	if err != nil {
 		mn.t.Fatalf("boot scan of matchmaker %d: %v", x.id, err)
 	}
-	mm, err := matchmaker.New(x.id, bs.Registries)
+	mm, err := matchmaker.New(x.id, bs.Generation, bs.Registries)
 	if err != nil {
 		mn.t.Fatalf("boot matchmaker %d: %v", x.id, err)
 	}

@@ -148,6 +148,12 @@ type Message struct {
 	Reconf    bool
 	Prepared  Ballot
 	Refusal   MatchRefusal
+	// Generation is the matchmaker-set generation a matchmaking message's
+	// sender believes in force (the fence every matchmaker checks; a
+	// reply echoes it). Successor is the chosen set a refusal points at
+	// (MatchStopped, MatchGeneration).
+	Generation uint64
+	Successor  MatchmakerSet
 }
 
 // MessageBytesMax is the soft bound on the record bytes one message carries

@@ -30,6 +30,16 @@ import (
 type Node struct {
 	cfg  Config
 	opts Options
+	// mms is the matchmaker set this node matchmakes with: cfg's at boot,
+	// then each chosen successor a matchmaker pointed it at. Invariant:
+	// its generation never decreases, and it is zero exactly on a plain
+	// deployment.
+	mms MatchmakerSet
+	// mmsStopped is the generation a matchmaker answered MatchStopped for
+	// with no successor (0: none since the set was adopted): a handover is
+	// undecided, and whoever meets that finishes it (the host's
+	// reconfigurer; MatchmakersStopped).
+	mmsStopped uint64
 	me   int // member index of cfg.ID
 	sys  quorum.System
 
@@ -182,6 +192,9 @@ func NewNode(cfg Config, opts Options, st Storage) (*Node, error) {
 	}
 	n := &Node{cfg: cfg, opts: opts, me: idx, sys: cfg.Acceptors, sealed: sealed,
 		phase: following{}, electionTimeout: opts.ElectionTicks, wantTimeout: true}
+	if len(cfg.Matchmakers) > 0 {
+		n.mms = MatchmakerSet{Generation: max(cfg.MatchmakerGeneration, 1), Members: slices.Clone(cfg.Matchmakers)}
+	}
 	switch {
 	case len(cfg.Matchmakers) == 0:
 		n.belief, n.learned = Configuration{Acceptors: cfg.Acceptors}, true
@@ -535,7 +548,7 @@ func (n *Node) Step(m Message) {
 // and a matchmaker; the host hands their messages back): it counts toward
 // a matchmaker quorum like any other matchmaker's.
 func (n *Node) fromOwnMatchmaker(m Message) bool {
-	return (m.Type == MsgMatchReply || m.Type == MsgGarbageCollectAck) && slices.Contains(n.cfg.Matchmakers, n.cfg.ID)
+	return (m.Type == MsgMatchReply || m.Type == MsgGarbageCollectAck) && n.mms.Has(n.cfg.ID)
 }
 
 // afterEvent runs the apply walk and settles reads after every input.

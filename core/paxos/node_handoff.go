@@ -351,7 +351,7 @@ func tiles(from, next Slot, decided, pending []SlotCommand, b Ballot) bool {
 func (n *Node) reopenRound(l *leading, s Slot, cmd journal.Command) {
 	r := l.rs.open(s, cmd)
 	if n.acc.Admit(l.ballot, s, cmd) && n.inColumn(s) {
-		if l.rs.vote(n.sys, s, n.me, r.fp) {
+		if l.rs.vote(n.sys, s, n.me, r.tally.Fingerprint()) {
 			n.decide(l, s)
 		}
 	}

@@ -28,12 +28,12 @@ type probe struct {
 }
 
 // matchmakers reports whether this deployment runs Matchmaker Paxos.
-func (n *Node) matchmakers() bool { return len(n.cfg.Matchmakers) > 0 }
+func (n *Node) matchmakers() bool { return len(n.mms.Members) > 0 }
 
 // matchQuorum reports whether answers from ids hold a majority of the
 // matchmaker set (matchmaker quorums are majorities only).
 func (n *Node) matchQuorum(replies map[NodeID]Message) bool {
-	return 2*len(replies) > len(n.cfg.Matchmakers)
+	return 2*len(replies) > len(n.mms.Members)
 }
 
 // campaignMatched opens a round change with matchmakers: an ordinary
@@ -80,8 +80,8 @@ func (n *Node) campaignMatched(sys quorum.System, reconf bool) {
 	// configuration (a ballot is bound to one configuration, never
 	// edited; the simulator's binding oracle found the reuse).
 	n.acc.raisePromise(b)
-	for _, id := range n.cfg.Matchmakers {
-		n.send(Message{Type: MsgMatch, To: id, Ballot: b, Config: sys, Reconf: reconf, Prepared: n.prepared})
+	for _, id := range n.mms.Members {
+		n.send(Message{Type: MsgMatch, To: id, Ballot: b, Config: sys, Reconf: reconf, Prepared: n.prepared, Generation: n.mms.Generation})
 	}
 }
 
@@ -103,8 +103,8 @@ func (n *Node) retractAbandoned() {
 		return
 	}
 	n.counters.Retractions++
-	for _, id := range n.cfg.Matchmakers {
-		n.send(Message{Type: MsgMatch, To: id, Ballot: n.registered, Prepared: n.prepared})
+	for _, id := range n.mms.Members {
+		n.send(Message{Type: MsgMatch, To: id, Ballot: n.registered, Prepared: n.prepared, Generation: n.mms.Generation})
 	}
 }
 
@@ -121,7 +121,7 @@ func (n *Node) handleRetracted(m Message) {
 		n.retractedBy = map[NodeID]bool{}
 	}
 	n.retractedBy[m.From] = true
-	if len(n.retractedBy) < len(n.cfg.Matchmakers) {
+	if len(n.retractedBy) < len(n.mms.Members) {
 		return
 	}
 	// A registration of its own it ran Phase 1 at raised lastMember when
@@ -135,15 +135,19 @@ func (n *Node) startProbe() {
 	n.resetElectionTimer()
 	n.counters.Probes++
 	n.probe = &probe{replies: map[NodeID]Message{}}
-	for _, id := range n.cfg.Matchmakers {
-		n.send(Message{Type: MsgProbe, To: id})
+	for _, id := range n.mms.Members {
+		n.send(Message{Type: MsgProbe, To: id, Generation: n.mms.Generation})
 	}
 }
 
 // handleMatchReply folds a matchmaker's answer to a probe or to this
 // node's registration.
 func (n *Node) handleMatchReply(m Message) {
-	if !slices.Contains(n.cfg.Matchmakers, m.From) {
+	if !n.mms.Has(m.From) || m.Generation != n.mms.Generation {
+		return // an answer about another generation of the set
+	}
+	if m.Refusal >= MatchStopped {
+		n.handleGenerationRefusal(m)
 		return
 	}
 	if m.Ballot.IsZero() {
@@ -210,7 +214,7 @@ func (n *Node) finishMatchmaking(mk *matchmaking) {
 		return
 	}
 	configs := []quorum.System{mk.own.Acceptors}
-	for _, id := range n.cfg.Matchmakers { // matchmaker order: deterministic
+	for _, id := range n.mms.Members { // matchmaker order: deterministic
 		r, ok := mk.replies[id]
 		if !ok {
 			continue

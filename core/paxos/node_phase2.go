@@ -87,7 +87,7 @@ func (n *Node) openRound(l *leading, cmd journal.Command) Slot {
 	l.nextSlot++
 	r := l.rs.open(s, cmd)
 	if n.acc.Admit(l.ballot, s, cmd) && n.inColumn(s) {
-		if l.rs.vote(n.sys, s, n.me, r.fp) {
+		if l.rs.vote(n.sys, s, n.me, r.tally.Fingerprint()) {
 			n.decide(l, s)
 		}
 	}

@@ -250,7 +250,7 @@ func (n *Node) handleProxyCommit(m Message) {
 		}
 		for _, v := range m.Votes {
 			r := l.rs.at(v.Slot)
-			if r != nil && r.fp == v.VHash {
+			if r != nil && r.tally.Fingerprint() == v.VHash {
 				n.counters.ProxyDecided++
 				r.open = false
 				n.settle(l, v.Slot)

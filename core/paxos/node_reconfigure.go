@@ -62,8 +62,13 @@ func validateSystem(sys quorum.System) error {
 // (zero: a joiner that has not learned it yet).
 func (n *Node) Configuration() Configuration { return n.belief }
 
-// Matchmakers is the matchmaker set (nil on a plain deployment).
-func (n *Node) Matchmakers() []NodeID { return n.cfg.Matchmakers }
+// Matchmakers is the matchmaker set the node matchmakes with (nil on a
+// plain deployment).
+func (n *Node) Matchmakers() []NodeID { return n.mms.Members }
+
+// MatchmakerSet is the matchmaker set and its generation (zero on a plain
+// deployment).
+func (n *Node) MatchmakerSet() MatchmakerSet { return n.mms.Clone() }
 
 // collection is one leadership's garbage collection of the configurations
 // its ballot supersedes (Matchmaker Paxos §4, with the condition of the
@@ -93,9 +98,9 @@ func (n *Node) collect(l *leading) {
 	if !hasPhase2Quorum(n.sys, l.gc.fenced) {
 		return
 	}
-	for _, id := range n.cfg.Matchmakers {
+	for _, id := range n.mms.Members {
 		if !l.gc.acks[id] {
-			n.send(Message{Type: MsgGarbageCollect, To: id, GC: l.ballot})
+			n.send(Message{Type: MsgGarbageCollect, To: id, GC: l.ballot, Generation: n.mms.Generation})
 		}
 	}
 }
@@ -117,14 +122,14 @@ func hasPhase2Quorum(sys quorum.System, set quorum.Set) bool {
 
 func (n *Node) handleGarbageCollectAck(m Message) {
 	l, ok := n.phase.(*leading)
-	if !ok || l.gc.effective || m.GC.Less(l.ballot) || !slices.Contains(n.cfg.Matchmakers, m.From) {
+	if !ok || l.gc.effective || m.GC.Less(l.ballot) || !n.mms.Has(m.From) || m.Generation != n.mms.Generation {
 		return
 	}
 	if l.gc.acks == nil {
 		l.gc.acks = map[NodeID]bool{}
 	}
 	l.gc.acks[m.From] = true
-	if 2*len(l.gc.acks) > len(n.cfg.Matchmakers) {
+	if 2*len(l.gc.acks) > len(n.mms.Members) {
 		l.gc.effective = true
 		n.counters.Collections++
 	}

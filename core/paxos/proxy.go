@@ -62,9 +62,7 @@ type ProxyCounters struct {
 // proxyRound is one delegated slot.
 type proxyRound struct {
 	cmd        journal.Command
-	fp         uint64
-	granted    quorum.Set
-	refused    quorum.Set
+	tally      Tally
 	unanswered int
 }
 
@@ -164,14 +162,14 @@ func (p *Proxy) delegate(m Message) {
 		}
 		r, ok := p.rounds[e.Slot]
 		switch {
-		case ok && r.fp != e.Command.Fingerprint():
+		case ok && r.tally.Fingerprint() != e.Command.Fingerprint():
 			continue // one value per slot and ballot: keep the first
 		case ok:
 			r.unanswered = 0 // the leader still needs it: re-fan it out now
 		case len(p.rounds) >= proxyRoundsMax:
 			continue
 		default:
-			p.rounds[e.Slot] = &proxyRound{cmd: e.Command, fp: e.Command.Fingerprint()}
+			p.rounds[e.Slot] = &proxyRound{cmd: e.Command, tally: NewTally(e.Command.Fingerprint())}
 			p.counters.Delegated++
 		}
 		fan = append(fan, e)
@@ -216,17 +214,17 @@ func (p *Proxy) accepted(m Message) {
 	var decided []SlotVote
 	for _, v := range m.Votes {
 		r := p.rounds[v.Slot]
-		if r == nil || r.fp != v.VHash {
+		if r == nil {
 			continue
 		}
-		if !r.granted.Has(idx) {
+		counted, won := r.tally.Grant(p.sys, v.Slot, idx, v.VHash)
+		if counted {
 			// A new vote is progress; a repeated one is not (a round whose
 			// quorum cannot form still evicts).
-			r.granted = r.granted.Add(idx)
 			r.unanswered = 0
 		}
-		if p.sys.Phase2(v.Slot, r.granted, r.refused) == quorum.Won {
-			decided = append(decided, SlotVote{Slot: v.Slot, VHash: r.fp})
+		if won {
+			decided = append(decided, SlotVote{Slot: v.Slot, VHash: v.VHash})
 			delete(p.rounds, v.Slot)
 			p.counters.Decided++
 		}
@@ -254,7 +252,7 @@ func (p *Proxy) nack(m Message) {
 		return
 	}
 	for _, r := range p.rounds {
-		r.refused = r.refused.Add(idx)
+		r.tally.Refuse(idx)
 	}
 	p.counters.Relayed++
 	p.send(Message{Type: MsgNack, To: p.leader, Ballot: m.Ballot, Refused: m.Refused})

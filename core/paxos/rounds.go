@@ -7,12 +7,10 @@ import (
 
 // round is the Phase-2 tally of one slot at the leader's ballot.
 type round struct {
-	cmd     journal.Command
-	fp      uint64
-	granted quorum.Set
-	refused quorum.Set
-	open    bool // proposed and not yet decided
-	sent    bool // its Accept has left (false: queued behind the window)
+	cmd   journal.Command
+	tally Tally
+	open  bool // proposed and not yet decided
+	sent  bool // its Accept has left (false: queued behind the window)
 	// custody is the proxy leader the round is delegated to (0: the
 	// leader runs it itself); delegations counts re-delegations since
 	// (node_proxy.go). pinned rounds (a recovery's, a gap fill's) always
@@ -40,7 +38,7 @@ func newRounds(b Ballot, base Slot) *rounds {
 
 func (rs *rounds) open(s Slot, cmd journal.Command) *round {
 	r := rs.log.ensure(s)
-	*r = round{cmd: cmd, fp: cmd.Fingerprint(), open: true}
+	*r = round{cmd: cmd, tally: NewTally(cmd.Fingerprint()), open: true}
 	return r
 }
 
@@ -56,11 +54,10 @@ func (rs *rounds) at(s Slot) *round {
 // now hold a Phase-2 quorum. A vote for another fingerprint is not counted.
 func (rs *rounds) vote(sys quorum.System, s Slot, idx int, fp uint64) (decided bool) {
 	r := rs.at(s)
-	if r == nil || r.fp != fp {
+	if r == nil {
 		return false
 	}
-	r.granted = r.granted.Add(idx)
-	if sys.Phase2(s, r.granted, r.refused) == quorum.Won {
+	if _, decided := r.tally.Grant(sys, s, idx, fp); decided {
 		r.open = false
 		return true
 	}

@@ -86,6 +86,11 @@ type Config struct {
 	// Paxos, whose configuration changes by reconfiguration and for which
 	// Acceptors is only the bootstrap belief.
 	Matchmakers []NodeID
+	// MatchmakerGeneration is the generation of Matchmakers (zero: the
+	// founding set, generation 1). The node follows the chain of
+	// generations from there: a matchmaker of a replaced set points it at
+	// the chosen successor (node_matchmaking.go).
+	MatchmakerGeneration uint64
 	// Joiner: the store was formatted for a node joining Acceptors by
 	// reconfiguration. A joiner believes nothing until a leader or the
 	// matchmakers tell it its configuration: it never campaigns under the
@@ -148,6 +153,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: a joiner needs matchmakers", ErrConfig)
 	case len(c.Matchmakers) > MatchmakersMax:
 		return fmt.Errorf("%w: %d matchmakers (at most %d)", ErrConfig, len(c.Matchmakers), MatchmakersMax)
+	case c.MatchmakerGeneration > GenerationMax || c.MatchmakerGeneration != 0 && len(c.Matchmakers) == 0:
+		return fmt.Errorf("%w: matchmaker generation %d of %v", ErrConfig, c.MatchmakerGeneration, c.Matchmakers)
 	}
 	for i, id := range c.Matchmakers {
 		if id == 0 || (i > 0 && c.Matchmakers[i-1] >= id) {

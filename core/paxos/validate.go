@@ -47,8 +47,14 @@ func (m Message) Validate() error {
 	if !m.Since.InRange() || !m.GC.InRange() || !m.Effective.Ballot.InRange() || !m.Prepared.InRange() {
 		return fmt.Errorf("%w: %s configuration ballot round above %d", ErrMalformed, m.Type, uint64(BallotRoundMax))
 	}
-	if m.Refusal > MatchRetracted {
+	if m.Refusal > MatchInactive {
 		return fmt.Errorf("%w: %s refusal %d", ErrMalformed, m.Type, m.Refusal)
+	}
+	if m.Generation > GenerationMax {
+		return fmt.Errorf("%w: %s matchmaker generation %d", ErrMalformed, m.Type, m.Generation)
+	}
+	if err := m.Successor.Validate(); err != nil {
+		return fmt.Errorf("%w: %s successor: %v", ErrMalformed, m.Type, err)
 	}
 	for _, r := range m.History {
 		if !r.Ballot.InRange() || r.Acceptors.IsZero() {

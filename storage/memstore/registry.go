@@ -38,8 +38,13 @@ type RegistryStore struct {
 	// durable is what a crash keeps. Invariant: every registry in it passes
 	// storage.CheckRegistryOp for each op folded in.
 	durable map[journal.ID]*matchmaker.Registry
-	// heads mirrors durable plus pending, for the op checks.
+	// gen is the durable generation state (nil: the marker's founding set).
+	gen *matchmaker.Generation
+	// heads mirrors durable plus pending, for the op checks, and headGen
+	// the generation state with pending folded in (an activation replaces
+	// every head by its pending bootstrap's).
 	heads   map[journal.ID]storage.RegistryHead
+	headGen *matchmaker.Generation
 	pending [][]matchmaker.WriteOp
 	// rotted lists durable registrations whose bytes are damaged.
 	rotted   map[regKey]bool
@@ -78,6 +83,10 @@ func (s *RegistryStore) Boot() (*storage.RegistryBoot, error) {
 	if s.marker != nil {
 		m := s.marker.Clone()
 		b.Marker = &m
+		b.Generation = matchmaker.Founding(m.Matchmakers)
+		if s.gen != nil {
+			b.Generation = s.gen.Clone()
+		}
 	}
 	return b, nil
 }
@@ -128,6 +137,23 @@ func (s *RegistryStore) Append(ops []matchmaker.WriteOp) error {
 	// Check the whole batch on staged heads before queueing any of it.
 	staged := map[journal.ID]storage.RegistryHead{}
 	for _, op := range ops {
+		if op.IsGeneration() {
+			if s.headGen == nil {
+				g := s.durableGen()
+				s.headGen = &g
+			}
+			if op.Kind == matchmaker.OpActivate {
+				// Every head is replaced by the pending bootstrap's.
+				for j := range s.heads {
+					staged[j] = storage.RegistryHead{}
+				}
+				for j, r := range s.headGen.Pending.Regs {
+					staged[j] = headOf(&r)
+				}
+			}
+			matchmaker.Apply(s.headGen, map[journal.ID]*matchmaker.Registry{}, op)
+			continue
+		}
 		h, ok := staged[op.Journal]
 		if !ok {
 			h = s.heads[op.Journal]
@@ -173,7 +199,14 @@ func (s *RegistryStore) SyncFirst() {
 
 func (s *RegistryStore) syncBatch(ops []matchmaker.WriteOp) {
 	for _, op := range ops {
-		matchmaker.Apply(s.durable, op)
+		if s.gen == nil {
+			g := s.durableGen()
+			s.gen = &g
+		}
+		matchmaker.Apply(s.gen, s.durable, op)
+		if op.Kind == matchmaker.OpActivate {
+			s.rotted = map[regKey]bool{} // the registries were replaced
+		}
 		if op.Kind == matchmaker.OpWatermark {
 			s.forgetRotBelow(op.Journal, s.durable[op.Journal].Watermark)
 		}
@@ -184,6 +217,7 @@ func (s *RegistryStore) syncBatch(ops []matchmaker.WriteOp) {
 // injected failure is cleared (the store is reopened).
 func (s *RegistryStore) Crash() {
 	s.pending = s.pending[:0]
+	s.headGen = nil
 	s.failed, s.failNext = false, false
 	s.heads = make(map[journal.ID]storage.RegistryHead, len(s.durable))
 	for j, r := range s.durable {
@@ -230,6 +264,10 @@ func (s *RegistryStore) Clone() *RegistryStore {
 		c.heads[j] = headOf(r)
 	}
 	maps.Copy(c.rotted, s.rotted)
+	if s.gen != nil {
+		g := s.gen.Clone()
+		c.gen = &g
+	}
 	return c
 }
 
@@ -265,4 +303,13 @@ func compareRegKeys(a, b regKey) int {
 		return c
 	}
 	return a.ballot.Compare(b.ballot)
+}
+
+// durableGen is the durable generation state: the marker's founding set
+// until a handover op changed it.
+func (s *RegistryStore) durableGen() matchmaker.Generation {
+	if s.gen != nil {
+		return s.gen.Clone()
+	}
+	return matchmaker.Founding(s.marker.Matchmakers)
 }

@@ -153,6 +153,9 @@ func (r *Registry) Boot() (*storage.RegistryBoot, error) {
 		// as a fresh store (a first boot would reformat it).
 		return nil, regCorrupt(journal.ID{}, "registry marker", errors.New("missing while the store holds registries"))
 	}
+	if b.Marker != nil {
+		b.Generation = matchmaker.Founding(b.Marker.Matchmakers)
+	}
 	b.Registries = make(map[journal.ID]matchmaker.Registry, len(regs))
 	for id, reg := range regs {
 		b.Registries[id] = *reg

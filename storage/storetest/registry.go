@@ -146,8 +146,9 @@ func renderReg(r paxos.Registration) string {
 type regModel map[journal.ID]*matchmaker.Registry
 
 func (m regModel) apply(ops ...matchmaker.WriteOp) {
+	var gen matchmaker.Generation
 	for _, op := range ops {
-		matchmaker.Apply(m, op)
+		matchmaker.Apply(&gen, m, op)
 	}
 }
 
@@ -200,7 +201,7 @@ func regCheck(t *testing.T, s storage.RegistryStore, m regModel) *storage.Regist
 	if got, want := RenderRegistries(b.Registries), m.render(); got != want {
 		t.Fatalf("boot holds\n%swant\n%s", got, want)
 	}
-	if _, err := matchmaker.New(TestRegistryMarker().Node, b.Registries); err != nil {
+	if _, err := matchmaker.New(TestRegistryMarker().Node, b.Generation, b.Registries); err != nil {
 		t.Fatalf("a matchmaker refuses the boot: %v", err)
 	}
 	return b

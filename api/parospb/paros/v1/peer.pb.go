@@ -299,7 +299,8 @@ type ConsensusMessage struct {
 	Gc        *Ballot         `protobuf:"bytes,19,opt,name=gc,proto3" json:"gc,omitempty"`
 	Reconf    bool            `protobuf:"varint,20,opt,name=reconf,proto3" json:"reconf,omitempty"`
 	// refusal is a MatchReply's paxos.MatchRefusal: 0 ok, 1 stale,
-	// 2 below_watermark, 3 closed. Anything larger is malformed.
+	// 2 below_watermark, 3 closed, 4 retracted (the answer to a Match
+	// without a configuration). Anything larger is malformed.
 	Refusal uint32 `protobuf:"varint,21,opt,name=refusal,proto3" json:"refusal,omitempty"`
 	// scrub is a ScrubReply's page as the answerer read it from its disk:
 	// one entry per record, ascending by slot, inside [slot, next), at most
@@ -315,7 +316,14 @@ type ConsensusMessage struct {
 	// prepared is a Match's highest ballot of the sender's own at which it
 	// may have sent a Prepare: the matchmaker retracts the sender's belief
 	// registrations above it and below ballot. Unset on every other type.
-	Prepared      *Ballot `protobuf:"bytes,25,opt,name=prepared,proto3" json:"prepared,omitempty"`
+	Prepared *Ballot `protobuf:"bytes,25,opt,name=prepared,proto3" json:"prepared,omitempty"`
+	// generation is a matchmaking message's matchmaker-set generation: the
+	// one its sender believes in force (a matchmaker serves only its own
+	// active generation), echoed by the reply. Unset on a plain deployment.
+	Generation uint64 `protobuf:"varint,26,opt,name=generation,proto3" json:"generation,omitempty"`
+	// successor is the chosen matchmaker set a refusal (stopped, generation)
+	// points at; unset otherwise.
+	Successor     *MatchmakerSet `protobuf:"bytes,27,opt,name=successor,proto3" json:"successor,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -525,6 +533,74 @@ func (x *ConsensusMessage) GetPrepared() *Ballot {
 	return nil
 }
 
+func (x *ConsensusMessage) GetGeneration() uint64 {
+	if x != nil {
+		return x.Generation
+	}
+	return 0
+}
+
+func (x *ConsensusMessage) GetSuccessor() *MatchmakerSet {
+	if x != nil {
+		return x.Successor
+	}
+	return nil
+}
+
+// MatchmakerSet is one generation of a matchmaker set: members sorted,
+// distinct and nonzero, generation at least 1.
+type MatchmakerSet struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Generation    uint64                 `protobuf:"varint,1,opt,name=generation,proto3" json:"generation,omitempty"`
+	Members       []uint64               `protobuf:"varint,2,rep,packed,name=members,proto3" json:"members,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MatchmakerSet) Reset() {
+	*x = MatchmakerSet{}
+	mi := &file_paros_v1_peer_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MatchmakerSet) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MatchmakerSet) ProtoMessage() {}
+
+func (x *MatchmakerSet) ProtoReflect() protoreflect.Message {
+	mi := &file_paros_v1_peer_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MatchmakerSet.ProtoReflect.Descriptor instead.
+func (*MatchmakerSet) Descriptor() ([]byte, []int) {
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *MatchmakerSet) GetGeneration() uint64 {
+	if x != nil {
+		return x.Generation
+	}
+	return 0
+}
+
+func (x *MatchmakerSet) GetMembers() []uint64 {
+	if x != nil {
+		return x.Members
+	}
+	return nil
+}
+
 // AcceptorConfig is an acceptor set with its quorum system (a
 // quorum.System). Unset means no configuration; a set one must name a valid
 // system (non-empty, no duplicate or zero member, intersecting quorums) or
@@ -544,7 +620,7 @@ type AcceptorConfig struct {
 
 func (x *AcceptorConfig) Reset() {
 	*x = AcceptorConfig{}
-	mi := &file_paros_v1_peer_proto_msgTypes[4]
+	mi := &file_paros_v1_peer_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -556,7 +632,7 @@ func (x *AcceptorConfig) String() string {
 func (*AcceptorConfig) ProtoMessage() {}
 
 func (x *AcceptorConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_peer_proto_msgTypes[4]
+	mi := &file_paros_v1_peer_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -569,7 +645,7 @@ func (x *AcceptorConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcceptorConfig.ProtoReflect.Descriptor instead.
 func (*AcceptorConfig) Descriptor() ([]byte, []int) {
-	return file_paros_v1_peer_proto_rawDescGZIP(), []int{4}
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *AcceptorConfig) GetMembers() []uint64 {
@@ -628,7 +704,7 @@ type Registration struct {
 
 func (x *Registration) Reset() {
 	*x = Registration{}
-	mi := &file_paros_v1_peer_proto_msgTypes[5]
+	mi := &file_paros_v1_peer_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -640,7 +716,7 @@ func (x *Registration) String() string {
 func (*Registration) ProtoMessage() {}
 
 func (x *Registration) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_peer_proto_msgTypes[5]
+	mi := &file_paros_v1_peer_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -653,7 +729,7 @@ func (x *Registration) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Registration.ProtoReflect.Descriptor instead.
 func (*Registration) Descriptor() ([]byte, []int) {
-	return file_paros_v1_peer_proto_rawDescGZIP(), []int{5}
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Registration) GetBallot() *Ballot {
@@ -688,7 +764,7 @@ type SlotCommand struct {
 
 func (x *SlotCommand) Reset() {
 	*x = SlotCommand{}
-	mi := &file_paros_v1_peer_proto_msgTypes[6]
+	mi := &file_paros_v1_peer_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -700,7 +776,7 @@ func (x *SlotCommand) String() string {
 func (*SlotCommand) ProtoMessage() {}
 
 func (x *SlotCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_peer_proto_msgTypes[6]
+	mi := &file_paros_v1_peer_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -713,7 +789,7 @@ func (x *SlotCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SlotCommand.ProtoReflect.Descriptor instead.
 func (*SlotCommand) Descriptor() ([]byte, []int) {
-	return file_paros_v1_peer_proto_rawDescGZIP(), []int{6}
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *SlotCommand) GetSlot() uint64 {
@@ -747,7 +823,7 @@ type SlotVote struct {
 
 func (x *SlotVote) Reset() {
 	*x = SlotVote{}
-	mi := &file_paros_v1_peer_proto_msgTypes[7]
+	mi := &file_paros_v1_peer_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -759,7 +835,7 @@ func (x *SlotVote) String() string {
 func (*SlotVote) ProtoMessage() {}
 
 func (x *SlotVote) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_peer_proto_msgTypes[7]
+	mi := &file_paros_v1_peer_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -772,7 +848,7 @@ func (x *SlotVote) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SlotVote.ProtoReflect.Descriptor instead.
 func (*SlotVote) Descriptor() ([]byte, []int) {
-	return file_paros_v1_peer_proto_rawDescGZIP(), []int{7}
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *SlotVote) GetSlot() uint64 {
@@ -799,7 +875,7 @@ type SlotBallot struct {
 
 func (x *SlotBallot) Reset() {
 	*x = SlotBallot{}
-	mi := &file_paros_v1_peer_proto_msgTypes[8]
+	mi := &file_paros_v1_peer_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -811,7 +887,7 @@ func (x *SlotBallot) String() string {
 func (*SlotBallot) ProtoMessage() {}
 
 func (x *SlotBallot) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_peer_proto_msgTypes[8]
+	mi := &file_paros_v1_peer_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -824,7 +900,7 @@ func (x *SlotBallot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SlotBallot.ProtoReflect.Descriptor instead.
 func (*SlotBallot) Descriptor() ([]byte, []int) {
-	return file_paros_v1_peer_proto_rawDescGZIP(), []int{8}
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *SlotBallot) GetSlot() uint64 {
@@ -857,7 +933,7 @@ type ScrubEntry struct {
 
 func (x *ScrubEntry) Reset() {
 	*x = ScrubEntry{}
-	mi := &file_paros_v1_peer_proto_msgTypes[9]
+	mi := &file_paros_v1_peer_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -869,7 +945,7 @@ func (x *ScrubEntry) String() string {
 func (*ScrubEntry) ProtoMessage() {}
 
 func (x *ScrubEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_peer_proto_msgTypes[9]
+	mi := &file_paros_v1_peer_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -882,7 +958,7 @@ func (x *ScrubEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScrubEntry.ProtoReflect.Descriptor instead.
 func (*ScrubEntry) Descriptor() ([]byte, []int) {
-	return file_paros_v1_peer_proto_rawDescGZIP(), []int{9}
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ScrubEntry) GetSlot() uint64 {
@@ -926,7 +1002,7 @@ type SealedState struct {
 
 func (x *SealedState) Reset() {
 	*x = SealedState{}
-	mi := &file_paros_v1_peer_proto_msgTypes[10]
+	mi := &file_paros_v1_peer_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -938,7 +1014,7 @@ func (x *SealedState) String() string {
 func (*SealedState) ProtoMessage() {}
 
 func (x *SealedState) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_peer_proto_msgTypes[10]
+	mi := &file_paros_v1_peer_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -951,7 +1027,7 @@ func (x *SealedState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SealedState.ProtoReflect.Descriptor instead.
 func (*SealedState) Descriptor() ([]byte, []int) {
-	return file_paros_v1_peer_proto_rawDescGZIP(), []int{10}
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SealedState) GetLeader() *LeaderUuid {
@@ -996,7 +1072,7 @@ type Command struct {
 
 func (x *Command) Reset() {
 	*x = Command{}
-	mi := &file_paros_v1_peer_proto_msgTypes[11]
+	mi := &file_paros_v1_peer_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1008,7 +1084,7 @@ func (x *Command) String() string {
 func (*Command) ProtoMessage() {}
 
 func (x *Command) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_peer_proto_msgTypes[11]
+	mi := &file_paros_v1_peer_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1021,7 +1097,7 @@ func (x *Command) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Command.ProtoReflect.Descriptor instead.
 func (*Command) Descriptor() ([]byte, []int) {
-	return file_paros_v1_peer_proto_rawDescGZIP(), []int{11}
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Command) GetKind() isCommand_Kind {
@@ -1076,7 +1152,7 @@ type WriteEntry struct {
 
 func (x *WriteEntry) Reset() {
 	*x = WriteEntry{}
-	mi := &file_paros_v1_peer_proto_msgTypes[12]
+	mi := &file_paros_v1_peer_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1088,7 +1164,7 @@ func (x *WriteEntry) String() string {
 func (*WriteEntry) ProtoMessage() {}
 
 func (x *WriteEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_peer_proto_msgTypes[12]
+	mi := &file_paros_v1_peer_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1101,7 +1177,7 @@ func (x *WriteEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteEntry.ProtoReflect.Descriptor instead.
 func (*WriteEntry) Descriptor() ([]byte, []int) {
-	return file_paros_v1_peer_proto_rawDescGZIP(), []int{12}
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *WriteEntry) GetLeader() *LeaderUuid {
@@ -1139,7 +1215,7 @@ type ControlCommand struct {
 
 func (x *ControlCommand) Reset() {
 	*x = ControlCommand{}
-	mi := &file_paros_v1_peer_proto_msgTypes[13]
+	mi := &file_paros_v1_peer_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1151,7 +1227,7 @@ func (x *ControlCommand) String() string {
 func (*ControlCommand) ProtoMessage() {}
 
 func (x *ControlCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_peer_proto_msgTypes[13]
+	mi := &file_paros_v1_peer_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1164,7 +1240,7 @@ func (x *ControlCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ControlCommand.ProtoReflect.Descriptor instead.
 func (*ControlCommand) Descriptor() ([]byte, []int) {
-	return file_paros_v1_peer_proto_rawDescGZIP(), []int{13}
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ControlCommand) GetKind() isControlCommand_Kind {
@@ -1233,7 +1309,7 @@ type ControlCommand_Truncate struct {
 
 func (x *ControlCommand_Truncate) Reset() {
 	*x = ControlCommand_Truncate{}
-	mi := &file_paros_v1_peer_proto_msgTypes[14]
+	mi := &file_paros_v1_peer_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1245,7 +1321,7 @@ func (x *ControlCommand_Truncate) String() string {
 func (*ControlCommand_Truncate) ProtoMessage() {}
 
 func (x *ControlCommand_Truncate) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_peer_proto_msgTypes[14]
+	mi := &file_paros_v1_peer_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1258,7 +1334,7 @@ func (x *ControlCommand_Truncate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ControlCommand_Truncate.ProtoReflect.Descriptor instead.
 func (*ControlCommand_Truncate) Descriptor() ([]byte, []int) {
-	return file_paros_v1_peer_proto_rawDescGZIP(), []int{13, 0}
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{14, 0}
 }
 
 func (x *ControlCommand_Truncate) GetUpTo() uint64 {
@@ -1283,7 +1359,7 @@ type ControlCommand_Noop struct {
 
 func (x *ControlCommand_Noop) Reset() {
 	*x = ControlCommand_Noop{}
-	mi := &file_paros_v1_peer_proto_msgTypes[15]
+	mi := &file_paros_v1_peer_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1295,7 +1371,7 @@ func (x *ControlCommand_Noop) String() string {
 func (*ControlCommand_Noop) ProtoMessage() {}
 
 func (x *ControlCommand_Noop) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_peer_proto_msgTypes[15]
+	mi := &file_paros_v1_peer_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1308,7 +1384,7 @@ func (x *ControlCommand_Noop) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ControlCommand_Noop.ProtoReflect.Descriptor instead.
 func (*ControlCommand_Noop) Descriptor() ([]byte, []int) {
-	return file_paros_v1_peer_proto_rawDescGZIP(), []int{13, 1}
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{14, 1}
 }
 
 type ControlCommand_SetLeader struct {
@@ -1321,7 +1397,7 @@ type ControlCommand_SetLeader struct {
 
 func (x *ControlCommand_SetLeader) Reset() {
 	*x = ControlCommand_SetLeader{}
-	mi := &file_paros_v1_peer_proto_msgTypes[16]
+	mi := &file_paros_v1_peer_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1333,7 +1409,7 @@ func (x *ControlCommand_SetLeader) String() string {
 func (*ControlCommand_SetLeader) ProtoMessage() {}
 
 func (x *ControlCommand_SetLeader) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_peer_proto_msgTypes[16]
+	mi := &file_paros_v1_peer_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1346,7 +1422,7 @@ func (x *ControlCommand_SetLeader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ControlCommand_SetLeader.ProtoReflect.Descriptor instead.
 func (*ControlCommand_SetLeader) Descriptor() ([]byte, []int) {
-	return file_paros_v1_peer_proto_rawDescGZIP(), []int{13, 2}
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{14, 2}
 }
 
 func (x *ControlCommand_SetLeader) GetNewLeader() *LeaderUuid {
@@ -1375,7 +1451,7 @@ const file_paros_v1_peer_proto_rawDesc = "" +
 	"DeliverAck\"g\n" +
 	"\bEnvelope\x12-\n" +
 	"\ajournal\x18\x01 \x01(\v2\x13.paros.v1.JournalIdR\ajournal\x12,\n" +
-	"\x03msg\x18\x02 \x01(\v2\x1a.paros.v1.ConsensusMessageR\x03msg\"\x92\a\n" +
+	"\x03msg\x18\x02 \x01(\v2\x1a.paros.v1.ConsensusMessageR\x03msg\"\xe9\a\n" +
 	"\x10ConsensusMessage\x12%\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x11.paros.v1.MsgTypeR\x04type\x12\x12\n" +
 	"\x04from\x18\x02 \x01(\x04R\x04from\x12\x0e\n" +
@@ -1402,7 +1478,16 @@ const file_paros_v1_peer_proto_rawDesc = "" +
 	"\x05scrub\x18\x16 \x03(\v2\x14.paros.v1.ScrubEntryR\x05scrub\x12/\n" +
 	"\adecided\x18\x17 \x03(\v2\x15.paros.v1.SlotCommandR\adecided\x12\x16\n" +
 	"\x06leader\x18\x18 \x01(\x04R\x06leader\x12,\n" +
-	"\bprepared\x18\x19 \x01(\v2\x10.paros.v1.BallotR\bprepared\"\xd9\x01\n" +
+	"\bprepared\x18\x19 \x01(\v2\x10.paros.v1.BallotR\bprepared\x12\x1e\n" +
+	"\n" +
+	"generation\x18\x1a \x01(\x04R\n" +
+	"generation\x125\n" +
+	"\tsuccessor\x18\x1b \x01(\v2\x17.paros.v1.MatchmakerSetR\tsuccessor\"I\n" +
+	"\rMatchmakerSet\x12\x1e\n" +
+	"\n" +
+	"generation\x18\x01 \x01(\x04R\n" +
+	"generation\x12\x18\n" +
+	"\amembers\x18\x02 \x03(\x04R\amembers\"\xd9\x01\n" +
 	"\x0eAcceptorConfig\x12\x18\n" +
 	"\amembers\x18\x01 \x03(\x04R\amembers\x12;\n" +
 	"\rquorum_system\x18\x02 \x01(\x0e2\x16.paros.v1.QuorumSystemR\fquorumSystem\x12#\n" +
@@ -1501,74 +1586,76 @@ func file_paros_v1_peer_proto_rawDescGZIP() []byte {
 }
 
 var file_paros_v1_peer_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_paros_v1_peer_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_paros_v1_peer_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_paros_v1_peer_proto_goTypes = []any{
 	(MsgType)(0),                     // 0: paros.v1.MsgType
 	(*Deliver)(nil),                  // 1: paros.v1.Deliver
 	(*DeliverAck)(nil),               // 2: paros.v1.DeliverAck
 	(*Envelope)(nil),                 // 3: paros.v1.Envelope
 	(*ConsensusMessage)(nil),         // 4: paros.v1.ConsensusMessage
-	(*AcceptorConfig)(nil),           // 5: paros.v1.AcceptorConfig
-	(*Registration)(nil),             // 6: paros.v1.Registration
-	(*SlotCommand)(nil),              // 7: paros.v1.SlotCommand
-	(*SlotVote)(nil),                 // 8: paros.v1.SlotVote
-	(*SlotBallot)(nil),               // 9: paros.v1.SlotBallot
-	(*ScrubEntry)(nil),               // 10: paros.v1.ScrubEntry
-	(*SealedState)(nil),              // 11: paros.v1.SealedState
-	(*Command)(nil),                  // 12: paros.v1.Command
-	(*WriteEntry)(nil),               // 13: paros.v1.WriteEntry
-	(*ControlCommand)(nil),           // 14: paros.v1.ControlCommand
-	(*ControlCommand_Truncate)(nil),  // 15: paros.v1.ControlCommand.Truncate
-	(*ControlCommand_Noop)(nil),      // 16: paros.v1.ControlCommand.Noop
-	(*ControlCommand_SetLeader)(nil), // 17: paros.v1.ControlCommand.SetLeader
-	(*JournalId)(nil),                // 18: paros.v1.JournalId
-	(*Ballot)(nil),                   // 19: paros.v1.Ballot
-	(QuorumSystem)(0),                // 20: paros.v1.QuorumSystem
-	(*LeaderUuid)(nil),               // 21: paros.v1.LeaderUuid
+	(*MatchmakerSet)(nil),            // 5: paros.v1.MatchmakerSet
+	(*AcceptorConfig)(nil),           // 6: paros.v1.AcceptorConfig
+	(*Registration)(nil),             // 7: paros.v1.Registration
+	(*SlotCommand)(nil),              // 8: paros.v1.SlotCommand
+	(*SlotVote)(nil),                 // 9: paros.v1.SlotVote
+	(*SlotBallot)(nil),               // 10: paros.v1.SlotBallot
+	(*ScrubEntry)(nil),               // 11: paros.v1.ScrubEntry
+	(*SealedState)(nil),              // 12: paros.v1.SealedState
+	(*Command)(nil),                  // 13: paros.v1.Command
+	(*WriteEntry)(nil),               // 14: paros.v1.WriteEntry
+	(*ControlCommand)(nil),           // 15: paros.v1.ControlCommand
+	(*ControlCommand_Truncate)(nil),  // 16: paros.v1.ControlCommand.Truncate
+	(*ControlCommand_Noop)(nil),      // 17: paros.v1.ControlCommand.Noop
+	(*ControlCommand_SetLeader)(nil), // 18: paros.v1.ControlCommand.SetLeader
+	(*JournalId)(nil),                // 19: paros.v1.JournalId
+	(*Ballot)(nil),                   // 20: paros.v1.Ballot
+	(QuorumSystem)(0),                // 21: paros.v1.QuorumSystem
+	(*LeaderUuid)(nil),               // 22: paros.v1.LeaderUuid
 }
 var file_paros_v1_peer_proto_depIdxs = []int32{
 	3,  // 0: paros.v1.Deliver.envelopes:type_name -> paros.v1.Envelope
-	18, // 1: paros.v1.Envelope.journal:type_name -> paros.v1.JournalId
+	19, // 1: paros.v1.Envelope.journal:type_name -> paros.v1.JournalId
 	4,  // 2: paros.v1.Envelope.msg:type_name -> paros.v1.ConsensusMessage
 	0,  // 3: paros.v1.ConsensusMessage.type:type_name -> paros.v1.MsgType
-	19, // 4: paros.v1.ConsensusMessage.ballot:type_name -> paros.v1.Ballot
-	19, // 5: paros.v1.ConsensusMessage.refused:type_name -> paros.v1.Ballot
-	7,  // 6: paros.v1.ConsensusMessage.entries:type_name -> paros.v1.SlotCommand
-	8,  // 7: paros.v1.ConsensusMessage.votes:type_name -> paros.v1.SlotVote
-	9,  // 8: paros.v1.ConsensusMessage.faulty:type_name -> paros.v1.SlotBallot
-	11, // 9: paros.v1.ConsensusMessage.state:type_name -> paros.v1.SealedState
-	5,  // 10: paros.v1.ConsensusMessage.config:type_name -> paros.v1.AcceptorConfig
-	19, // 11: paros.v1.ConsensusMessage.since:type_name -> paros.v1.Ballot
-	6,  // 12: paros.v1.ConsensusMessage.history:type_name -> paros.v1.Registration
-	6,  // 13: paros.v1.ConsensusMessage.effective:type_name -> paros.v1.Registration
-	19, // 14: paros.v1.ConsensusMessage.gc:type_name -> paros.v1.Ballot
-	10, // 15: paros.v1.ConsensusMessage.scrub:type_name -> paros.v1.ScrubEntry
-	7,  // 16: paros.v1.ConsensusMessage.decided:type_name -> paros.v1.SlotCommand
-	19, // 17: paros.v1.ConsensusMessage.prepared:type_name -> paros.v1.Ballot
-	20, // 18: paros.v1.AcceptorConfig.quorum_system:type_name -> paros.v1.QuorumSystem
-	19, // 19: paros.v1.Registration.ballot:type_name -> paros.v1.Ballot
-	5,  // 20: paros.v1.Registration.config:type_name -> paros.v1.AcceptorConfig
-	19, // 21: paros.v1.SlotCommand.ballot:type_name -> paros.v1.Ballot
-	12, // 22: paros.v1.SlotCommand.command:type_name -> paros.v1.Command
-	19, // 23: paros.v1.SlotBallot.ballot:type_name -> paros.v1.Ballot
-	19, // 24: paros.v1.ScrubEntry.ballot:type_name -> paros.v1.Ballot
-	21, // 25: paros.v1.SealedState.leader:type_name -> paros.v1.LeaderUuid
-	14, // 26: paros.v1.Command.control:type_name -> paros.v1.ControlCommand
-	13, // 27: paros.v1.Command.write:type_name -> paros.v1.WriteEntry
-	21, // 28: paros.v1.WriteEntry.leader:type_name -> paros.v1.LeaderUuid
-	15, // 29: paros.v1.ControlCommand.truncate:type_name -> paros.v1.ControlCommand.Truncate
-	16, // 30: paros.v1.ControlCommand.noop:type_name -> paros.v1.ControlCommand.Noop
-	17, // 31: paros.v1.ControlCommand.set_leader:type_name -> paros.v1.ControlCommand.SetLeader
-	21, // 32: paros.v1.ControlCommand.Truncate.leader:type_name -> paros.v1.LeaderUuid
-	21, // 33: paros.v1.ControlCommand.SetLeader.new_leader:type_name -> paros.v1.LeaderUuid
-	21, // 34: paros.v1.ControlCommand.SetLeader.old_leader:type_name -> paros.v1.LeaderUuid
-	1,  // 35: paros.v1.Peer.Stream:input_type -> paros.v1.Deliver
-	2,  // 36: paros.v1.Peer.Stream:output_type -> paros.v1.DeliverAck
-	36, // [36:37] is the sub-list for method output_type
-	35, // [35:36] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	20, // 4: paros.v1.ConsensusMessage.ballot:type_name -> paros.v1.Ballot
+	20, // 5: paros.v1.ConsensusMessage.refused:type_name -> paros.v1.Ballot
+	8,  // 6: paros.v1.ConsensusMessage.entries:type_name -> paros.v1.SlotCommand
+	9,  // 7: paros.v1.ConsensusMessage.votes:type_name -> paros.v1.SlotVote
+	10, // 8: paros.v1.ConsensusMessage.faulty:type_name -> paros.v1.SlotBallot
+	12, // 9: paros.v1.ConsensusMessage.state:type_name -> paros.v1.SealedState
+	6,  // 10: paros.v1.ConsensusMessage.config:type_name -> paros.v1.AcceptorConfig
+	20, // 11: paros.v1.ConsensusMessage.since:type_name -> paros.v1.Ballot
+	7,  // 12: paros.v1.ConsensusMessage.history:type_name -> paros.v1.Registration
+	7,  // 13: paros.v1.ConsensusMessage.effective:type_name -> paros.v1.Registration
+	20, // 14: paros.v1.ConsensusMessage.gc:type_name -> paros.v1.Ballot
+	11, // 15: paros.v1.ConsensusMessage.scrub:type_name -> paros.v1.ScrubEntry
+	8,  // 16: paros.v1.ConsensusMessage.decided:type_name -> paros.v1.SlotCommand
+	20, // 17: paros.v1.ConsensusMessage.prepared:type_name -> paros.v1.Ballot
+	5,  // 18: paros.v1.ConsensusMessage.successor:type_name -> paros.v1.MatchmakerSet
+	21, // 19: paros.v1.AcceptorConfig.quorum_system:type_name -> paros.v1.QuorumSystem
+	20, // 20: paros.v1.Registration.ballot:type_name -> paros.v1.Ballot
+	6,  // 21: paros.v1.Registration.config:type_name -> paros.v1.AcceptorConfig
+	20, // 22: paros.v1.SlotCommand.ballot:type_name -> paros.v1.Ballot
+	13, // 23: paros.v1.SlotCommand.command:type_name -> paros.v1.Command
+	20, // 24: paros.v1.SlotBallot.ballot:type_name -> paros.v1.Ballot
+	20, // 25: paros.v1.ScrubEntry.ballot:type_name -> paros.v1.Ballot
+	22, // 26: paros.v1.SealedState.leader:type_name -> paros.v1.LeaderUuid
+	15, // 27: paros.v1.Command.control:type_name -> paros.v1.ControlCommand
+	14, // 28: paros.v1.Command.write:type_name -> paros.v1.WriteEntry
+	22, // 29: paros.v1.WriteEntry.leader:type_name -> paros.v1.LeaderUuid
+	16, // 30: paros.v1.ControlCommand.truncate:type_name -> paros.v1.ControlCommand.Truncate
+	17, // 31: paros.v1.ControlCommand.noop:type_name -> paros.v1.ControlCommand.Noop
+	18, // 32: paros.v1.ControlCommand.set_leader:type_name -> paros.v1.ControlCommand.SetLeader
+	22, // 33: paros.v1.ControlCommand.Truncate.leader:type_name -> paros.v1.LeaderUuid
+	22, // 34: paros.v1.ControlCommand.SetLeader.new_leader:type_name -> paros.v1.LeaderUuid
+	22, // 35: paros.v1.ControlCommand.SetLeader.old_leader:type_name -> paros.v1.LeaderUuid
+	1,  // 36: paros.v1.Peer.Stream:input_type -> paros.v1.Deliver
+	2,  // 37: paros.v1.Peer.Stream:output_type -> paros.v1.DeliverAck
+	37, // [37:38] is the sub-list for method output_type
+	36, // [36:37] is the sub-list for method input_type
+	36, // [36:36] is the sub-list for extension type_name
+	36, // [36:36] is the sub-list for extension extendee
+	0,  // [0:36] is the sub-list for field type_name
 }
 
 func init() { file_paros_v1_peer_proto_init() }
@@ -1577,11 +1664,11 @@ func file_paros_v1_peer_proto_init() {
 		return
 	}
 	file_paros_v1_common_proto_init()
-	file_paros_v1_peer_proto_msgTypes[11].OneofWrappers = []any{
+	file_paros_v1_peer_proto_msgTypes[12].OneofWrappers = []any{
 		(*Command_Control)(nil),
 		(*Command_Write)(nil),
 	}
-	file_paros_v1_peer_proto_msgTypes[13].OneofWrappers = []any{
+	file_paros_v1_peer_proto_msgTypes[14].OneofWrappers = []any{
 		(*ControlCommand_Truncate_)(nil),
 		(*ControlCommand_Noop_)(nil),
 		(*ControlCommand_SetLeader_)(nil),
@@ -1592,7 +1679,7 @@ func file_paros_v1_peer_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_paros_v1_peer_proto_rawDesc), len(file_paros_v1_peer_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   17,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

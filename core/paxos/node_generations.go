@@ -1,0 +1,68 @@
+package paxos
+
+// Matchmaker-set generations, the node's side. The matchmaker set is a
+// chosen value with a generation (core/matchmaker's handover replaces it),
+// and every matchmaking message this node sends names the generation it
+// believes in force. A matchmaker that does not serve that generation
+// refuses, with what it knows:
+//
+//	refusal           successor              the node
+//	----------------  ---------------------  ------------------------------
+//	MatchStopped      a newer chosen set     adopts it; matchmaking restarts
+//	MatchStopped      none (undecided)       abandons; MatchmakersStopped
+//	MatchGeneration   a newer chosen set     adopts it; matchmaking restarts
+//	MatchGeneration   not newer              ignores it (a stale pointer)
+//	MatchInactive     -                      ignores it (no answer)
+//
+// A matchmaker names only a set that was chosen: its own active set (it
+// was activated by the decree's outcome, or founded the cell) or the
+// successor it learned chosen. Adopting one is therefore following the
+// chain, never a guess, and the generation only rises.
+func (n *Node) handleGenerationRefusal(m Message) {
+	switch {
+	case m.Refusal != MatchInactive && !m.Successor.IsZero() && n.mms.Generation < m.Successor.Generation:
+		n.adoptMatchmakers(m.Successor)
+	case m.Refusal == MatchStopped && m.Successor.IsZero():
+		// A handover of this generation is undecided. The matchmaking in
+		// flight cannot reach a quorum (a stop quorum refuses it), so it
+		// is abandoned; whoever meets this finishes the handover.
+		if n.mmsStopped != n.mms.Generation {
+			n.mmsStopped = n.mms.Generation
+			n.counters.MatchmakersStopped++
+		}
+		if mk, ok := n.phase.(*matchmaking); ok && m.Ballot == mk.ballot {
+			n.stepDown()
+		}
+	}
+}
+
+// adoptMatchmakers follows the chain to the chosen set s. What was
+// counted against the old generation counts nothing in the new one: a
+// matchmaking in flight is abandoned (the election timer campaigns again,
+// with s), a probe is asked again of s, an incomplete garbage collection
+// starts over (an effective one stays effective: the handover carried its
+// watermark), and a retraction is asked of every member of s.
+func (n *Node) adoptMatchmakers(s MatchmakerSet) {
+	n.mms, n.mmsStopped = s.Clone(), 0
+	n.counters.MatchmakerSetsAdopted++
+	n.retractedBy = nil
+	switch p := n.phase.(type) {
+	case *matchmaking:
+		n.stepDown()
+	case *leading:
+		if !p.gc.effective {
+			p.gc.acks = nil
+		}
+	}
+	if n.probe != nil {
+		n.startProbe()
+	}
+}
+
+// MatchmakersStopped reports the generation a matchmaker answered stopped
+// with no successor since this node adopted its set: a handover of it is
+// undecided, and the driver should finish it (core/matchmaker's
+// Reconfigurer). ok is false when none did.
+func (n *Node) MatchmakersStopped() (generation uint64, ok bool) {
+	return n.mmsStopped, n.mmsStopped != 0
+}
