@@ -117,9 +117,9 @@ type Matchmaker struct {
 	writes    []WriteOp
 	messages  []Envelope
 	handovers []Handover
-	readyOut bool
-	closed   error
-	counters Counters
+	readyOut  bool
+	closed    error
+	counters  Counters
 }
 
 // New boots a matchmaker from what its store holds: its generation state

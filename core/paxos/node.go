@@ -40,8 +40,8 @@ type Node struct {
 	// undecided, and whoever meets that finishes it (the host's
 	// reconfigurer; MatchmakersStopped).
 	mmsStopped uint64
-	me   int // member index of cfg.ID
-	sys  quorum.System
+	me         int // member index of cfg.ID
+	sys        quorum.System
 
 	acc *Acceptor
 	lrn *Learner
