@@ -203,7 +203,11 @@ func (m *Matchmaker) decree(h Handover, reply Handover) {
 			return
 		}
 		ok, changed = acc.Accept(h.Ballot, h.Set.Clone())
-		reply.Kind, reply.Set = HAccepted, h.Set.Clone()
+		// The answer names the value voted at the ballot, not the one
+		// asked: a second Accept at a voted ballot changes nothing, and a
+		// proposer that reused a ballot of an earlier incarnation for
+		// another value must not count this vote for it.
+		reply.Kind, reply.Set = HAccepted, acc.Vote.Value.Clone()
 	}
 	if changed {
 		m.apply(WriteOp{Kind: OpDecree, Decree: acc})

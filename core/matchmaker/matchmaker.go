@@ -208,21 +208,7 @@ func (m *Matchmaker) Journals() []journal.ID {
 	for j := range m.regs {
 		out = append(out, j)
 	}
-	slices.SortFunc(out, func(a, b journal.ID) int {
-		if a.Tenant != b.Tenant {
-			if a.Tenant < b.Tenant {
-				return -1
-			}
-			return 1
-		}
-		switch {
-		case a.Journal < b.Journal:
-			return -1
-		case a.Journal > b.Journal:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, compareJournals)
 	return out
 }
 
