@@ -18,12 +18,16 @@ const (
 	CallReconfigure
 	CallRetire
 	CallHandoff
+	// CallMatchmakers replaces the matchmaker set by a new generation (a
+	// handover, handover.go); it concerns every journal, names none, and is
+	// answered when the handover ends.
+	CallMatchmakers
 )
 
 // adminCall reports whether calls of kind k are operator calls, answered
 // with an AdminReply.
 func adminCall(k CallKind) bool {
-	return k == CallReconfigure || k == CallRetire || k == CallHandoff
+	return k == CallReconfigure || k == CallRetire || k == CallHandoff || k == CallMatchmakers
 }
 
 // Call is one client call. The request of its kind is set; the others are
@@ -41,6 +45,13 @@ type Call struct {
 	Reconfigure ReconfigureRequest
 	Retire      RetireRequest
 	Handoff     HandoffRequest
+	Matchmakers MatchmakersRequest
+}
+
+// MatchmakersRequest asks for a handover of the matchmaker set to Members
+// (the next generation).
+type MatchmakersRequest struct {
+	Members []paxos.NodeID
 }
 
 // Journal names the journal the call is for.
@@ -111,6 +122,10 @@ type AdminReply struct {
 	// not_leader refusal, the node this one last heard leading (0 unknown).
 	Successor  paxos.NodeID
 	LeaderHint paxos.NodeID
+	// Matchmakers only: the set chosen (zero when the handover failed
+	// before a decision), and the members of it that activated it.
+	Chosen    paxos.MatchmakerSet
+	Activated []paxos.NodeID
 }
 
 // InspectRequest asks for a journal's consensus facts.

@@ -41,6 +41,10 @@ func (h *Host) takeCall(c Call) *journalRT {
 		h.reply(c.ID, unavailable(c))
 		return nil
 	}
+	if c.Kind == CallMatchmakers {
+		h.startHandover(c)
+		return nil
+	}
 	j := h.journal(c.Journal())
 	if j == nil || !c.Journal().IsSet() {
 		h.reply(c.ID, unknownJournal(c))

@@ -13,6 +13,10 @@ import (
 type Envelope struct {
 	Journal journal.ID
 	Msg     paxos.Message
+	// Handover, when set, is a message of a matchmaker-set handover
+	// instead (Journal and Msg unset): it concerns every journal of the
+	// set.
+	Handover *matchmaker.Handover
 }
 
 // Token names one persisted batch; OnPersisted reports it back.

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/matchmaker"
 	"github.com/parosdb/paros/core/paxos"
 	"github.com/parosdb/paros/storage"
 )
@@ -26,6 +27,10 @@ type Host struct {
 	counters  Counters
 	observer  Observer
 	mm        *mmRT
+	// rec is the handover this process drives (nil: none); hoOut the
+	// handover messages waiting for the next flush.
+	rec   *recRT
+	hoOut []matchmaker.Handover
 }
 
 // Counters are observation only.
@@ -182,6 +187,10 @@ func (h *Host) OnDeliver(from paxos.NodeID, batch []Envelope) {
 // the matchmaker role, or the journal's node.
 func (h *Host) route(from paxos.NodeID, batch []Envelope) {
 	for _, e := range batch {
+		if e.Handover != nil {
+			h.stepHandover(from, *e.Handover)
+			continue
+		}
 		if e.Msg.From == from && e.Msg.To == h.id && e.Msg.Type.IsMatchmakerRequest() {
 			h.stepMatchmaker(e)
 			continue
@@ -220,6 +229,7 @@ func (h *Host) OnTick() {
 			}
 		}
 	}
+	h.tickHandover()
 	h.checkStopped()
 	h.flush()
 }
@@ -280,6 +290,7 @@ func (h *Host) enqueue(j *journalRT, m paxos.Message) { h.enqueueTo(j.spec.ID, m
 // flush sends up to FlushDeliversMax Delivers to each peer, in peer order.
 func (h *Host) flush() {
 	h.deliverLoopback()
+	h.flushHandovers()
 	for _, p := range h.peers {
 		mb := h.mailboxes[p]
 		if mb == nil {

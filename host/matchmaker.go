@@ -19,9 +19,10 @@ type mmRT struct {
 }
 
 type mmPending struct {
-	token   Token
-	durable bool
-	msgs    []matchmaker.Envelope
+	token     Token
+	durable   bool
+	msgs      []matchmaker.Envelope
+	handovers []matchmaker.Handover
 }
 
 // SetMatchmaker makes this process a matchmaker (boot only: the caller
@@ -53,7 +54,7 @@ func (h *Host) drainMatchmaker() {
 	r := h.mm
 	for r.mm.HasReady() {
 		rd := r.mm.Ready()
-		b := &mmPending{token: h.nextToken(), durable: len(rd.Writes) == 0, msgs: rd.Messages}
+		b := &mmPending{token: h.nextToken(), durable: len(rd.Writes) == 0, msgs: rd.Messages, handovers: rd.Handovers}
 		r.batches = append(r.batches, b)
 		if len(rd.Writes) > 0 {
 			r.tokens[b.token] = true
@@ -75,6 +76,7 @@ func (h *Host) releaseMatchmaker() {
 		for _, e := range b.msgs {
 			h.enqueueTo(e.Journal, e.Msg)
 		}
+		h.hoOut = append(h.hoOut, b.handovers...)
 	}
 }
 

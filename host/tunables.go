@@ -79,6 +79,11 @@ type Tunables struct {
 	ProxyTakeBackBeats    int
 	ProxyEvictAfter       int
 	HandoffFenceElections int
+	// HandoverPhaseElections is how many election timeouts a phase of a
+	// matchmaker-set handover may go without progress before it is
+	// abandoned (whoever meets the set stopped next finishes it; default
+	// 5). Floor 1.
+	HandoverPhaseElections int
 }
 
 // Production is the production profile ("reasoned, not measured").
@@ -110,6 +115,7 @@ func (t Tunables) withDefaults() Tunables {
 	def(&t.CatchUpPages, 8)
 	def(&t.HotSlotsMax, 1024)
 	def(&t.HotBytesMax, 1<<20)
+	def(&t.HandoverPhaseElections, 5)
 	return t
 }
 
@@ -127,6 +133,7 @@ func (t Tunables) Validate() error {
 		{"delivery_batch", t.DeliveryBatch, 8}, {"flush_delivers_max", t.FlushDeliversMax, 1},
 		{"quarantine_ticks", t.QuarantineTicks, 1}, {"read_retry_ticks", t.ReadRetryTicks, 1},
 		{"call_timeout_ticks", t.CallTimeoutTicks, 2}, {"proxy_evict_after", t.ProxyEvictAfter, 0},
+		{"handover_phase_elections", t.HandoverPhaseElections, 1},
 	}
 	for _, f := range floors {
 		if f.v < f.floor {

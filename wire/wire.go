@@ -358,13 +358,18 @@ func MessageFromPB(m *pb.ConsensusMessage) (paxos.Message, error) {
 func DeliverToPB(from paxos.NodeID, batch []host.Envelope) *pb.Deliver {
 	d := &pb.Deliver{From: uint64(from), Envelopes: make([]*pb.Envelope, 0, len(batch))}
 	for _, e := range batch {
+		if e.Handover != nil {
+			d.Envelopes = append(d.Envelopes, &pb.Envelope{Handover: HandoverToPB(*e.Handover)})
+			continue
+		}
 		d.Envelopes = append(d.Envelopes, &pb.Envelope{Journal: JournalIDToPB(e.Journal), Msg: MessageToPB(e.Msg)})
 	}
 	return d
 }
 
-// DeliverFromPB decodes a Deliver. Envelopes naming an unset journal or
-// another sender than the Deliver's are refused with the whole batch.
+// DeliverFromPB decodes a Deliver. Envelopes naming an unset journal (a
+// consensus message) or another sender than the Deliver's are refused with
+// the whole batch.
 func DeliverFromPB(d *pb.Deliver) (paxos.NodeID, []host.Envelope, error) {
 	from := paxos.NodeID(d.GetFrom())
 	if from == 0 {
@@ -375,6 +380,17 @@ func DeliverFromPB(d *pb.Deliver) (paxos.NodeID, []host.Envelope, error) {
 	}
 	out := make([]host.Envelope, 0, len(d.GetEnvelopes()))
 	for _, e := range d.GetEnvelopes() {
+		if e.GetHandover() != nil {
+			h, err := HandoverFromPB(e.GetHandover())
+			if err != nil {
+				return 0, nil, err
+			}
+			if h.From != from {
+				return 0, nil, malformed("handover from %d inside a deliver from %d", h.From, from)
+			}
+			out = append(out, host.Envelope{Handover: &h})
+			continue
+		}
 		id := JournalIDFromPB(e.GetJournal())
 		if !id.IsSet() {
 			return 0, nil, malformed("envelope for an unset journal")

@@ -151,7 +151,8 @@ type Message struct {
 	// Generation is the matchmaker-set generation a matchmaking message's
 	// sender believes in force (the fence every matchmaker checks; a
 	// reply echoes it). Successor is the chosen set a refusal points at
-	// (MatchStopped, MatchGeneration).
+	// (MatchStopped, MatchGeneration), and on a Heartbeat or its ack the
+	// set the sender follows once a handover replaced the founding one.
 	Generation uint64
 	Successor  MatchmakerSet
 }

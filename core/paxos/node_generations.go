@@ -66,3 +66,32 @@ func (n *Node) adoptMatchmakers(s MatchmakerSet) {
 func (n *Node) MatchmakersStopped() (generation uint64, ok bool) {
 	return n.mmsStopped, n.mmsStopped != 0
 }
+
+// AdoptMatchmakers follows the chain to s, a set the driver learned
+// chosen (a handover it drove or was told the outcome of). A set not
+// newer than the node's, or malformed, changes nothing.
+func (n *Node) AdoptMatchmakers(s MatchmakerSet) {
+	if n.matchmakers() && s.Validate() == nil && n.mms.Generation < s.Generation && len(s.Members) > 0 {
+		n.adoptMatchmakers(s)
+	}
+	n.afterEvent()
+	n.assertInvariants()
+}
+
+// tellMatchmakers puts the set this node follows on a beat or its ack once
+// a handover replaced the founding set: the members of a journal pass the
+// chain to each other, so a node that was not matchmaking when the set
+// changed (a follower, a leader that was not collecting) still follows it,
+// and the founders may all be gone by the time it next campaigns.
+func (n *Node) tellMatchmakers(m *Message) {
+	if n.mms.Generation > 1 {
+		m.Generation, m.Successor = n.mms.Generation, n.mms.Clone()
+	}
+}
+
+// followMatchmakers adopts the newer set a beat or its ack names.
+func (n *Node) followMatchmakers(m Message) {
+	if n.matchmakers() && !m.Successor.IsZero() && n.mms.Generation < m.Successor.Generation {
+		n.adoptMatchmakers(m.Successor)
+	}
+}

@@ -55,6 +55,7 @@ func (n *Node) broadcastHeartbeat(l *leading) {
 		cfg, since, fence = n.sys, n.belief.Since, l.recoverEnd
 	}
 	beat := Message{Type: MsgHeartbeat, Ballot: l.ballot, Commit: c, Config: cfg, Since: since, Watermark: fence}
+	n.tellMatchmakers(&beat)
 	for _, id := range n.heartbeatAddressees(l) {
 		if id != n.cfg.ID {
 			beat.To = id
@@ -140,6 +141,7 @@ func (n *Node) handleHeartbeat(m Message) {
 	if !n.followLeader(m) {
 		return
 	}
+	n.followMatchmakers(m)
 	if n.matchmakers() {
 		// A leader's beat is a won ballot: its configuration is in force,
 		// and its fence is the read basis.
@@ -152,11 +154,14 @@ func (n *Node) handleHeartbeat(m Message) {
 		}
 	}
 	n.learnCommit(m.Ballot, m.Commit, m.From)
-	n.send(Message{Type: MsgHeartbeatAck, To: m.From, Ballot: m.Ballot, Commit: n.lrn.chosenIndex,
-		Watermark: n.acc.VoteWatermark()})
+	ack := Message{Type: MsgHeartbeatAck, To: m.From, Ballot: m.Ballot, Commit: n.lrn.chosenIndex,
+		Watermark: n.acc.VoteWatermark()}
+	n.tellMatchmakers(&ack)
+	n.send(ack)
 }
 
 func (n *Node) handleHeartbeatAck(m Message, from int) {
+	n.followMatchmakers(m)
 	l, ok := n.phase.(*leading)
 	if !ok || m.Ballot != l.ballot || from < 0 {
 		if !ok {

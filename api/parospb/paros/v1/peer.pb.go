@@ -221,9 +221,12 @@ func (*DeliverAck) Descriptor() ([]byte, []int) {
 }
 
 type Envelope struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Journal       *JournalId             `protobuf:"bytes,1,opt,name=journal,proto3" json:"journal,omitempty"`
-	Msg           *ConsensusMessage      `protobuf:"bytes,2,opt,name=msg,proto3" json:"msg,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// journal and msg: one consensus message of a journal. handover instead:
+	// one message of a matchmaker-set handover (journal and msg unset).
+	Journal       *JournalId        `protobuf:"bytes,1,opt,name=journal,proto3" json:"journal,omitempty"`
+	Msg           *ConsensusMessage `protobuf:"bytes,2,opt,name=msg,proto3" json:"msg,omitempty"`
+	Handover      *Handover         `protobuf:"bytes,3,opt,name=handover,proto3" json:"handover,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -268,6 +271,249 @@ func (x *Envelope) GetJournal() *JournalId {
 func (x *Envelope) GetMsg() *ConsensusMessage {
 	if x != nil {
 		return x.Msg
+	}
+	return nil
+}
+
+func (x *Envelope) GetHandover() *Handover {
+	if x != nil {
+		return x.Handover
+	}
+	return nil
+}
+
+// Handover is one message of the handover that replaces a matchmaker set
+// by its next generation (core/matchmaker/handover.go): kind says which
+// fields mean something.
+type Handover struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Kind          uint32                 `protobuf:"varint,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	From          uint64                 `protobuf:"varint,2,opt,name=from,proto3" json:"from,omitempty"`
+	To            uint64                 `protobuf:"varint,3,opt,name=to,proto3" json:"to,omitempty"`
+	Generation    uint64                 `protobuf:"varint,4,opt,name=generation,proto3" json:"generation,omitempty"`
+	Ballot        *Ballot                `protobuf:"bytes,5,opt,name=ballot,proto3" json:"ballot,omitempty"`
+	Promised      *Ballot                `protobuf:"bytes,6,opt,name=promised,proto3" json:"promised,omitempty"`
+	Set           *MatchmakerSet         `protobuf:"bytes,7,opt,name=set,proto3" json:"set,omitempty"`
+	Successor     *MatchmakerSet         `protobuf:"bytes,8,opt,name=successor,proto3" json:"successor,omitempty"`
+	VoteBallot    *Ballot                `protobuf:"bytes,9,opt,name=vote_ballot,json=voteBallot,proto3" json:"vote_ballot,omitempty"`
+	VoteValue     *MatchmakerSet         `protobuf:"bytes,10,opt,name=vote_value,json=voteValue,proto3" json:"vote_value,omitempty"`
+	Phase         uint32                 `protobuf:"varint,11,opt,name=phase,proto3" json:"phase,omitempty"`
+	Activated     bool                   `protobuf:"varint,12,opt,name=activated,proto3" json:"activated,omitempty"`
+	Page          uint32                 `protobuf:"varint,13,opt,name=page,proto3" json:"page,omitempty"`
+	Pages         uint32                 `protobuf:"varint,14,opt,name=pages,proto3" json:"pages,omitempty"`
+	Journals      []*JournalRegistry     `protobuf:"bytes,15,rep,name=journals,proto3" json:"journals,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Handover) Reset() {
+	*x = Handover{}
+	mi := &file_paros_v1_peer_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Handover) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Handover) ProtoMessage() {}
+
+func (x *Handover) ProtoReflect() protoreflect.Message {
+	mi := &file_paros_v1_peer_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Handover.ProtoReflect.Descriptor instead.
+func (*Handover) Descriptor() ([]byte, []int) {
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *Handover) GetKind() uint32 {
+	if x != nil {
+		return x.Kind
+	}
+	return 0
+}
+
+func (x *Handover) GetFrom() uint64 {
+	if x != nil {
+		return x.From
+	}
+	return 0
+}
+
+func (x *Handover) GetTo() uint64 {
+	if x != nil {
+		return x.To
+	}
+	return 0
+}
+
+func (x *Handover) GetGeneration() uint64 {
+	if x != nil {
+		return x.Generation
+	}
+	return 0
+}
+
+func (x *Handover) GetBallot() *Ballot {
+	if x != nil {
+		return x.Ballot
+	}
+	return nil
+}
+
+func (x *Handover) GetPromised() *Ballot {
+	if x != nil {
+		return x.Promised
+	}
+	return nil
+}
+
+func (x *Handover) GetSet() *MatchmakerSet {
+	if x != nil {
+		return x.Set
+	}
+	return nil
+}
+
+func (x *Handover) GetSuccessor() *MatchmakerSet {
+	if x != nil {
+		return x.Successor
+	}
+	return nil
+}
+
+func (x *Handover) GetVoteBallot() *Ballot {
+	if x != nil {
+		return x.VoteBallot
+	}
+	return nil
+}
+
+func (x *Handover) GetVoteValue() *MatchmakerSet {
+	if x != nil {
+		return x.VoteValue
+	}
+	return nil
+}
+
+func (x *Handover) GetPhase() uint32 {
+	if x != nil {
+		return x.Phase
+	}
+	return 0
+}
+
+func (x *Handover) GetActivated() bool {
+	if x != nil {
+		return x.Activated
+	}
+	return false
+}
+
+func (x *Handover) GetPage() uint32 {
+	if x != nil {
+		return x.Page
+	}
+	return 0
+}
+
+func (x *Handover) GetPages() uint32 {
+	if x != nil {
+		return x.Pages
+	}
+	return 0
+}
+
+func (x *Handover) GetJournals() []*JournalRegistry {
+	if x != nil {
+		return x.Journals
+	}
+	return nil
+}
+
+// JournalRegistry is one journal's matchmaker registry on a handover page.
+type JournalRegistry struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Journal       *JournalId             `protobuf:"bytes,1,opt,name=journal,proto3" json:"journal,omitempty"`
+	Watermark     *Ballot                `protobuf:"bytes,2,opt,name=watermark,proto3" json:"watermark,omitempty"`
+	Effective     *Registration          `protobuf:"bytes,3,opt,name=effective,proto3" json:"effective,omitempty"`
+	Retracted     *Ballot                `protobuf:"bytes,4,opt,name=retracted,proto3" json:"retracted,omitempty"`
+	Registrations []*Registration        `protobuf:"bytes,5,rep,name=registrations,proto3" json:"registrations,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JournalRegistry) Reset() {
+	*x = JournalRegistry{}
+	mi := &file_paros_v1_peer_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JournalRegistry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JournalRegistry) ProtoMessage() {}
+
+func (x *JournalRegistry) ProtoReflect() protoreflect.Message {
+	mi := &file_paros_v1_peer_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JournalRegistry.ProtoReflect.Descriptor instead.
+func (*JournalRegistry) Descriptor() ([]byte, []int) {
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *JournalRegistry) GetJournal() *JournalId {
+	if x != nil {
+		return x.Journal
+	}
+	return nil
+}
+
+func (x *JournalRegistry) GetWatermark() *Ballot {
+	if x != nil {
+		return x.Watermark
+	}
+	return nil
+}
+
+func (x *JournalRegistry) GetEffective() *Registration {
+	if x != nil {
+		return x.Effective
+	}
+	return nil
+}
+
+func (x *JournalRegistry) GetRetracted() *Ballot {
+	if x != nil {
+		return x.Retracted
+	}
+	return nil
+}
+
+func (x *JournalRegistry) GetRegistrations() []*Registration {
+	if x != nil {
+		return x.Registrations
 	}
 	return nil
 }
@@ -322,7 +568,8 @@ type ConsensusMessage struct {
 	// active generation), echoed by the reply. Unset on a plain deployment.
 	Generation uint64 `protobuf:"varint,26,opt,name=generation,proto3" json:"generation,omitempty"`
 	// successor is the chosen matchmaker set a refusal (stopped, generation)
-	// points at; unset otherwise.
+	// points at, and on a heartbeat or its ack the set the sender follows
+	// once a handover replaced the founding one; unset otherwise.
 	Successor     *MatchmakerSet `protobuf:"bytes,27,opt,name=successor,proto3" json:"successor,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -330,7 +577,7 @@ type ConsensusMessage struct {
 
 func (x *ConsensusMessage) Reset() {
 	*x = ConsensusMessage{}
-	mi := &file_paros_v1_peer_proto_msgTypes[3]
+	mi := &file_paros_v1_peer_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -342,7 +589,7 @@ func (x *ConsensusMessage) String() string {
 func (*ConsensusMessage) ProtoMessage() {}
 
 func (x *ConsensusMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_peer_proto_msgTypes[3]
+	mi := &file_paros_v1_peer_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -355,7 +602,7 @@ func (x *ConsensusMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConsensusMessage.ProtoReflect.Descriptor instead.
 func (*ConsensusMessage) Descriptor() ([]byte, []int) {
-	return file_paros_v1_peer_proto_rawDescGZIP(), []int{3}
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ConsensusMessage) GetType() MsgType {
@@ -559,7 +806,7 @@ type MatchmakerSet struct {
 
 func (x *MatchmakerSet) Reset() {
 	*x = MatchmakerSet{}
-	mi := &file_paros_v1_peer_proto_msgTypes[4]
+	mi := &file_paros_v1_peer_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -571,7 +818,7 @@ func (x *MatchmakerSet) String() string {
 func (*MatchmakerSet) ProtoMessage() {}
 
 func (x *MatchmakerSet) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_peer_proto_msgTypes[4]
+	mi := &file_paros_v1_peer_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -584,7 +831,7 @@ func (x *MatchmakerSet) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MatchmakerSet.ProtoReflect.Descriptor instead.
 func (*MatchmakerSet) Descriptor() ([]byte, []int) {
-	return file_paros_v1_peer_proto_rawDescGZIP(), []int{4}
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *MatchmakerSet) GetGeneration() uint64 {
@@ -620,7 +867,7 @@ type AcceptorConfig struct {
 
 func (x *AcceptorConfig) Reset() {
 	*x = AcceptorConfig{}
-	mi := &file_paros_v1_peer_proto_msgTypes[5]
+	mi := &file_paros_v1_peer_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -632,7 +879,7 @@ func (x *AcceptorConfig) String() string {
 func (*AcceptorConfig) ProtoMessage() {}
 
 func (x *AcceptorConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_peer_proto_msgTypes[5]
+	mi := &file_paros_v1_peer_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -645,7 +892,7 @@ func (x *AcceptorConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcceptorConfig.ProtoReflect.Descriptor instead.
 func (*AcceptorConfig) Descriptor() ([]byte, []int) {
-	return file_paros_v1_peer_proto_rawDescGZIP(), []int{5}
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *AcceptorConfig) GetMembers() []uint64 {
@@ -704,7 +951,7 @@ type Registration struct {
 
 func (x *Registration) Reset() {
 	*x = Registration{}
-	mi := &file_paros_v1_peer_proto_msgTypes[6]
+	mi := &file_paros_v1_peer_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -716,7 +963,7 @@ func (x *Registration) String() string {
 func (*Registration) ProtoMessage() {}
 
 func (x *Registration) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_peer_proto_msgTypes[6]
+	mi := &file_paros_v1_peer_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -729,7 +976,7 @@ func (x *Registration) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Registration.ProtoReflect.Descriptor instead.
 func (*Registration) Descriptor() ([]byte, []int) {
-	return file_paros_v1_peer_proto_rawDescGZIP(), []int{6}
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Registration) GetBallot() *Ballot {
@@ -764,7 +1011,7 @@ type SlotCommand struct {
 
 func (x *SlotCommand) Reset() {
 	*x = SlotCommand{}
-	mi := &file_paros_v1_peer_proto_msgTypes[7]
+	mi := &file_paros_v1_peer_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -776,7 +1023,7 @@ func (x *SlotCommand) String() string {
 func (*SlotCommand) ProtoMessage() {}
 
 func (x *SlotCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_peer_proto_msgTypes[7]
+	mi := &file_paros_v1_peer_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -789,7 +1036,7 @@ func (x *SlotCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SlotCommand.ProtoReflect.Descriptor instead.
 func (*SlotCommand) Descriptor() ([]byte, []int) {
-	return file_paros_v1_peer_proto_rawDescGZIP(), []int{7}
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *SlotCommand) GetSlot() uint64 {
@@ -823,7 +1070,7 @@ type SlotVote struct {
 
 func (x *SlotVote) Reset() {
 	*x = SlotVote{}
-	mi := &file_paros_v1_peer_proto_msgTypes[8]
+	mi := &file_paros_v1_peer_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -835,7 +1082,7 @@ func (x *SlotVote) String() string {
 func (*SlotVote) ProtoMessage() {}
 
 func (x *SlotVote) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_peer_proto_msgTypes[8]
+	mi := &file_paros_v1_peer_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -848,7 +1095,7 @@ func (x *SlotVote) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SlotVote.ProtoReflect.Descriptor instead.
 func (*SlotVote) Descriptor() ([]byte, []int) {
-	return file_paros_v1_peer_proto_rawDescGZIP(), []int{8}
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *SlotVote) GetSlot() uint64 {
@@ -875,7 +1122,7 @@ type SlotBallot struct {
 
 func (x *SlotBallot) Reset() {
 	*x = SlotBallot{}
-	mi := &file_paros_v1_peer_proto_msgTypes[9]
+	mi := &file_paros_v1_peer_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -887,7 +1134,7 @@ func (x *SlotBallot) String() string {
 func (*SlotBallot) ProtoMessage() {}
 
 func (x *SlotBallot) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_peer_proto_msgTypes[9]
+	mi := &file_paros_v1_peer_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -900,7 +1147,7 @@ func (x *SlotBallot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SlotBallot.ProtoReflect.Descriptor instead.
 func (*SlotBallot) Descriptor() ([]byte, []int) {
-	return file_paros_v1_peer_proto_rawDescGZIP(), []int{9}
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SlotBallot) GetSlot() uint64 {
@@ -933,7 +1180,7 @@ type ScrubEntry struct {
 
 func (x *ScrubEntry) Reset() {
 	*x = ScrubEntry{}
-	mi := &file_paros_v1_peer_proto_msgTypes[10]
+	mi := &file_paros_v1_peer_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -945,7 +1192,7 @@ func (x *ScrubEntry) String() string {
 func (*ScrubEntry) ProtoMessage() {}
 
 func (x *ScrubEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_peer_proto_msgTypes[10]
+	mi := &file_paros_v1_peer_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -958,7 +1205,7 @@ func (x *ScrubEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScrubEntry.ProtoReflect.Descriptor instead.
 func (*ScrubEntry) Descriptor() ([]byte, []int) {
-	return file_paros_v1_peer_proto_rawDescGZIP(), []int{10}
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ScrubEntry) GetSlot() uint64 {
@@ -1002,7 +1249,7 @@ type SealedState struct {
 
 func (x *SealedState) Reset() {
 	*x = SealedState{}
-	mi := &file_paros_v1_peer_proto_msgTypes[11]
+	mi := &file_paros_v1_peer_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1014,7 +1261,7 @@ func (x *SealedState) String() string {
 func (*SealedState) ProtoMessage() {}
 
 func (x *SealedState) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_peer_proto_msgTypes[11]
+	mi := &file_paros_v1_peer_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1027,7 +1274,7 @@ func (x *SealedState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SealedState.ProtoReflect.Descriptor instead.
 func (*SealedState) Descriptor() ([]byte, []int) {
-	return file_paros_v1_peer_proto_rawDescGZIP(), []int{11}
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SealedState) GetLeader() *LeaderUuid {
@@ -1072,7 +1319,7 @@ type Command struct {
 
 func (x *Command) Reset() {
 	*x = Command{}
-	mi := &file_paros_v1_peer_proto_msgTypes[12]
+	mi := &file_paros_v1_peer_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1084,7 +1331,7 @@ func (x *Command) String() string {
 func (*Command) ProtoMessage() {}
 
 func (x *Command) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_peer_proto_msgTypes[12]
+	mi := &file_paros_v1_peer_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1097,7 +1344,7 @@ func (x *Command) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Command.ProtoReflect.Descriptor instead.
 func (*Command) Descriptor() ([]byte, []int) {
-	return file_paros_v1_peer_proto_rawDescGZIP(), []int{12}
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Command) GetKind() isCommand_Kind {
@@ -1152,7 +1399,7 @@ type WriteEntry struct {
 
 func (x *WriteEntry) Reset() {
 	*x = WriteEntry{}
-	mi := &file_paros_v1_peer_proto_msgTypes[13]
+	mi := &file_paros_v1_peer_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1164,7 +1411,7 @@ func (x *WriteEntry) String() string {
 func (*WriteEntry) ProtoMessage() {}
 
 func (x *WriteEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_peer_proto_msgTypes[13]
+	mi := &file_paros_v1_peer_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1177,7 +1424,7 @@ func (x *WriteEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteEntry.ProtoReflect.Descriptor instead.
 func (*WriteEntry) Descriptor() ([]byte, []int) {
-	return file_paros_v1_peer_proto_rawDescGZIP(), []int{13}
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *WriteEntry) GetLeader() *LeaderUuid {
@@ -1215,7 +1462,7 @@ type ControlCommand struct {
 
 func (x *ControlCommand) Reset() {
 	*x = ControlCommand{}
-	mi := &file_paros_v1_peer_proto_msgTypes[14]
+	mi := &file_paros_v1_peer_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1227,7 +1474,7 @@ func (x *ControlCommand) String() string {
 func (*ControlCommand) ProtoMessage() {}
 
 func (x *ControlCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_peer_proto_msgTypes[14]
+	mi := &file_paros_v1_peer_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1240,7 +1487,7 @@ func (x *ControlCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ControlCommand.ProtoReflect.Descriptor instead.
 func (*ControlCommand) Descriptor() ([]byte, []int) {
-	return file_paros_v1_peer_proto_rawDescGZIP(), []int{14}
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ControlCommand) GetKind() isControlCommand_Kind {
@@ -1309,7 +1556,7 @@ type ControlCommand_Truncate struct {
 
 func (x *ControlCommand_Truncate) Reset() {
 	*x = ControlCommand_Truncate{}
-	mi := &file_paros_v1_peer_proto_msgTypes[15]
+	mi := &file_paros_v1_peer_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1321,7 +1568,7 @@ func (x *ControlCommand_Truncate) String() string {
 func (*ControlCommand_Truncate) ProtoMessage() {}
 
 func (x *ControlCommand_Truncate) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_peer_proto_msgTypes[15]
+	mi := &file_paros_v1_peer_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1334,7 +1581,7 @@ func (x *ControlCommand_Truncate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ControlCommand_Truncate.ProtoReflect.Descriptor instead.
 func (*ControlCommand_Truncate) Descriptor() ([]byte, []int) {
-	return file_paros_v1_peer_proto_rawDescGZIP(), []int{14, 0}
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{16, 0}
 }
 
 func (x *ControlCommand_Truncate) GetUpTo() uint64 {
@@ -1359,7 +1606,7 @@ type ControlCommand_Noop struct {
 
 func (x *ControlCommand_Noop) Reset() {
 	*x = ControlCommand_Noop{}
-	mi := &file_paros_v1_peer_proto_msgTypes[16]
+	mi := &file_paros_v1_peer_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1371,7 +1618,7 @@ func (x *ControlCommand_Noop) String() string {
 func (*ControlCommand_Noop) ProtoMessage() {}
 
 func (x *ControlCommand_Noop) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_peer_proto_msgTypes[16]
+	mi := &file_paros_v1_peer_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1384,7 +1631,7 @@ func (x *ControlCommand_Noop) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ControlCommand_Noop.ProtoReflect.Descriptor instead.
 func (*ControlCommand_Noop) Descriptor() ([]byte, []int) {
-	return file_paros_v1_peer_proto_rawDescGZIP(), []int{14, 1}
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{16, 1}
 }
 
 type ControlCommand_SetLeader struct {
@@ -1397,7 +1644,7 @@ type ControlCommand_SetLeader struct {
 
 func (x *ControlCommand_SetLeader) Reset() {
 	*x = ControlCommand_SetLeader{}
-	mi := &file_paros_v1_peer_proto_msgTypes[17]
+	mi := &file_paros_v1_peer_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1409,7 +1656,7 @@ func (x *ControlCommand_SetLeader) String() string {
 func (*ControlCommand_SetLeader) ProtoMessage() {}
 
 func (x *ControlCommand_SetLeader) ProtoReflect() protoreflect.Message {
-	mi := &file_paros_v1_peer_proto_msgTypes[17]
+	mi := &file_paros_v1_peer_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1422,7 +1669,7 @@ func (x *ControlCommand_SetLeader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ControlCommand_SetLeader.ProtoReflect.Descriptor instead.
 func (*ControlCommand_SetLeader) Descriptor() ([]byte, []int) {
-	return file_paros_v1_peer_proto_rawDescGZIP(), []int{14, 2}
+	return file_paros_v1_peer_proto_rawDescGZIP(), []int{16, 2}
 }
 
 func (x *ControlCommand_SetLeader) GetNewLeader() *LeaderUuid {
@@ -1448,10 +1695,38 @@ const file_paros_v1_peer_proto_rawDesc = "" +
 	"\x04from\x18\x01 \x01(\x04R\x04from\x120\n" +
 	"\tenvelopes\x18\x02 \x03(\v2\x12.paros.v1.EnvelopeR\tenvelopes\"\f\n" +
 	"\n" +
-	"DeliverAck\"g\n" +
+	"DeliverAck\"\x97\x01\n" +
 	"\bEnvelope\x12-\n" +
 	"\ajournal\x18\x01 \x01(\v2\x13.paros.v1.JournalIdR\ajournal\x12,\n" +
-	"\x03msg\x18\x02 \x01(\v2\x1a.paros.v1.ConsensusMessageR\x03msg\"\xe9\a\n" +
+	"\x03msg\x18\x02 \x01(\v2\x1a.paros.v1.ConsensusMessageR\x03msg\x12.\n" +
+	"\bhandover\x18\x03 \x01(\v2\x12.paros.v1.HandoverR\bhandover\"\x9c\x04\n" +
+	"\bHandover\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\rR\x04kind\x12\x12\n" +
+	"\x04from\x18\x02 \x01(\x04R\x04from\x12\x0e\n" +
+	"\x02to\x18\x03 \x01(\x04R\x02to\x12\x1e\n" +
+	"\n" +
+	"generation\x18\x04 \x01(\x04R\n" +
+	"generation\x12(\n" +
+	"\x06ballot\x18\x05 \x01(\v2\x10.paros.v1.BallotR\x06ballot\x12,\n" +
+	"\bpromised\x18\x06 \x01(\v2\x10.paros.v1.BallotR\bpromised\x12)\n" +
+	"\x03set\x18\a \x01(\v2\x17.paros.v1.MatchmakerSetR\x03set\x125\n" +
+	"\tsuccessor\x18\b \x01(\v2\x17.paros.v1.MatchmakerSetR\tsuccessor\x121\n" +
+	"\vvote_ballot\x18\t \x01(\v2\x10.paros.v1.BallotR\n" +
+	"voteBallot\x126\n" +
+	"\n" +
+	"vote_value\x18\n" +
+	" \x01(\v2\x17.paros.v1.MatchmakerSetR\tvoteValue\x12\x14\n" +
+	"\x05phase\x18\v \x01(\rR\x05phase\x12\x1c\n" +
+	"\tactivated\x18\f \x01(\bR\tactivated\x12\x12\n" +
+	"\x04page\x18\r \x01(\rR\x04page\x12\x14\n" +
+	"\x05pages\x18\x0e \x01(\rR\x05pages\x125\n" +
+	"\bjournals\x18\x0f \x03(\v2\x19.paros.v1.JournalRegistryR\bjournals\"\x94\x02\n" +
+	"\x0fJournalRegistry\x12-\n" +
+	"\ajournal\x18\x01 \x01(\v2\x13.paros.v1.JournalIdR\ajournal\x12.\n" +
+	"\twatermark\x18\x02 \x01(\v2\x10.paros.v1.BallotR\twatermark\x124\n" +
+	"\teffective\x18\x03 \x01(\v2\x16.paros.v1.RegistrationR\teffective\x12.\n" +
+	"\tretracted\x18\x04 \x01(\v2\x10.paros.v1.BallotR\tretracted\x12<\n" +
+	"\rregistrations\x18\x05 \x03(\v2\x16.paros.v1.RegistrationR\rregistrations\"\xe9\a\n" +
 	"\x10ConsensusMessage\x12%\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x11.paros.v1.MsgTypeR\x04type\x12\x12\n" +
 	"\x04from\x18\x02 \x01(\x04R\x04from\x12\x0e\n" +
@@ -1586,76 +1861,91 @@ func file_paros_v1_peer_proto_rawDescGZIP() []byte {
 }
 
 var file_paros_v1_peer_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_paros_v1_peer_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_paros_v1_peer_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_paros_v1_peer_proto_goTypes = []any{
 	(MsgType)(0),                     // 0: paros.v1.MsgType
 	(*Deliver)(nil),                  // 1: paros.v1.Deliver
 	(*DeliverAck)(nil),               // 2: paros.v1.DeliverAck
 	(*Envelope)(nil),                 // 3: paros.v1.Envelope
-	(*ConsensusMessage)(nil),         // 4: paros.v1.ConsensusMessage
-	(*MatchmakerSet)(nil),            // 5: paros.v1.MatchmakerSet
-	(*AcceptorConfig)(nil),           // 6: paros.v1.AcceptorConfig
-	(*Registration)(nil),             // 7: paros.v1.Registration
-	(*SlotCommand)(nil),              // 8: paros.v1.SlotCommand
-	(*SlotVote)(nil),                 // 9: paros.v1.SlotVote
-	(*SlotBallot)(nil),               // 10: paros.v1.SlotBallot
-	(*ScrubEntry)(nil),               // 11: paros.v1.ScrubEntry
-	(*SealedState)(nil),              // 12: paros.v1.SealedState
-	(*Command)(nil),                  // 13: paros.v1.Command
-	(*WriteEntry)(nil),               // 14: paros.v1.WriteEntry
-	(*ControlCommand)(nil),           // 15: paros.v1.ControlCommand
-	(*ControlCommand_Truncate)(nil),  // 16: paros.v1.ControlCommand.Truncate
-	(*ControlCommand_Noop)(nil),      // 17: paros.v1.ControlCommand.Noop
-	(*ControlCommand_SetLeader)(nil), // 18: paros.v1.ControlCommand.SetLeader
-	(*JournalId)(nil),                // 19: paros.v1.JournalId
-	(*Ballot)(nil),                   // 20: paros.v1.Ballot
-	(QuorumSystem)(0),                // 21: paros.v1.QuorumSystem
-	(*LeaderUuid)(nil),               // 22: paros.v1.LeaderUuid
+	(*Handover)(nil),                 // 4: paros.v1.Handover
+	(*JournalRegistry)(nil),          // 5: paros.v1.JournalRegistry
+	(*ConsensusMessage)(nil),         // 6: paros.v1.ConsensusMessage
+	(*MatchmakerSet)(nil),            // 7: paros.v1.MatchmakerSet
+	(*AcceptorConfig)(nil),           // 8: paros.v1.AcceptorConfig
+	(*Registration)(nil),             // 9: paros.v1.Registration
+	(*SlotCommand)(nil),              // 10: paros.v1.SlotCommand
+	(*SlotVote)(nil),                 // 11: paros.v1.SlotVote
+	(*SlotBallot)(nil),               // 12: paros.v1.SlotBallot
+	(*ScrubEntry)(nil),               // 13: paros.v1.ScrubEntry
+	(*SealedState)(nil),              // 14: paros.v1.SealedState
+	(*Command)(nil),                  // 15: paros.v1.Command
+	(*WriteEntry)(nil),               // 16: paros.v1.WriteEntry
+	(*ControlCommand)(nil),           // 17: paros.v1.ControlCommand
+	(*ControlCommand_Truncate)(nil),  // 18: paros.v1.ControlCommand.Truncate
+	(*ControlCommand_Noop)(nil),      // 19: paros.v1.ControlCommand.Noop
+	(*ControlCommand_SetLeader)(nil), // 20: paros.v1.ControlCommand.SetLeader
+	(*JournalId)(nil),                // 21: paros.v1.JournalId
+	(*Ballot)(nil),                   // 22: paros.v1.Ballot
+	(QuorumSystem)(0),                // 23: paros.v1.QuorumSystem
+	(*LeaderUuid)(nil),               // 24: paros.v1.LeaderUuid
 }
 var file_paros_v1_peer_proto_depIdxs = []int32{
 	3,  // 0: paros.v1.Deliver.envelopes:type_name -> paros.v1.Envelope
-	19, // 1: paros.v1.Envelope.journal:type_name -> paros.v1.JournalId
-	4,  // 2: paros.v1.Envelope.msg:type_name -> paros.v1.ConsensusMessage
-	0,  // 3: paros.v1.ConsensusMessage.type:type_name -> paros.v1.MsgType
-	20, // 4: paros.v1.ConsensusMessage.ballot:type_name -> paros.v1.Ballot
-	20, // 5: paros.v1.ConsensusMessage.refused:type_name -> paros.v1.Ballot
-	8,  // 6: paros.v1.ConsensusMessage.entries:type_name -> paros.v1.SlotCommand
-	9,  // 7: paros.v1.ConsensusMessage.votes:type_name -> paros.v1.SlotVote
-	10, // 8: paros.v1.ConsensusMessage.faulty:type_name -> paros.v1.SlotBallot
-	12, // 9: paros.v1.ConsensusMessage.state:type_name -> paros.v1.SealedState
-	6,  // 10: paros.v1.ConsensusMessage.config:type_name -> paros.v1.AcceptorConfig
-	20, // 11: paros.v1.ConsensusMessage.since:type_name -> paros.v1.Ballot
-	7,  // 12: paros.v1.ConsensusMessage.history:type_name -> paros.v1.Registration
-	7,  // 13: paros.v1.ConsensusMessage.effective:type_name -> paros.v1.Registration
-	20, // 14: paros.v1.ConsensusMessage.gc:type_name -> paros.v1.Ballot
-	11, // 15: paros.v1.ConsensusMessage.scrub:type_name -> paros.v1.ScrubEntry
-	8,  // 16: paros.v1.ConsensusMessage.decided:type_name -> paros.v1.SlotCommand
-	20, // 17: paros.v1.ConsensusMessage.prepared:type_name -> paros.v1.Ballot
-	5,  // 18: paros.v1.ConsensusMessage.successor:type_name -> paros.v1.MatchmakerSet
-	21, // 19: paros.v1.AcceptorConfig.quorum_system:type_name -> paros.v1.QuorumSystem
-	20, // 20: paros.v1.Registration.ballot:type_name -> paros.v1.Ballot
-	6,  // 21: paros.v1.Registration.config:type_name -> paros.v1.AcceptorConfig
-	20, // 22: paros.v1.SlotCommand.ballot:type_name -> paros.v1.Ballot
-	13, // 23: paros.v1.SlotCommand.command:type_name -> paros.v1.Command
-	20, // 24: paros.v1.SlotBallot.ballot:type_name -> paros.v1.Ballot
-	20, // 25: paros.v1.ScrubEntry.ballot:type_name -> paros.v1.Ballot
-	22, // 26: paros.v1.SealedState.leader:type_name -> paros.v1.LeaderUuid
-	15, // 27: paros.v1.Command.control:type_name -> paros.v1.ControlCommand
-	14, // 28: paros.v1.Command.write:type_name -> paros.v1.WriteEntry
-	22, // 29: paros.v1.WriteEntry.leader:type_name -> paros.v1.LeaderUuid
-	16, // 30: paros.v1.ControlCommand.truncate:type_name -> paros.v1.ControlCommand.Truncate
-	17, // 31: paros.v1.ControlCommand.noop:type_name -> paros.v1.ControlCommand.Noop
-	18, // 32: paros.v1.ControlCommand.set_leader:type_name -> paros.v1.ControlCommand.SetLeader
-	22, // 33: paros.v1.ControlCommand.Truncate.leader:type_name -> paros.v1.LeaderUuid
-	22, // 34: paros.v1.ControlCommand.SetLeader.new_leader:type_name -> paros.v1.LeaderUuid
-	22, // 35: paros.v1.ControlCommand.SetLeader.old_leader:type_name -> paros.v1.LeaderUuid
-	1,  // 36: paros.v1.Peer.Stream:input_type -> paros.v1.Deliver
-	2,  // 37: paros.v1.Peer.Stream:output_type -> paros.v1.DeliverAck
-	37, // [37:38] is the sub-list for method output_type
-	36, // [36:37] is the sub-list for method input_type
-	36, // [36:36] is the sub-list for extension type_name
-	36, // [36:36] is the sub-list for extension extendee
-	0,  // [0:36] is the sub-list for field type_name
+	21, // 1: paros.v1.Envelope.journal:type_name -> paros.v1.JournalId
+	6,  // 2: paros.v1.Envelope.msg:type_name -> paros.v1.ConsensusMessage
+	4,  // 3: paros.v1.Envelope.handover:type_name -> paros.v1.Handover
+	22, // 4: paros.v1.Handover.ballot:type_name -> paros.v1.Ballot
+	22, // 5: paros.v1.Handover.promised:type_name -> paros.v1.Ballot
+	7,  // 6: paros.v1.Handover.set:type_name -> paros.v1.MatchmakerSet
+	7,  // 7: paros.v1.Handover.successor:type_name -> paros.v1.MatchmakerSet
+	22, // 8: paros.v1.Handover.vote_ballot:type_name -> paros.v1.Ballot
+	7,  // 9: paros.v1.Handover.vote_value:type_name -> paros.v1.MatchmakerSet
+	5,  // 10: paros.v1.Handover.journals:type_name -> paros.v1.JournalRegistry
+	21, // 11: paros.v1.JournalRegistry.journal:type_name -> paros.v1.JournalId
+	22, // 12: paros.v1.JournalRegistry.watermark:type_name -> paros.v1.Ballot
+	9,  // 13: paros.v1.JournalRegistry.effective:type_name -> paros.v1.Registration
+	22, // 14: paros.v1.JournalRegistry.retracted:type_name -> paros.v1.Ballot
+	9,  // 15: paros.v1.JournalRegistry.registrations:type_name -> paros.v1.Registration
+	0,  // 16: paros.v1.ConsensusMessage.type:type_name -> paros.v1.MsgType
+	22, // 17: paros.v1.ConsensusMessage.ballot:type_name -> paros.v1.Ballot
+	22, // 18: paros.v1.ConsensusMessage.refused:type_name -> paros.v1.Ballot
+	10, // 19: paros.v1.ConsensusMessage.entries:type_name -> paros.v1.SlotCommand
+	11, // 20: paros.v1.ConsensusMessage.votes:type_name -> paros.v1.SlotVote
+	12, // 21: paros.v1.ConsensusMessage.faulty:type_name -> paros.v1.SlotBallot
+	14, // 22: paros.v1.ConsensusMessage.state:type_name -> paros.v1.SealedState
+	8,  // 23: paros.v1.ConsensusMessage.config:type_name -> paros.v1.AcceptorConfig
+	22, // 24: paros.v1.ConsensusMessage.since:type_name -> paros.v1.Ballot
+	9,  // 25: paros.v1.ConsensusMessage.history:type_name -> paros.v1.Registration
+	9,  // 26: paros.v1.ConsensusMessage.effective:type_name -> paros.v1.Registration
+	22, // 27: paros.v1.ConsensusMessage.gc:type_name -> paros.v1.Ballot
+	13, // 28: paros.v1.ConsensusMessage.scrub:type_name -> paros.v1.ScrubEntry
+	10, // 29: paros.v1.ConsensusMessage.decided:type_name -> paros.v1.SlotCommand
+	22, // 30: paros.v1.ConsensusMessage.prepared:type_name -> paros.v1.Ballot
+	7,  // 31: paros.v1.ConsensusMessage.successor:type_name -> paros.v1.MatchmakerSet
+	23, // 32: paros.v1.AcceptorConfig.quorum_system:type_name -> paros.v1.QuorumSystem
+	22, // 33: paros.v1.Registration.ballot:type_name -> paros.v1.Ballot
+	8,  // 34: paros.v1.Registration.config:type_name -> paros.v1.AcceptorConfig
+	22, // 35: paros.v1.SlotCommand.ballot:type_name -> paros.v1.Ballot
+	15, // 36: paros.v1.SlotCommand.command:type_name -> paros.v1.Command
+	22, // 37: paros.v1.SlotBallot.ballot:type_name -> paros.v1.Ballot
+	22, // 38: paros.v1.ScrubEntry.ballot:type_name -> paros.v1.Ballot
+	24, // 39: paros.v1.SealedState.leader:type_name -> paros.v1.LeaderUuid
+	17, // 40: paros.v1.Command.control:type_name -> paros.v1.ControlCommand
+	16, // 41: paros.v1.Command.write:type_name -> paros.v1.WriteEntry
+	24, // 42: paros.v1.WriteEntry.leader:type_name -> paros.v1.LeaderUuid
+	18, // 43: paros.v1.ControlCommand.truncate:type_name -> paros.v1.ControlCommand.Truncate
+	19, // 44: paros.v1.ControlCommand.noop:type_name -> paros.v1.ControlCommand.Noop
+	20, // 45: paros.v1.ControlCommand.set_leader:type_name -> paros.v1.ControlCommand.SetLeader
+	24, // 46: paros.v1.ControlCommand.Truncate.leader:type_name -> paros.v1.LeaderUuid
+	24, // 47: paros.v1.ControlCommand.SetLeader.new_leader:type_name -> paros.v1.LeaderUuid
+	24, // 48: paros.v1.ControlCommand.SetLeader.old_leader:type_name -> paros.v1.LeaderUuid
+	1,  // 49: paros.v1.Peer.Stream:input_type -> paros.v1.Deliver
+	2,  // 50: paros.v1.Peer.Stream:output_type -> paros.v1.DeliverAck
+	50, // [50:51] is the sub-list for method output_type
+	49, // [49:50] is the sub-list for method input_type
+	49, // [49:49] is the sub-list for extension type_name
+	49, // [49:49] is the sub-list for extension extendee
+	0,  // [0:49] is the sub-list for field type_name
 }
 
 func init() { file_paros_v1_peer_proto_init() }
@@ -1664,11 +1954,11 @@ func file_paros_v1_peer_proto_init() {
 		return
 	}
 	file_paros_v1_common_proto_init()
-	file_paros_v1_peer_proto_msgTypes[12].OneofWrappers = []any{
+	file_paros_v1_peer_proto_msgTypes[14].OneofWrappers = []any{
 		(*Command_Control)(nil),
 		(*Command_Write)(nil),
 	}
-	file_paros_v1_peer_proto_msgTypes[14].OneofWrappers = []any{
+	file_paros_v1_peer_proto_msgTypes[16].OneofWrappers = []any{
 		(*ControlCommand_Truncate_)(nil),
 		(*ControlCommand_Noop_)(nil),
 		(*ControlCommand_SetLeader_)(nil),
@@ -1679,7 +1969,7 @@ func file_paros_v1_peer_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_paros_v1_peer_proto_rawDesc), len(file_paros_v1_peer_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   18,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

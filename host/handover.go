@@ -1,0 +1,195 @@
+package host
+
+import (
+	"slices"
+
+	"github.com/parosdb/paros/core/matchmaker"
+	"github.com/parosdb/paros/core/paxos"
+)
+
+// The process's part in matchmaker-set handovers (core/matchmaker's
+// handover.go and reconfigurer.go). The matchmaker role answers handover
+// requests through its Ready like any other, so its answers leave only
+// once durable. The reconfigurer role drives at most one handover from
+// this process: the operator's (CallMatchmakers, answered when it ends) or
+// a finisher, started when one of this process's nodes met its set
+// stopped with no successor. A chosen set this process learns is handed to
+// every one of its nodes (they follow the chain) and reported to the
+// environment, which keeps it for the next boot.
+
+// recRT is the reconfigurer role.
+type recRT struct {
+	r *matchmaker.Reconfigurer
+	// call is the operator's call to answer when the handover ends; a
+	// finisher has none.
+	call    CallID
+	hasCall bool
+}
+
+// MatchmakerSetEnv is an Env that keeps the newest chosen matchmaker set
+// this process learned, for its next boot (a restarted node that believed
+// only the founding set would have to find the chain through founders
+// that may be gone). Optional: without it the set is followed again after
+// a restart, from the founders.
+type MatchmakerSetEnv interface {
+	KeepMatchmakerSet(s paxos.MatchmakerSet)
+}
+
+// MatchmakerSet is the newest matchmaker set this process's nodes follow
+// (zero on a plain deployment).
+func (h *Host) MatchmakerSet() paxos.MatchmakerSet {
+	var out paxos.MatchmakerSet
+	for _, j := range h.journals {
+		if j.node == nil {
+			continue
+		}
+		if s := j.node.MatchmakerSet(); out.Generation < s.Generation {
+			out = s
+		}
+	}
+	return out
+}
+
+// Handover reports the reconfigurer this process runs (nil: none), for
+// audits and Inspect.
+func (h *Host) Handover() *matchmaker.Reconfigurer {
+	if h.rec == nil {
+		return nil
+	}
+	return h.rec.r
+}
+
+// startHandover opens the operator's handover to c.Matchmakers.Members.
+func (h *Host) startHandover(c Call) {
+	from := h.MatchmakerSet()
+	members := slices.Clone(c.Matchmakers.Members)
+	slices.Sort(members)
+	next := paxos.MatchmakerSet{Generation: from.Generation + 1, Members: slices.Compact(members)}
+	switch {
+	case h.stopped:
+		h.reply(c.ID, unavailable(c))
+		return
+	case from.IsZero():
+		h.reply(c.ID, Response{Kind: c.Kind, Admin: AdminReply{Refusal: "no_matchmakers", Detail: "this deployment has no matchmakers"}})
+		return
+	case len(members) == 0 || next.Validate() != nil:
+		h.reply(c.ID, Response{Kind: c.Kind, Admin: AdminReply{Refusal: "invalid_configuration", Detail: "a matchmaker set of 1 to 16 distinct nonzero ids"}})
+		return
+	case h.rec != nil:
+		h.reply(c.ID, Response{Kind: c.Kind, Admin: AdminReply{Refusal: "busy", Detail: "a handover driven from this machine is under way"}})
+		return
+	}
+	h.rec = &recRT{r: matchmaker.NewReconfigurer(h.id, from, next.Members, h.handoverOptions()), call: c.ID, hasCall: true}
+	h.pumpHandover()
+	h.flush()
+}
+
+func (h *Host) handoverOptions() matchmaker.ReconfigurerOptions {
+	return matchmaker.ReconfigurerOptions{ResendTicks: h.tun.HeartbeatTicks,
+		PhaseBudget: h.tun.HandoverPhaseElections * h.tun.ElectionTicks}
+}
+
+// stepHandover routes one handover message from node from: a request to
+// the matchmaker role, an answer to the reconfigurer. A published outcome
+// is also handed to this process's nodes.
+func (h *Host) stepHandover(from paxos.NodeID, hv matchmaker.Handover) {
+	if hv.From != from || hv.To != h.id {
+		h.counters.Dropped++
+		return
+	}
+	switch hv.Kind {
+	case matchmaker.HStop, matchmaker.HBootstrap, matchmaker.HPrepare, matchmaker.HAccept, matchmaker.HChosen:
+		if hv.Kind == matchmaker.HChosen && hv.Validate() == nil {
+			h.learnMatchmakers(hv.Set)
+		}
+		if h.mm == nil {
+			return
+		}
+		h.mm.mm.StepHandover(hv)
+		h.drainMatchmaker()
+	default:
+		if h.rec != nil {
+			h.rec.r.StepHandover(hv)
+			h.pumpHandover()
+		}
+	}
+}
+
+// learnMatchmakers hands a chosen set to every node of this process (each
+// adopts it if it is newer than its own) and to the environment.
+func (h *Host) learnMatchmakers(s paxos.MatchmakerSet) {
+	if s.IsZero() || s.Generation <= h.MatchmakerSet().Generation {
+		return
+	}
+	for _, j := range h.journals {
+		if j.node != nil && j.status == Live {
+			j.node.AdoptMatchmakers(s)
+			h.drain(j)
+		}
+	}
+	if e, ok := h.env.(MatchmakerSetEnv); ok {
+		e.KeepMatchmakerSet(s.Clone())
+	}
+}
+
+// tickHandover ticks the reconfigurer, and starts a finisher when a node
+// met its set stopped with no successor.
+func (h *Host) tickHandover() {
+	if h.rec != nil {
+		h.rec.r.Tick()
+		h.pumpHandover()
+		return
+	}
+	for _, j := range h.journals {
+		if j.node == nil || j.status != Live {
+			continue
+		}
+		if _, ok := j.node.MatchmakersStopped(); ok {
+			h.rec = &recRT{r: matchmaker.NewFinisher(h.id, j.node.MatchmakerSet(), h.handoverOptions())}
+			h.pumpHandover()
+			return
+		}
+	}
+}
+
+// pumpHandover queues what the reconfigurer sends and settles its
+// outcome: a chosen set is learned here, the operator is answered.
+func (h *Host) pumpHandover() {
+	r := h.rec
+	h.hoOut = append(h.hoOut, r.r.Messages()...)
+	if s := r.r.Chosen(); !s.IsZero() {
+		h.learnMatchmakers(s)
+	}
+	switch r.r.Step() {
+	case matchmaker.RDone, matchmaker.RAbandoned:
+	default:
+		return
+	}
+	h.rec = nil
+	if !r.hasCall {
+		return
+	}
+	reply := AdminReply{Chosen: r.r.Chosen(), Activated: r.r.Activated()}
+	if reply.Chosen.IsZero() {
+		reply.Refusal, reply.Detail = "abandoned", "the handover made no progress within its budget; ask again"
+	}
+	h.reply(r.call, Response{Kind: CallMatchmakers, Admin: reply})
+}
+
+// flushHandovers sends the queued handover messages: to this process's
+// own matchmaker role through the loopback (a reconfigurer on a machine
+// that runs a member of the set), else to their peer.
+func (h *Host) flushHandovers() {
+	for round := 0; len(h.hoOut) > 0 && round < loopbackRoundsMax; round++ {
+		out := h.hoOut
+		h.hoOut = nil
+		for i := range out {
+			hv := out[i]
+			if hv.To == h.id {
+				h.stepHandover(h.id, hv)
+				continue
+			}
+			h.env.Send(hv.To, []Envelope{{Handover: &hv}})
+		}
+	}
+}
