@@ -79,6 +79,7 @@ func (h *Host) startHandover(c Call) {
 		h.reply(c.ID, Response{Kind: c.Kind, Admin: AdminReply{Refusal: "busy", Detail: "a handover driven from this machine is under way"}})
 		return
 	}
+	h.counters.Handovers++
 	h.rec = &recRT{r: matchmaker.NewReconfigurer(h.id, from, next.Members, h.handoverOptions()), call: c.ID, hasCall: true}
 	h.pumpHandover()
 	h.flush()
@@ -145,6 +146,7 @@ func (h *Host) tickHandover() {
 			continue
 		}
 		if _, ok := j.node.MatchmakersStopped(); ok {
+			h.counters.Finishers++
 			h.rec = &recRT{r: matchmaker.NewFinisher(h.id, j.node.MatchmakerSet(), h.handoverOptions())}
 			h.pumpHandover()
 			return
@@ -166,6 +168,11 @@ func (h *Host) pumpHandover() {
 		return
 	}
 	h.rec = nil
+	if r.r.Chosen().IsZero() {
+		h.counters.HandoversAbandoned++
+	} else {
+		h.counters.HandoversChosen++
+	}
 	if !r.hasCall {
 		return
 	}

@@ -56,6 +56,10 @@ type Counters struct {
 	// (HandOffAll); HandedOnAgain those among them a handoff had made
 	// this node's, which re-elected itself first.
 	HandedOff, HandedOnAgain uint64
+	// Matchmaker-set handovers driven from this process (handover.go):
+	// started by the operator, started as a finisher, ended with the
+	// outcome chosen, abandoned without one.
+	Handovers, Finishers, HandoversChosen, HandoversAbandoned uint64
 }
 
 // Observer sees what a host decides, for the simulator's audit. It must

@@ -19,11 +19,15 @@ type JournalSpec struct {
 	Quorum  quorum.Spec
 	Mode    journal.WriterMode
 	Claim   storage.Claim
-	// Matchmakers is the journal's matchmaker set (empty: plain
+	// Matchmakers is the journal's founding matchmaker set (empty: plain
 	// Multi-Paxos). Joiner: the store is formatted for a node joining
 	// Members by reconfiguration.
 	Matchmakers []paxos.NodeID
-	Joiner      bool
+	// MatchmakerSet is the newest chosen matchmaker set the process knows
+	// (zero: the founding set, Matchmakers, generation 1). The store's
+	// marker names the founding set; the node matchmakes with this one.
+	MatchmakerSet paxos.MatchmakerSet
+	Joiner        bool
 	// Replicas are the journal's replica nodes (the replica tier): the
 	// leader pushes them every chosen value. Replica: this process serves
 	// the journal as one of them (it learns and serves reads, never votes).
@@ -137,6 +141,9 @@ func newJournalRT(id paxos.NodeID, s JournalSpec) (*journalRT, error) {
 	slices.Sort(proxies)
 	cfg := paxos.Config{ID: id, Acceptors: sys, Mode: s.Mode, Matchmakers: mms, Joiner: s.Joiner,
 		Replicas: reps, Replica: s.Replica, Proxies: proxies}
+	if !s.MatchmakerSet.IsZero() && len(mms) > 0 {
+		cfg.Matchmakers, cfg.MatchmakerGeneration = slices.Clone(s.MatchmakerSet.Members), s.MatchmakerSet.Generation
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("paros/host: journal %s: %w", s.ID, err)
 	}

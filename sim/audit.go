@@ -17,6 +17,8 @@ import (
 // from reference design §5.5 where one exists). It observes through
 // host.Observer and by reading stores and nodes; it changes nothing.
 type audit struct {
+	// sets is the chosen matchmaker set of each generation (handover.go).
+	sets map[uint64]paxos.MatchmakerSet
 	// votes are the acceptors' reported durable votes (proxy.go), kept
 	// only when the seed runs proxies.
 	votes map[proxyVote][]paxos.NodeID

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/parosdb/paros/core/journal"
@@ -35,6 +36,9 @@ type configAudit struct {
 	wmMax    map[journal.ID]paxos.Ballot
 	// durableWM is each matchmaker's durable watermark per journal.
 	durableWM map[njournal]paxos.Ballot
+	// durableGen is the generation each matchmaker's durable registries
+	// belong to.
+	durableGen map[paxos.NodeID]uint64
 	// systems are the distinct configurations bound so far per journal,
 	// each with the lowest ballot bound to it.
 	systems map[journal.ID][]boundSystem
@@ -68,7 +72,7 @@ type jballot struct {
 func newConfigAudit() configAudit {
 	return configAudit{bound: map[jballot]quorum.System{}, prepared: map[journal.ID][]paxos.Ballot{},
 		promised: map[jballot][]paxos.NodeID{}, checked: map[jballot]bool{},
-		acked: map[njournal]paxos.Ballot{}, wmMax: map[journal.ID]paxos.Ballot{}, durableWM: map[njournal]paxos.Ballot{},
+		acked: map[njournal]paxos.Ballot{}, wmMax: map[journal.ID]paxos.Ballot{}, durableWM: map[njournal]paxos.Ballot{}, durableGen: map[paxos.NodeID]uint64{},
 		systems: map[journal.ID][]boundSystem{}, retractions: map[journal.ID][]retraction{}}
 }
 
@@ -262,28 +266,43 @@ func (a *audit) retired(n paxos.NodeID, j journal.ID, w paxos.Ballot) {
 	if !ok || sys.Contains(n) {
 		a.violation("gc: a retire is honoured only with evidence", "%s n%d retired at %s, whose configuration %v names it", short(j), n, w, sys)
 	}
-	holds := 0
-	for _, mm := range a.w.shape.Matchmakers {
-		p := a.w.proc(mm)
-		if p.wiped {
-			// A matchmaker that lost its disk is refused at every boot
-			// and never answers again: it cannot contradict the watermark
-			// it may have acknowledged (as a wiped acceptor's history
-			// counts as held in backed).
-			holds++
-			continue
+	// The watermark was made effective at a quorum of the set in force
+	// when the leader collected; a handover since carried it into every
+	// later generation's reconstruction. So some generation's set must
+	// have a majority holding it.
+	sets := []paxos.MatchmakerSet{{Generation: 1, Members: a.w.shape.Matchmakers}}
+	for _, g := range slices.Sorted(maps.Keys(a.sets)) {
+		sets = append(sets, a.sets[g])
+	}
+	best, of := 0, 0
+	for _, set := range sets {
+		holds := 0
+		for _, mm := range set.Members {
+			p := a.w.proc(mm)
+			if p.wiped {
+				// A matchmaker that lost its disk is refused at every boot
+				// and never answers again: it cannot contradict the
+				// watermark it may have acknowledged (as a wiped
+				// acceptor's history counts as held in backed).
+				holds++
+				continue
+			}
+			bs, err := p.registry.Boot()
+			if err != nil {
+				continue
+			}
+			if r, ok := bs.Registries[j]; ok && !r.Watermark.Less(w) {
+				holds++
+			}
 		}
-		bs, err := p.registry.Boot()
-		if err != nil {
-			continue
+		if 2*holds > len(set.Members) {
+			return
 		}
-		if r, ok := bs.Registries[j]; ok && !r.Watermark.Less(w) {
-			holds++
+		if holds >= best {
+			best, of = holds, len(set.Members)
 		}
 	}
-	if 2*holds <= len(a.w.shape.Matchmakers) {
-		a.violation("gc: a retire is honoured only with evidence", "%s n%d retired at %s: %d of %d matchmakers hold the watermark", short(j), n, w, holds, len(a.w.shape.Matchmakers))
-	}
+	a.violation("gc: a retire is honoured only with evidence", "%s n%d retired at %s: at most %d of %d matchmakers of any generation hold the watermark", short(j), n, w, best, of)
 }
 
 // registrySynced checks a matchmaker's durable registries: sorted, above
@@ -293,11 +312,25 @@ func (a *audit) registrySynced(p *proc) {
 	if err != nil {
 		return // a rotted registry is refused at boot
 	}
+	gen := bs.Generation
+	a.chosenSet(gen.Set, "a matchmaker's set")
+	a.chosenSet(gen.Successor, "a chain link")
+	if gen.Set.IsZero() {
+		return // a fresh matchmaker holds no registry of its own
+	}
 	for j, r := range bs.Registries {
+		// Per generation: an activation replaces the registries by the
+		// reconstruction, whose watermark is the highest a stop quorum
+		// held; one this matchmaker raised alone may be above it (it
+		// was never effective, so nothing relied on it).
 		k := njournal{p.id, j}
+		if a.cfg.durableGen[p.id] != gen.Set.Generation {
+			delete(a.cfg.durableWM, k)
+		}
 		if r.Watermark.Less(a.cfg.durableWM[k]) {
 			a.violation("gc: a matchmaker's watermark never decreases", "%s matchmaker %d holds %s after %s", short(j), p.id, r.Watermark, a.cfg.durableWM[k])
 		}
 		a.cfg.durableWM[k] = r.Watermark
 	}
+	a.cfg.durableGen[p.id] = gen.Set.Generation
 }

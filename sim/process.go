@@ -48,6 +48,9 @@ type proc struct {
 	retired map[journal.ID]bool
 	// registry is a matchmaker process's store (nil on the others).
 	registry *memstore.RegistryStore
+	// mmset is the newest chosen matchmaker set the process kept for its
+	// next boot (zero: the founding set), as a machine record does.
+	mmset paxos.MatchmakerSet
 }
 
 // founding reports whether the process is a founding member of the
@@ -189,6 +192,15 @@ func (e env) PersistRegistry(t host.Token, ops []matchmaker.WriteOp) {
 	})
 }
 
+// KeepMatchmakerSet keeps the newest chosen matchmaker set for the next
+// boot (host.MatchmakerSetEnv), as the machine record would.
+func (e env) KeepMatchmakerSet(s paxos.MatchmakerSet) {
+	if e.p.mmset.Generation < s.Generation {
+		e.p.mmset = s.Clone()
+	}
+	e.p.w.audit.chosenSet(s, "kept by a process")
+}
+
 // DeleteStore deletes a retired journal's store.
 func (e env) DeleteStore(j journal.ID) error {
 	p := e.p
@@ -211,13 +223,16 @@ func (w *World) specs(p *proc, claim storage.Claim, edited bool) []host.JournalS
 			continue
 		}
 		s := host.JournalSpec{ID: js.ID, Members: w.shape.Nodes, Quorum: w.shape.Quorum, Mode: js.Mode, Claim: claim,
-			Matchmakers: w.shape.Matchmakers, Replicas: w.replicaSet, Replica: p.replica(), Proxies: w.proxySet}
+			Matchmakers: w.shape.Matchmakers, MatchmakerSet: p.mmset, Replicas: w.replicaSet, Replica: p.replica(), Proxies: w.proxySet}
 		if js, ok := p.joined[js.ID]; ok {
 			// Joined at run time: its store was formatted then.
 			// The replica list is the operator's current one, which may
 			// have changed since the join (replica.go).
 			s = js
 			s.Claim = storage.ClaimExistingMember
+			if s.MatchmakerSet.Generation < p.mmset.Generation {
+				s.MatchmakerSet = p.mmset
+			}
 			s.Replicas = w.replicaSet
 			s.Proxies = w.proxySet
 		}

@@ -66,6 +66,9 @@ func (w *World) operatorStep(chaos bool) {
 		w.reconfigure(js, via, n)
 		return
 	}
+	if w.handover(chaos && g.pct(10)) {
+		return
+	}
 	js := w.shape.Journals[g.intn(len(w.shape.Journals))]
 	lp, leader := w.leaderOf(js.ID)
 	if leader == nil {
@@ -197,7 +200,7 @@ func (w *World) drawQuorum(n int) quorum.Spec {
 // join formats journal js on machine p as a joiner of members.
 func (w *World) join(p *proc, js JournalShape, members []paxos.NodeID, spec quorum.Spec) bool {
 	s := host.JournalSpec{ID: js.ID, Members: members, Quorum: spec, Mode: js.Mode, Claim: storage.ClaimFirstBoot,
-		Matchmakers: w.shape.Matchmakers, Joiner: true, Replicas: w.replicaSet, Proxies: w.proxySet}
+		Matchmakers: w.shape.Matchmakers, MatchmakerSet: w.newestSet(), Joiner: true, Replicas: w.replicaSet, Proxies: w.proxySet}
 	p.stores[js.ID] = memstore.New()
 	if err := p.h.AddJournal(s); err != nil {
 		w.audit.violation("reconfiguration: a fresh machine joins a journal", "n%d %s: %v", p.id, short(js.ID), err)
@@ -282,6 +285,10 @@ func (w *World) operatorReply(p *proc, id host.CallID, r host.Response) {
 		return
 	}
 	delete(w.opCalls, id)
+	if oc.call.Kind == host.CallMatchmakers {
+		w.handoverReply(p, r)
+		return
+	}
 	refusal := r.Admin.Refusal
 	switch {
 	case oc.want && refusal == "":

@@ -66,6 +66,12 @@ type Counts struct {
 	Collections, ReadsAbandoned, Joined, Retired, OwnMatchmaker            uint64
 	// Retracted counts registrations matchmakers retracted.
 	Retracted uint64
+	// Matchmaker-set handovers (handover.go): asked by the operator and
+	// answered chosen; generations stopped and activated at matchmakers;
+	// chosen sets nodes followed; generations nodes met stopped with no
+	// successor; finishers started and handovers chosen by a process.
+	HandoversAsked, HandoversDone, HandoverStops, Activations           uint64
+	SetsAdopted, SetsStopped, Finishers, HandoversChosen, HandoverLinks uint64
 	// ReadsWidened counts grid reads that asked every member after their
 	// row did not settle them.
 	ReadsWidened uint64
@@ -193,7 +199,7 @@ func newWorld(seed uint64, o Options, draw func(w *World) Shape) *World {
 				p.stores[j.ID] = memstore.New()
 			}
 		}
-		if slices.Contains(w.shape.Matchmakers, id) {
+		if slices.Contains(w.shape.matchmakerMachines(), id) {
 			p.registry = memstore.NewRegistry()
 		}
 		w.procs = append(w.procs, p)
@@ -296,6 +302,8 @@ func (w *World) collect(p *proc) {
 			w.counts.ReadsAbandoned += c.ReadsAbandoned
 			w.counts.ReadsWidened += c.ReadsWidened
 			w.counts.OwnMatchmaker += c.OwnMatchmaker
+			w.counts.SetsAdopted += c.MatchmakerSetsAdopted
+			w.counts.SetsStopped += c.MatchmakersStopped
 			w.counts.CtrlReproposed += c.CtrlReproposed
 			w.counts.CtrlNoops += c.CtrlNoops
 			w.counts.CtrlResigned += c.CtrlResigned
@@ -339,7 +347,12 @@ func (w *World) collect(p *proc) {
 	w.counts.HandedOnAgain += p.h.Counters().HandedOnAgain
 	if mm := p.h.Matchmaker(); mm != nil {
 		w.counts.Retracted += mm.Counters().Retracted
+		w.counts.HandoverStops += mm.Counters().Stops
+		w.counts.Activations += mm.Counters().Activations
+		w.counts.HandoverLinks += mm.Counters().Links
 	}
+	w.counts.Finishers += p.h.Counters().Finishers
+	w.counts.HandoversChosen += p.h.Counters().HandoversChosen
 	if n := p.h.Counters().MatchmakerFaults; n > 0 {
 		w.counts.Quarantines += n
 	}
@@ -394,6 +407,13 @@ func (w *World) gateCounts(r *Result) {
 	set("reconfiguration: a wiped node is reconfigured away", c.ReplacedDead)
 	set("matchmaking: a candidate hears the matchmaker of its own machine", c.OwnMatchmaker)
 	set("matchmaking: a matchmaker retracts an abandoned registration", c.Retracted)
+	set("matchmakers: the operator's handover chose the next generation", c.HandoversDone)
+	set("matchmakers: a stop froze a generation", c.HandoverStops)
+	set("matchmakers: a member activated its bootstrap", c.Activations)
+	set("matchmakers: a replaced member records the chain link", c.HandoverLinks)
+	set("matchmakers: a node followed the chain to a chosen set", c.SetsAdopted)
+	set("matchmakers: a node met its set stopped with no successor", c.SetsStopped)
+	set("matchmakers: a process finished a handover it met stopped", c.Finishers)
 	set("ctrl: a leader re-proposes a value over a damaged record (case 1)", c.CtrlReproposed)
 	set("ctrl: a leader decides a Noop over a damaged record (case 2)", c.CtrlNoops)
 	set("ctrl: a leader waits for more answers about a damaged record (case 3)", c.Blocked)
@@ -534,6 +554,14 @@ func GateNames() []string {
 		"matchmaking: a node that will not campaign retracts the registrations it abandoned",
 		"matchmaking: a matchmaker retracts an abandoned registration",
 		"a matchmaker restarted under an edited configuration is refused",
+		// Matchmaker-set generations (handover.go).
+		"matchmakers: the operator's handover chose the next generation",
+		"matchmakers: a stop froze a generation",
+		"matchmakers: a member activated its bootstrap",
+		"matchmakers: a replaced member records the chain link",
+		"matchmakers: a node followed the chain to a chosen set",
+		"matchmakers: a node met its set stopped with no successor",
+		"matchmakers: a process finished a handover it met stopped",
 		// CTRL and the scrubber (rot.go).
 		"ctrl: a leader re-proposes a value over a damaged record (case 1)",
 		"ctrl: a leader decides a Noop over a damaged record (case 2)",

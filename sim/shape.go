@@ -21,6 +21,11 @@ type Shape struct {
 	// window (reconfig.go).
 	Matchmakers []paxos.NodeID
 	Spares      []paxos.NodeID
+	// Handovers: the operator replaces the matchmaker set during the
+	// chaos (handover.go); MatchmakerSpares are the fresh matchmaker
+	// machines (ids MatchmakerSpareIDBase+rank) a handover may name.
+	Handovers        bool
+	MatchmakerSpares []paxos.NodeID
 	// Replicas is the replica tier (replica.go): 0–2 replica processes
 	// (ids ReplicaIDBase+rank) that learn every journal and serve reads,
 	// with their own attrition and disks outside the rot budget.
@@ -212,6 +217,13 @@ func drawShape(g rng, o Options) Shape {
 	s.Tun.ProxyTakeBackBeats = 1 + g.intn(30)
 	s.Tun.ProxyEvictAfter = 1 + g.intn(60)
 	s.Tun.HandoffFenceElections = 1 + g.intn(4)
+	if len(s.Matchmakers) > 0 && g.pct(60) {
+		s.Handovers = true
+		for i := range 1 + g.intn(3) {
+			s.MatchmakerSpares = append(s.MatchmakerSpares, MatchmakerSpareIDBase+paxos.NodeID(i))
+		}
+		s.Tun.HandoverPhaseElections = 1 + g.intn(6)
+	}
 	return s
 }
 
@@ -232,6 +244,7 @@ func (s Shape) Procs() []paxos.NodeID {
 			out = append(out, id)
 		}
 	}
+	out = append(out, s.MatchmakerSpares...)
 	return append(out, s.Replicas...)
 }
 
@@ -258,6 +271,9 @@ func (s Shape) String() string {
 	mm := ""
 	if len(s.Matchmakers) > 0 {
 		mm = fmt.Sprintf(" mm=%d spares=%d", len(s.Matchmakers), len(s.Spares))
+		if s.Handovers {
+			mm += fmt.Sprintf(" handovers(mm spares=%d)", len(s.MatchmakerSpares))
+		}
 		if slices.Contains(s.Nodes, s.Matchmakers[0]) {
 			mm += " colocated"
 		}

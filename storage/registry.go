@@ -82,7 +82,10 @@ func (m RegistryMarker) Equal(o RegistryMarker) bool {
 
 // Validate refuses a marker that names no usable configuration: node
 // nonzero, a nonempty set of at most RegistryMatchmakersMax ids, sorted,
-// without duplicates or zero, holding node.
+// without duplicates or zero. The set is the founding one (generation 1);
+// a matchmaker outside it was added later and boots fresh
+// (matchmaker.BootGeneration), a member of no set until a handover names
+// it.
 func (m RegistryMarker) Validate() error {
 	if m.Node == 0 || len(m.Matchmakers) == 0 {
 		return fmt.Errorf("%w: registry node %d matchmakers %v", ErrBadMarker, m.Node, m.Matchmakers)
@@ -97,9 +100,6 @@ func (m RegistryMarker) Validate() error {
 		if i > 0 && m.Matchmakers[i-1] >= id {
 			return fmt.Errorf("%w: matchmakers %v not sorted and distinct", ErrBadMarker, m.Matchmakers)
 		}
-	}
-	if _, ok := slices.BinarySearch(m.Matchmakers, m.Node); !ok {
-		return fmt.Errorf("%w: node %d not among matchmakers %v", ErrBadMarker, m.Node, m.Matchmakers)
 	}
 	return nil
 }

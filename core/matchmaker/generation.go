@@ -72,6 +72,17 @@ func Founding(members []paxos.NodeID) Generation {
 	return Generation{Set: Set{Generation: 1, Members: slices.Clone(members)}}
 }
 
+// BootGeneration is the generation state of a matchmaker whose store
+// holds none yet: a founder is active in the founding set, any other
+// machine is fresh (added later, a member of no set until a handover
+// names it).
+func BootGeneration(id paxos.NodeID, founders []paxos.NodeID) Generation {
+	if slices.Contains(founders, id) {
+		return Founding(founders)
+	}
+	return Generation{}
+}
+
 // Phase is where the state stands.
 func (g Generation) Phase() Phase {
 	switch {

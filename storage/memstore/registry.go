@@ -83,10 +83,7 @@ func (s *RegistryStore) Boot() (*storage.RegistryBoot, error) {
 	if s.marker != nil {
 		m := s.marker.Clone()
 		b.Marker = &m
-		b.Generation = matchmaker.Founding(m.Matchmakers)
-		if s.gen != nil {
-			b.Generation = s.gen.Clone()
-		}
+		b.Generation = s.durableGen()
 	}
 	return b, nil
 }
@@ -311,5 +308,5 @@ func (s *RegistryStore) durableGen() matchmaker.Generation {
 	if s.gen != nil {
 		return s.gen.Clone()
 	}
-	return matchmaker.Founding(s.marker.Matchmakers)
+	return matchmaker.BootGeneration(s.marker.Node, s.marker.Matchmakers)
 }

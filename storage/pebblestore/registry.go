@@ -154,7 +154,7 @@ func (r *Registry) Boot() (*storage.RegistryBoot, error) {
 		return nil, regCorrupt(journal.ID{}, "registry marker", errors.New("missing while the store holds registries"))
 	}
 	if b.Marker != nil {
-		b.Generation = matchmaker.Founding(b.Marker.Matchmakers)
+		b.Generation = matchmaker.BootGeneration(b.Marker.Node, b.Marker.Matchmakers)
 	}
 	b.Registries = make(map[journal.ID]matchmaker.Registry, len(regs))
 	for id, reg := range regs {
