@@ -150,9 +150,11 @@ type InspectReply struct {
 	// is effective the watermark and the retirable acceptors.
 	Config      paxos.Configuration
 	Matchmakers []paxos.NodeID
-	GCEffective bool
-	GCWatermark paxos.Ballot
-	Retirable   []paxos.NodeID
+	// MatchmakerGeneration is the generation of Matchmakers.
+	MatchmakerGeneration uint64
+	GCEffective          bool
+	GCWatermark          paxos.Ballot
+	Retirable            []paxos.NodeID
 	// Unrecoverable names slots found lost beyond the fault budget (CTRL).
 	Unrecoverable []paxos.Slot
 }

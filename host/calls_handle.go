@@ -224,7 +224,7 @@ func (h *Host) inspect(j *journalRT) InspectReply {
 	n := j.node
 	r.Role, r.Leader, r.Promised = n.Role(), n.LeaderHint(), n.Promised()
 	r.ChosenIndex, r.Applied, r.Floor, r.State = n.ChosenIndex(), n.Applied(), n.Floor(), n.State().View()
-	r.Config, r.Matchmakers = n.Configuration(), n.Matchmakers()
+	r.Config, r.Matchmakers, r.MatchmakerGeneration = n.Configuration(), n.Matchmakers(), n.MatchmakerSet().Generation
 	r.GCWatermark, r.Retirable, r.GCEffective = n.Collected()
 	r.Unrecoverable = n.Unrecoverable()
 	return r

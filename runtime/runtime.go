@@ -51,15 +51,23 @@ type Config struct {
 	// TLS, its certificate required to name the peer's node id. Nil dials
 	// plaintext (the explicit insecure mode).
 	TLS *security.Node
-	// Matchmakers is the cell's matchmaker set. When it names NodeID the
-	// process runs a matchmaker over the DB's registry store, booted with
-	// RegistryClaim (first boot at formation, existing member after).
-	Matchmakers   []paxos.NodeID
-	RegistryClaim storage.Claim
+	// Matchmakers is the cell's founding matchmaker set. When it names
+	// NodeID, or MatchmakerRole is set (a node machine admitted later, a
+	// member of no set until a handover names it), the process runs a
+	// matchmaker over the DB's registry store, booted with RegistryClaim
+	// (first boot when the store is formatted, existing member after).
+	Matchmakers    []paxos.NodeID
+	MatchmakerRole bool
+	RegistryClaim  storage.Claim
+	// KeepMatchmakerSet, when set, is told the newest chosen matchmaker
+	// set the process learns (a handover), to keep for the next boot. It
+	// runs on the loop: it must not block for long.
 	// Proxy runs a proxy process (proxy.go): a host.ProxyHost instead of a
 	// host.Host, with no journal, no matchmaker and nothing persisted (DB
 	// may be nil).
 	Proxy bool
+	// (KeepMatchmakerSet, documented with Matchmakers.)
+	KeepMatchmakerSet func(paxos.MatchmakerSet)
 }
 
 // Limits of the loop's inbox (the edge never blocks the loop: a full inbox
@@ -145,7 +153,7 @@ func Start(cfg Config) (*Runtime, error) {
 		return nil, err
 	}
 	r.h = h
-	if slices.Contains(cfg.Matchmakers, cfg.NodeID) {
+	if len(cfg.Matchmakers) > 0 && (slices.Contains(cfg.Matchmakers, cfg.NodeID) || cfg.MatchmakerRole) {
 		mm, err := bootMatchmaker(cfg)
 		if err != nil {
 			return nil, err
@@ -587,6 +595,13 @@ func (e env) PersistRegistry(t host.Token, ops []matchmaker.WriteOp) {
 
 // DeleteStore deletes a retired journal's keys (one synced range delete).
 func (e env) DeleteStore(j journal.ID) error { return e.r.cfg.DB.DeleteJournal(j) }
+
+// KeepMatchmakerSet implements host.MatchmakerSetEnv.
+func (e env) KeepMatchmakerSet(s paxos.MatchmakerSet) {
+	if e.r.cfg.KeepMatchmakerSet != nil {
+		e.r.cfg.KeepMatchmakerSet(s)
+	}
+}
 
 // observer feeds metrics from the host's observation port.
 type observer struct{ r *Runtime }

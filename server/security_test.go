@@ -624,7 +624,7 @@ func TestInspectIsFilteredToTheCallersScope(t *testing.T) {
 		if status.Code(errTenantHandoff) != codes.PermissionDenied || status.Code(errPeerHandoff) != codes.PermissionDenied {
 			t.Errorf("handoff: tenant admin: %v; peer: %v; want PermissionDenied", errTenantHandoff, errPeerHandoff)
 		}
-		if errRoot != nil || !strings.HasPrefix(rr.GetRefusal(), "not_enabled") { // generations are not built
+		if errRoot != nil || !strings.HasPrefix(rr.GetRefusal(), "invalid_configuration") { // no members named
 			t.Errorf("root: %v, %v", rr, errRoot)
 		}
 	})

@@ -292,6 +292,16 @@ func (s *Peer) roleOf(node uint64) (paxos.Role, error) {
 // sends (the table in core/paxos/roles.go).
 func checkTypes(node uint64, role paxos.Role, batch []host.Envelope) error {
 	for _, e := range batch {
+		if e.Handover != nil {
+			// A handover is driven by a node machine's reconfigurer and
+			// answered by its matchmaker role: a replica or a proxy
+			// certificate may not stop, bootstrap, vote in or publish a
+			// matchmaker set.
+			if role != paxos.RoleAcceptor {
+				return status.Errorf(codes.PermissionDenied, "paros/server: node %016x is a %s machine, which never sends a matchmaker handover", node, role)
+			}
+			continue
+		}
 		if !paxos.MaySend(role, e.Msg.Type) {
 			return status.Errorf(codes.PermissionDenied, "paros/server: node %016x is a %s machine, which never sends %s", node, role, e.Msg.Type)
 		}
@@ -335,7 +345,11 @@ func checkSenders(d *pb.Deliver, node uint64) error {
 		return status.Errorf(codes.PermissionDenied, "paros/server: node %016x sent a Deliver from %016x", node, d.GetFrom())
 	}
 	for _, e := range d.GetEnvelopes() {
-		if f := e.GetMsg().GetFrom(); f != node {
+		f := e.GetMsg().GetFrom()
+		if e.GetHandover() != nil {
+			f = e.GetHandover().GetFrom()
+		}
+		if f != node {
 			return status.Errorf(codes.PermissionDenied, "paros/server: node %016x sent a message from %016x", node, f)
 		}
 	}
@@ -451,6 +465,7 @@ func (s *Admin) Inspect(ctx context.Context, req *pb.InspectRequest) (*pb.Inspec
 		for _, m := range in.Matchmakers {
 			out.Matchmakers = append(out.Matchmakers, uint64(m))
 		}
+		out.MatchmakerGeneration = in.MatchmakerGeneration
 		if in.GCEffective {
 			out.GcEffective, out.GcWatermark = true, wire.BallotToPB(in.GCWatermark)
 			for _, m := range in.Retirable {
@@ -475,8 +490,6 @@ func listFilter(ctx context.Context) func(journal.ID) bool {
 	}
 	return p.claims.AllowsAny
 }
-
-const notEnabled = "not_enabled: matchmaker-set generations are not built in this version"
 
 // Reconfigure starts moving a journal to a new acceptor configuration at
 // the node it reaches (normally the leader: a follower's change deposes
@@ -509,8 +522,44 @@ func (s *Admin) Reconfigure(ctx context.Context, req *pb.ReconfigureRequest) (*p
 	return &pb.ReconfigureReply{Accepted: r.Admin.Refusal == "", Refusal: refusalText(r.Admin)}, nil
 }
 
-func (s *Admin) ReconfigureMatchmakers(context.Context, *pb.ReconfigureMatchmakersRequest) (*pb.ReconfigureMatchmakersReply, error) {
-	return &pb.ReconfigureMatchmakersReply{Refusal: notEnabled}, nil
+// handoverTimeout bounds the wait for a matchmaker-set handover: a few
+// round trips to two sets and a durable write at each step.
+const handoverTimeout = 60 * time.Second
+
+// ReconfigureMatchmakers replaces the matchmaker set by its next
+// generation, driven from the machine it reaches, and answers when the
+// handover ended: the set chosen (a concurrent handover's proposal may be
+// the one chosen) and the members that activated it. A backend that is a
+// CellVetter judges the members first, as acceptor machines of the cell
+// (every machine of a cell with matchmakers runs a matchmaker role).
+func (s *Admin) ReconfigureMatchmakers(ctx context.Context, req *pb.ReconfigureMatchmakersRequest) (*pb.ReconfigureMatchmakersReply, error) {
+	members := make([]paxos.NodeID, 0, len(req.GetMembers()))
+	for _, m := range req.GetMembers() {
+		members = append(members, paxos.NodeID(m))
+	}
+	if len(members) == 0 || len(members) > paxos.MatchmakersMax {
+		return &pb.ReconfigureMatchmakersReply{Refusal: fmt.Sprintf("invalid_configuration: 1 to %d matchmakers", paxos.MatchmakersMax)}, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, handoverTimeout)
+	defer cancel()
+	if v, ok := s.B.(CellVetter); ok {
+		if refusal := v.VetConfiguration(ctx, members, quorum.Spec{Kind: quorum.KindMajority}); refusal != "" {
+			return &pb.ReconfigureMatchmakersReply{Refusal: refusal}, nil
+		}
+	}
+	r, err := s.B.Call(ctx, host.Call{Kind: host.CallMatchmakers, Matchmakers: host.MatchmakersRequest{Members: members}})
+	if err != nil {
+		return nil, status.Error(codes.Unavailable, err.Error())
+	}
+	out := &pb.ReconfigureMatchmakersReply{Accepted: r.Admin.Refusal == "", Refusal: refusalText(r.Admin),
+		Generation: r.Admin.Chosen.Generation}
+	for _, id := range r.Admin.Chosen.Members {
+		out.Members = append(out.Members, uint64(id))
+	}
+	for _, id := range r.Admin.Activated {
+		out.Activated = append(out.Activated, uint64(id))
+	}
+	return out, nil
 }
 
 // Retire asks this machine to retire from a journal, with the effective GC

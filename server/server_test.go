@@ -354,10 +354,11 @@ func TestAdminReconfigureAndRetireAreJudgedByTheJournalsNode(t *testing.T) {
 	if unsetRC.GetRefusal() != "unset" || !strings.HasPrefix(unsetRT.GetRefusal(), "stale") {
 		t.Errorf("no journal: %v; no watermark: %v", unsetRC, unsetRT)
 	}
-	if !strings.HasPrefix(rm.GetRefusal(), "not_enabled") {
-		t.Errorf("matchmaker generations: %v; want not_enabled", rm)
+	if rm.GetAccepted() || rm.GetRefusal() != "no_matchmakers: plain" {
+		t.Errorf("matchmaker handover: %v; want the node's refusal", rm)
 	}
-	if len(fb.calls) != 2 || fb.calls[0].Kind != host.CallReconfigure || fb.calls[1].Kind != host.CallRetire {
+	if len(fb.calls) != 3 || fb.calls[0].Kind != host.CallReconfigure || fb.calls[1].Kind != host.CallRetire ||
+		fb.calls[2].Kind != host.CallMatchmakers || !slices.Equal(fb.calls[2].Matchmakers.Members, []paxos.NodeID{1}) {
 		t.Fatalf("calls %+v", fb.calls)
 	}
 	rq := fb.calls[0].Reconfigure

@@ -102,10 +102,17 @@ type Record struct {
 	// the configuration its store was formatted for; Retired, the journals
 	// it retired from (its store there is deleted, and it never serves
 	// them again).
-	Matchmakers []uint64        `json:"matchmakers,omitempty"`
-	Admitted    []Member        `json:"admitted,omitempty"`
-	Joined      []JoinedJournal `json:"joined,omitempty"`
-	Retired     []JournalID     `json:"retired,omitempty"`
+	Matchmakers []uint64 `json:"matchmakers,omitempty"`
+	// MatchmakerGeneration and MatchmakerSet are the newest chosen
+	// matchmaker set this machine learned (a handover replaced the
+	// founding one, Matchmakers, which is generation 1); zero and empty
+	// until then. A restarted node matchmakes with it: the founders may
+	// all be gone by then.
+	MatchmakerGeneration uint64          `json:"matchmaker_generation,omitempty"`
+	MatchmakerSet        []uint64        `json:"matchmaker_set,omitempty"`
+	Admitted             []Member        `json:"admitted,omitempty"`
+	Joined               []JoinedJournal `json:"joined,omitempty"`
+	Retired              []JournalID     `json:"retired,omitempty"`
 
 	// Replicas are the cell plan's replica machines (the replica tier),
 	// sorted by node id: learners of every journal that vote on nothing.
@@ -238,6 +245,19 @@ func (r Record) Validate() error {
 	for i, id := range r.Matchmakers {
 		if id == 0 || i > 0 && r.Matchmakers[i-1] >= id {
 			return fmt.Errorf("%w: matchmakers %v not sorted, distinct and nonzero", ErrInvalid, r.Matchmakers)
+		}
+	}
+	if r.MatchmakerGeneration != 0 || len(r.MatchmakerSet) > 0 {
+		// A set learned by a handover: of a cell with matchmakers, at
+		// generation 2 or later, 1 to membersMax sorted distinct ids.
+		if len(r.Matchmakers) == 0 || r.MatchmakerGeneration < 2 || r.MatchmakerGeneration > 1<<62 ||
+			len(r.MatchmakerSet) == 0 || len(r.MatchmakerSet) > membersMax {
+			return fmt.Errorf("%w: matchmaker set %v of generation %d", ErrInvalid, r.MatchmakerSet, r.MatchmakerGeneration)
+		}
+		for i, id := range r.MatchmakerSet {
+			if id == 0 || i > 0 && r.MatchmakerSet[i-1] >= id {
+				return fmt.Errorf("%w: matchmaker set %v not sorted, distinct and nonzero", ErrInvalid, r.MatchmakerSet)
+			}
 		}
 	}
 	for _, m := range r.Admitted {

@@ -124,8 +124,11 @@ type InspectReply struct {
 	// and never proposes past it). Empty on a healthy journal; an operator
 	// must restore the journal from a backup or accept the loss.
 	Unrecoverable []uint64 `protobuf:"varint,27,rep,packed,name=unrecoverable,proto3" json:"unrecoverable,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// matchmaker_generation is the generation of the matchmaker set the node
+	// follows (matchmakers): 1 for the founding set, one more per handover.
+	MatchmakerGeneration uint64 `protobuf:"varint,28,opt,name=matchmaker_generation,json=matchmakerGeneration,proto3" json:"matchmaker_generation,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *InspectReply) Reset() {
@@ -345,6 +348,13 @@ func (x *InspectReply) GetUnrecoverable() []uint64 {
 		return x.Unrecoverable
 	}
 	return nil
+}
+
+func (x *InspectReply) GetMatchmakerGeneration() uint64 {
+	if x != nil {
+		return x.MatchmakerGeneration
+	}
+	return 0
 }
 
 type CellMachine struct {
@@ -603,10 +613,21 @@ func (x *ReconfigureMatchmakersRequest) GetMembers() []uint64 {
 	return nil
 }
 
+// ReconfigureMatchmakersReply answers once the handover ended. accepted:
+// the set of generation generation (members) was chosen; activated lists
+// the members that answered they serve it (one that did not is activated
+// by the next handover's publication or stays out). refusal:
+// "no_matchmakers", "invalid_configuration", "unknown_machine: <id>",
+// "busy" (a handover driven from this machine is under way), "abandoned"
+// (no progress within the budget; nothing may have been decided, ask
+// again: a later handover finishes or adopts this one).
 type ReconfigureMatchmakersReply struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Accepted      bool                   `protobuf:"varint,1,opt,name=accepted,proto3" json:"accepted,omitempty"`
 	Refusal       string                 `protobuf:"bytes,2,opt,name=refusal,proto3" json:"refusal,omitempty"`
+	Generation    uint64                 `protobuf:"varint,3,opt,name=generation,proto3" json:"generation,omitempty"`
+	Members       []uint64               `protobuf:"varint,4,rep,packed,name=members,proto3" json:"members,omitempty"`
+	Activated     []uint64               `protobuf:"varint,5,rep,packed,name=activated,proto3" json:"activated,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -653,6 +674,27 @@ func (x *ReconfigureMatchmakersReply) GetRefusal() string {
 		return x.Refusal
 	}
 	return ""
+}
+
+func (x *ReconfigureMatchmakersReply) GetGeneration() uint64 {
+	if x != nil {
+		return x.Generation
+	}
+	return 0
+}
+
+func (x *ReconfigureMatchmakersReply) GetMembers() []uint64 {
+	if x != nil {
+		return x.Members
+	}
+	return nil
+}
+
+func (x *ReconfigureMatchmakersReply) GetActivated() []uint64 {
+	if x != nil {
+		return x.Activated
+	}
+	return nil
 }
 
 type RetireRequest struct {
@@ -900,7 +942,7 @@ const file_paros_v1_admin_proto_rawDesc = "" +
 	"\x14paros/v1/admin.proto\x12\bparos.v1\x1a\x15paros/v1/common.proto\"\\\n" +
 	"\x0eInspectRequest\x12-\n" +
 	"\ajournal\x18\x01 \x01(\v2\x13.paros.v1.JournalIdR\ajournal\x12\x1b\n" +
-	"\tnode_only\x18\x02 \x01(\bR\bnodeOnly\"\xe3\a\n" +
+	"\tnode_only\x18\x02 \x01(\bR\bnodeOnly\"\x98\b\n" +
 	"\fInspectReply\x12\x18\n" +
 	"\arefusal\x18\x01 \x01(\tR\arefusal\x12\x17\n" +
 	"\anode_id\x18\x02 \x01(\x04R\x06nodeId\x12\x17\n" +
@@ -931,7 +973,8 @@ const file_paros_v1_admin_proto_rawDesc = "" +
 	"\fgc_effective\x18\x18 \x01(\bR\vgcEffective\x121\n" +
 	"\bmachines\x18\x19 \x03(\v2\x15.paros.v1.CellMachineR\bmachines\x12!\n" +
 	"\fmachine_role\x18\x1a \x01(\tR\vmachineRole\x12$\n" +
-	"\runrecoverable\x18\x1b \x03(\x04R\runrecoverable\"N\n" +
+	"\runrecoverable\x18\x1b \x03(\x04R\runrecoverable\x123\n" +
+	"\x15matchmaker_generation\x18\x1c \x01(\x04R\x14matchmakerGeneration\"N\n" +
 	"\vCellMachine\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\x04R\x06nodeId\x12\x12\n" +
 	"\x04addr\x18\x02 \x01(\tR\x04addr\x12\x12\n" +
@@ -948,10 +991,15 @@ const file_paros_v1_admin_proto_rawDesc = "" +
 	"\baccepted\x18\x01 \x01(\bR\baccepted\x12\x18\n" +
 	"\arefusal\x18\x02 \x01(\tR\arefusal\"9\n" +
 	"\x1dReconfigureMatchmakersRequest\x12\x18\n" +
-	"\amembers\x18\x01 \x03(\x04R\amembers\"S\n" +
+	"\amembers\x18\x01 \x03(\x04R\amembers\"\xab\x01\n" +
 	"\x1bReconfigureMatchmakersReply\x12\x1a\n" +
 	"\baccepted\x18\x01 \x01(\bR\baccepted\x12\x18\n" +
-	"\arefusal\x18\x02 \x01(\tR\arefusal\"s\n" +
+	"\arefusal\x18\x02 \x01(\tR\arefusal\x12\x1e\n" +
+	"\n" +
+	"generation\x18\x03 \x01(\x04R\n" +
+	"generation\x12\x18\n" +
+	"\amembers\x18\x04 \x03(\x04R\amembers\x12\x1c\n" +
+	"\tactivated\x18\x05 \x03(\x04R\tactivated\"s\n" +
 	"\rRetireRequest\x123\n" +
 	"\fgc_watermark\x18\x01 \x01(\v2\x10.paros.v1.BallotR\vgcWatermark\x12-\n" +
 	"\ajournal\x18\x02 \x01(\v2\x13.paros.v1.JournalIdR\ajournal\"C\n" +

@@ -32,9 +32,10 @@ const (
 //
 // Admin answers operators. Reconfigure and Retire are answered by a
 // deployment with matchmakers (Matchmaker Paxos); a plain deployment refuses
-// them with "no_matchmakers". ReconfigureMatchmakers answers "not_enabled":
-// matchmaker generations are not built. Handoff is answered by any
-// deployment: the journal's leader hands its leadership to another acceptor.
+// them with "no_matchmakers", and so is ReconfigureMatchmakers, which
+// replaces the matchmaker set by its next generation. Handoff is answered by
+// any deployment: the journal's leader hands its leadership to another
+// acceptor.
 type AdminClient interface {
 	Inspect(ctx context.Context, in *InspectRequest, opts ...grpc.CallOption) (*InspectReply, error)
 	Reconfigure(ctx context.Context, in *ReconfigureRequest, opts ...grpc.CallOption) (*ReconfigureReply, error)
@@ -107,9 +108,10 @@ func (c *adminClient) Handoff(ctx context.Context, in *HandoffRequest, opts ...g
 //
 // Admin answers operators. Reconfigure and Retire are answered by a
 // deployment with matchmakers (Matchmaker Paxos); a plain deployment refuses
-// them with "no_matchmakers". ReconfigureMatchmakers answers "not_enabled":
-// matchmaker generations are not built. Handoff is answered by any
-// deployment: the journal's leader hands its leadership to another acceptor.
+// them with "no_matchmakers", and so is ReconfigureMatchmakers, which
+// replaces the matchmaker set by its next generation. Handoff is answered by
+// any deployment: the journal's leader hands its leadership to another
+// acceptor.
 type AdminServer interface {
 	Inspect(context.Context, *InspectRequest) (*InspectReply, error)
 	Reconfigure(context.Context, *ReconfigureRequest) (*ReconfigureReply, error)
