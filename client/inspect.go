@@ -55,9 +55,12 @@ type MemberStatus struct {
 	// matchmakers). ConfigBallot is the ballot of the configuration the
 	// server follows and ConfigSince the ballot of the reconfiguration
 	// that introduced its members (zero: the founding configuration).
-	// Matchmakers are the cell's matchmakers.
+	// Matchmakers are the cell's matchmakers, the set the server follows,
+	// and MatchmakerGeneration its generation (1: the founding set; one
+	// more per SetMatchmakers).
 	ConfigBallot, ConfigSince Ballot
 	Matchmakers               []uint64
+	MatchmakerGeneration      uint64
 	// On the leader only, once a matchmaker quorum holds its garbage
 	// collection durably (GCEffective): GCWatermark, the watermark a
 	// Retire carries, and Retirable, the acceptors of older
@@ -163,7 +166,7 @@ func statusOf(addr string, id journal.ID, r *pb.InspectReply, err error) MemberS
 		Rows: int(r.GetRows()), Cols: int(r.GetCols())}
 	st.Quarantined = r.GetQuarantined()
 	st.ConfigBallot, st.ConfigSince = ballotOf(r.GetConfigBallot()), ballotOf(r.GetConfigSince())
-	st.Matchmakers = r.GetMatchmakers()
+	st.Matchmakers, st.MatchmakerGeneration = r.GetMatchmakers(), r.GetMatchmakerGeneration()
 	st.GCEffective, st.GCWatermark, st.Retirable = r.GetGcEffective(), ballotOf(r.GetGcWatermark()), r.GetRetirable()
 	st.Unrecoverable = r.GetUnrecoverable()
 	return st

@@ -98,7 +98,7 @@ func inspectLine(st client.MemberStatus, id journal.ID, refusal string) string {
 		line += fmt.Sprintf(" members=%s quorum=%s", nodeList(st.Members), quorumWord(st.QuorumSpec))
 	}
 	if len(st.Matchmakers) > 0 {
-		line += fmt.Sprintf(" config=%s since=%s matchmakers=%s", st.ConfigBallot, st.ConfigSince, nodeList(st.Matchmakers))
+		line += fmt.Sprintf(" config=%s since=%s matchmakers=%s@g%d", st.ConfigBallot, st.ConfigSince, nodeList(st.Matchmakers), st.MatchmakerGeneration)
 	}
 	if len(st.Unrecoverable) > 0 {
 		line += fmt.Sprintf(" UNRECOVERABLE=%v", st.Unrecoverable)
@@ -136,9 +136,11 @@ type inspectJSON struct {
 	ConfigBallot *ballotJSON `json:"config_ballot,omitempty"`
 	ConfigSince  *ballotJSON `json:"config_since,omitempty"`
 	Matchmakers  []uint64    `json:"matchmakers,omitempty"`
-	GCEffective  bool        `json:"gc_effective,omitempty"`
-	GCWatermark  *ballotJSON `json:"gc_watermark,omitempty"`
-	Retirable    []uint64    `json:"retirable,omitempty"`
+	// MatchmakerGeneration is the generation of Matchmakers.
+	MatchmakerGeneration uint64      `json:"matchmaker_generation,omitempty"`
+	GCEffective          bool        `json:"gc_effective,omitempty"`
+	GCWatermark          *ballotJSON `json:"gc_watermark,omitempty"`
+	Retirable            []uint64    `json:"retirable,omitempty"`
 	// Unrecoverable: slots lost beyond the fault budget (the journal halts).
 	Unrecoverable []uint64 `json:"unrecoverable,omitempty"`
 	// Every machine of the cell, with its address; replicas and proxies marked.
@@ -182,6 +184,7 @@ func inspectJSONOf(st client.MemberStatus, refusal string) inspectJSON {
 	out.Members, out.Quorum, out.Quarantined = st.Members, st.Quorum, st.Quarantined
 	if len(st.Matchmakers) > 0 {
 		out.ConfigBallot, out.ConfigSince, out.Matchmakers = ballotJSONOf(st.ConfigBallot), ballotJSONOf(st.ConfigSince), st.Matchmakers
+		out.MatchmakerGeneration = st.MatchmakerGeneration
 	}
 	out.Unrecoverable = st.Unrecoverable
 	if st.GCEffective {

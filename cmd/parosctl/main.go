@@ -11,6 +11,7 @@
 //	parosctl --servers a,b,c retire --journal TENANT/JOURNAL --node ID --gc-watermark R.N
 //	parosctl --servers a,b,c replicas set HOST:PORT,HOST:PORT|none [--wait D]
 //	parosctl --servers a,b,c handoff TENANT/JOURNAL [--to ID] [--wait D]
+//	parosctl --servers a,b,c matchmakers set ID,ID,HOST:PORT [--wait D]
 //
 // Every command dials over TLS trusting the cell's CA certificate (--ca, or
 // PAROSCTL_CA) and presents a token (--token, or PAROSCTL_TOKEN; init needs
@@ -29,7 +30,8 @@
 // Client.Inspect. parosctl itself never retries. reconfigure and retire go
 // through Client.Reconfigure and Client.Retire, replicas set through
 // Client.SetReplicas, proxies set through Client.SetProxies, handoff
-// through Client.Handoff (each reaches every machine of the cell). init
+// through Client.Handoff, matchmakers set through Client.SetMatchmakers
+// (each reaches every machine of the cell). init
 // talks to the Machine service (cell formation), which the client library
 // does not cover.
 package main
@@ -108,7 +110,7 @@ func newRoot() *cobra.Command {
 		}
 	}
 	root.AddCommand(initCmd(g), writeCmd(g), readCmd(g), tailCmd(g), truncateCmd(g), setLeaderCmd(g), inspectCmd(g),
-		reconfigureCmd(g), retireCmd(g), replicasCmd(g), proxiesCmd(g), handoffCmd(g))
+		reconfigureCmd(g), retireCmd(g), replicasCmd(g), proxiesCmd(g), handoffCmd(g), matchmakersCmd(g))
 	return root
 }
 

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/parosdb/paros/client"
+)
+
+// The matchmaker set on a running cell: matchmakers set, through the client
+// library's Client.SetMatchmakers. It is cell-wide: one set of matchmakers
+// serves every journal, and a handover replaces it by its next generation.
+
+// matchmakersWait is how long matchmakers set waits, in all, by default.
+const matchmakersWait = 2 * time.Minute
+
+func matchmakersCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "matchmakers",
+		Short: "change the cell's matchmaker set",
+	}
+	cmd.AddCommand(matchmakersSetCmd(g))
+	return cmd
+}
+
+func matchmakersSetCmd(g *globals) *cobra.Command {
+	var wait time.Duration
+	cmd := &cobra.Command{
+		Use:   "set M1,M2,M3",
+		Short: "replace the cell's matchmakers by these machines (the next generation)",
+		Long: `matchmakers set replaces the cell's matchmaker set by the machines named, the
+next generation of the set. Each is a node id in hex, as 'parosctl inspect'
+prints it (node=...), or the host:port of an idle 'paros serve' on an empty
+data dir (same CA as the cell), which is admitted to the cell first. Three or
+five machines in different failure domains is the usual choice; a majority of
+them must be up for any journal to elect a leader.
+
+The handover freezes the set in force, carries its registrations over to the
+new members, has a majority of the old members decide the new set, and
+activates it; journals keep serving throughout (a leader needs the
+matchmakers only to change rounds). 'parosctl inspect' shows the generation
+each machine follows (matchmakers=...@gN).
+
+To replace a dead machine: reconfigure every journal away from it
+('parosctl reconfigure'), then name its replacement here in its place, then
+retire it. Run the same command again after a failure or a timeout: a
+handover left half way is finished by the next one.
+
+Exit codes: 0 the set was chosen (it prints which, and the members that
+activated it); 1 no machine reachable; 2 bad arguments; 3 refused (a plain
+cell, an unknown or replica machine, the credentials); 4 ambiguous (the
+handover may still complete: run it again).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			var members []string
+			for _, m := range strings.Split(args[0], ",") {
+				if m = strings.TrimSpace(m); m != "" {
+					members = append(members, m)
+				}
+			}
+			if len(members) == 0 {
+				return fail(exitBadArgs, "no matchmaker: pass M1,M2,M3 (node ids in hex or host:port)")
+			}
+			c, err := g.dial()
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), wait)
+			defer cancel()
+			start := time.Now()
+			set, err := c.SetMatchmakers(ctx, members)
+			if err != nil {
+				return matchmakersError(err)
+			}
+			elapsed := time.Since(start)
+			g.print(fmt.Sprintf("matchmakers: generation %d %s activated=%s elapsed=%s", set.Generation, nodeList(set.Members),
+				nodeList(set.Activated), elapsed.Round(time.Millisecond)),
+				map[string]any{"generation": set.Generation, "members": hexIDs(set.Members), "activated": hexIDs(set.Activated),
+					"elapsed_ms": elapsed.Milliseconds()})
+			return nil
+		},
+	}
+	cmd.Flags().DurationVar(&wait, "wait", matchmakersWait, "how long to wait for the handover")
+	return cmd
+}
+
+func hexIDs(ids []uint64) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = fmt.Sprintf("%016x", id)
+	}
+	return out
+}
+
+// matchmakersError maps the error of SetMatchmakers to an exit code.
+func matchmakersError(err error) error {
+	switch {
+	case errors.Is(err, client.ErrDenied):
+		return deniedError(err)
+	case errors.Is(err, client.ErrAmbiguous), errors.Is(err, context.DeadlineExceeded):
+		return fail(exitAmbiguous, "ambiguous: %v", err)
+	case errors.Is(err, client.ErrNoServer):
+		return fail(exitUnreachable, "unreachable: %v", err)
+	}
+	return fail(exitRefused, "refused: %v", err)
+}
