@@ -241,7 +241,8 @@ func (m *Machine) specs(claim storage.Claim) []host.JournalSpec {
 		for _, j := range m.rec.Journals {
 			if !retired(j.ID()) {
 				out = append(out, host.JournalSpec{ID: j.ID(), Members: members, Quorum: quorum.Spec{Kind: quorum.KindMajority},
-					Mode: journal.ModeSingle, Claim: claim, Matchmakers: mms, Replicas: reps, Proxies: proxies})
+					Mode: journal.ModeSingle, Claim: claim, Matchmakers: mms, MatchmakerSet: matchmakerSetOf(m.rec),
+					Replicas: reps, Proxies: proxies})
 			}
 		}
 	}
@@ -261,7 +262,7 @@ func (m *Machine) joinedSpec(j machinerecord.JoinedJournal, claim storage.Claim)
 	s := host.JournalSpec{ID: j.ID(), Members: nodeIDs(j.Members),
 		Quorum: quorum.Spec{Kind: quorum.Kind(j.Kind), Q1: j.Q1, Q2: j.Q2, Rows: j.Rows, Cols: j.Cols},
 		Mode:   journal.WriterMode(j.Mode), Claim: claim, Matchmakers: nodeIDs(m.rec.Matchmakers), Joiner: true,
-		Replicas: replicaIDs(m.rec), Proxies: proxyIDs(m.rec)}
+		MatchmakerSet: matchmakerSetOf(m.rec), Replicas: replicaIDs(m.rec), Proxies: proxyIDs(m.rec)}
 	if !j.Formatted {
 		s.Claim = storage.ClaimFirstBoot
 		if bs, err := m.db.Journal(s.ID).Boot(); err == nil && bs.Marker != nil {
@@ -295,7 +296,8 @@ func (m *Machine) peers() map[paxos.NodeID]string {
 func (m *Machine) serve(claim storage.Claim) error {
 	rt, err := runtime.Start(runtime.Config{NodeID: paxos.NodeID(m.rec.NodeID), Peers: m.peers(), Journals: m.specs(claim),
 		Tunables: m.cfg.Tunables, DB: m.db, Logger: m.log, Metrics: m.cfg.Metrics, TLS: m.cfg.TLS,
-		Matchmakers: nodeIDs(m.rec.Matchmakers), RegistryClaim: storage.ClaimExistingMember, Proxy: m.rec.Proxy()})
+		Matchmakers: nodeIDs(m.rec.Matchmakers), MatchmakerRole: runsMatchmaker(m.rec), RegistryClaim: storage.ClaimExistingMember,
+		Proxy: m.rec.Proxy(), KeepMatchmakerSet: m.keepMatchmakerSet})
 	if err != nil {
 		return err
 	}

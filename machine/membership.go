@@ -243,6 +243,9 @@ func (s *Service) JoinCell(ctx context.Context, req *pb.JoinCellRequest) (*pb.Jo
 	if refusal := m.formatStores(next); refusal != "" {
 		return &pb.JoinCellReply{Refusal: refusal}, nil
 	}
+	if refusal := m.formatRegistry(next); refusal != "" {
+		return &pb.JoinCellReply{Refusal: refusal}, nil // an admitted node machine runs a fresh matchmaker
+	}
 	if err := machinerecord.Store(m.fs, m.cfg.DataDir, next); err != nil {
 		return &pb.JoinCellReply{Refusal: "storage"}, nil
 	}
