@@ -71,7 +71,7 @@ func (c *Client) SetMatchmakers(ctx context.Context, members []string) (Matchmak
 	}
 	req := &pb.ReconfigureMatchmakersRequest{Members: ids}
 	var last error
-	asked := 0
+	asked, plain := 0, 0
 	for _, node := range slices.Sorted(maps.Keys(sv.machines)) {
 		if _, ok := sv.answers[node]; !ok || asked == matchmakerAsksMax {
 			continue
@@ -89,7 +89,11 @@ func (c *Client) SetMatchmakers(ctx context.Context, members []string) (Matchmak
 		}
 		switch refusal := r.GetRefusal(); {
 		case strings.HasPrefix(refusal, "no_matchmakers"):
-			return MatchmakerSet{}, fmt.Errorf("%w: %s", ErrNoMatchmakers, refusal)
+			// A plain cell, or a machine that knows no set (one that
+			// retired from every journal and runs no matchmaker): ask
+			// another; every one saying so is a plain cell.
+			plain++
+			last = fmt.Errorf("%w: %s: %s", ErrNoMatchmakers, sv.machines[node], refusal)
 		case strings.HasPrefix(refusal, "invalid_configuration"):
 			return MatchmakerSet{}, fmt.Errorf("%w: %s", ErrInvalidConfiguration, refusal)
 		case strings.HasPrefix(refusal, "unknown_machine"), strings.HasPrefix(refusal, "machine_unreachable"):
@@ -102,6 +106,9 @@ func (c *Client) SetMatchmakers(ctx context.Context, members []string) (Matchmak
 	}
 	if last == nil {
 		last = errors.New("no node machine of the cell answered the survey")
+	}
+	if plain > 0 && plain == asked {
+		return MatchmakerSet{}, last
 	}
 	return MatchmakerSet{}, fmt.Errorf("%w: no machine ran the handover: %w", ErrNoServer, last)
 }

@@ -224,6 +224,8 @@ func (ws *WriteStream) Recv() (uint64, journal.Reply, error) {
 	switch {
 	case r.Outcome.Kind != journal.OutcomeInvalid:
 		ws.j.c.setLeader(ws.j.id, ws.server)
+	case r.NoVerdict == journal.UnknownJournal:
+		ws.j.c.forgetLeader(ws.j.id, ws.server) // it serves the journal no more
 	case r.NoVerdict == journal.NotLeader && r.LeaderHint != 0:
 		if h := ws.j.c.knownNode(r.LeaderHint); h >= 0 {
 			ws.j.c.setLeader(ws.j.id, h)

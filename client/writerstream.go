@@ -10,8 +10,9 @@ import (
 // streamTransport carries a Writer's writes over one WriteStream: the
 // writes leave in the order the sender sends
 // them, so with many out at once none overtakes an earlier one on its way
-// to consensus. The stream opens on first use and again after it broke or
-// answered NotLeader (the Client learned the hinted leader from that reply).
+// to consensus. The stream opens on first use and again after it broke,
+// answered NotLeader (the Client learned the hinted leader from that reply)
+// or answered UnknownJournal (its server no longer serves the journal).
 type streamTransport struct {
 	w *Writer
 
@@ -79,8 +80,15 @@ func (t *streamTransport) recv(ws *WriteStream) {
 				delete(t.waiting, id)
 				ch <- r
 			}
-			if r.NoVerdict == journal.NotLeader {
+			switch r.NoVerdict {
+			case journal.NotLeader:
 				t.dropLocked(ws) // the next Write opens a stream to the hinted leader
+			case journal.UnknownJournal:
+				// The server no longer serves the journal (it retired from
+				// it, or was removed and restarted): resending to it would
+				// be answered the same forever. The next Write asks who
+				// leads (ws.Recv forgot it as the leader).
+				t.dropLocked(ws)
 			}
 		}
 		t.mu.Unlock()

@@ -35,10 +35,14 @@ type MatchmakerSetEnv interface {
 	KeepMatchmakerSet(s paxos.MatchmakerSet)
 }
 
-// MatchmakerSet is the newest matchmaker set this process's nodes follow
-// (zero on a plain deployment).
+// MatchmakerSet is the newest matchmaker set this process knows: the one
+// its nodes follow, or its matchmaker role's (a machine that retired from
+// every journal still runs one). Zero on a plain deployment.
 func (h *Host) MatchmakerSet() paxos.MatchmakerSet {
 	var out paxos.MatchmakerSet
+	if h.mm != nil {
+		out = h.mm.mm.Generation().Newest()
+	}
 	for _, j := range h.journals {
 		if j.node == nil {
 			continue
