@@ -261,3 +261,63 @@ func TestReconfigureMovesTheJournalOffItsLeader(t *testing.T) {
 		t.Fatalf("append after the move: %d, %v", seq, err)
 	}
 }
+
+// A server that retired from the journal answers UnknownJournal for good:
+// a Writer whose stream it held must leave it and ask who leads (before
+// the fix it resent there until its deadline).
+func TestAWriterLeavesAServerThatRetiredFromItsJournal(t *testing.T) {
+	// Arrange: the Writer's stream goes to the leader; a reconfiguration
+	// removes the leader and the leader retires, while the Writer is idle.
+	if testing.Short() {
+		t.Skip("starts a four-machine cell")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cell, err := testcell.Start(ctx, t.TempDir(), testcell.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cell.Close()
+	idle, err := cell.AddIdle()
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := cell.Journals[0]
+	leader, err := cell.WaitLeader(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := dial(t, cell.Addrs()...)
+	w := c.Journal(id).NewWriter(seeded(93))
+	defer w.Close()
+	if err := w.Claim(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Append(ctx, []byte("before")); err != nil {
+		t.Fatal(err)
+	}
+	sts := c.Inspect(ctx, id)
+	old := sts[leader].NodeID
+	var to client.Configuration
+	for i := range 3 {
+		if i != leader {
+			to.Members = append(to.Members, fmt.Sprintf("%016x", sts[i].NodeID))
+		}
+	}
+	to.Members = append(to.Members, idle.Addr)
+	if err := c.Reconfigure(ctx, id, to); err != nil {
+		t.Fatalf("reconfigure: %v", err)
+	}
+	l := waitRetirable(t, ctx, c, id, old)
+	retireEventually(t, ctx, c, id, old, l.GCWatermark)
+
+	// Act: append again; the stream still points at the retired machine.
+	actx, acancel := context.WithTimeout(ctx, 10*time.Second)
+	defer acancel()
+	seq, err := w.Append(actx, []byte("after"))
+
+	// Check: it lands at the next position, through the new leader.
+	if err != nil || seq != 2 {
+		t.Fatalf("append after the leader retired: %d, %v", seq, err)
+	}
+}
