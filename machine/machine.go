@@ -92,6 +92,10 @@ type Machine struct {
 	rt   *runtime.Runtime
 	done chan struct{} // closed when the runtime stops on its own
 	err  error
+	// proposing holds a token while a CellInit runs here: one proposer
+	// per machine at a time, so a ballot (whose node is this machine)
+	// names one proposer (CellInit, PrepareCell).
+	proposing chan struct{}
 }
 
 const storeDir = "store"
@@ -104,7 +108,7 @@ func Open(cfg Config) (*Machine, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	m := &Machine{cfg: cfg, fs: vfs.Default, done: make(chan struct{})}
+	m := &Machine{cfg: cfg, fs: vfs.Default, done: make(chan struct{}), proposing: make(chan struct{}, 1)}
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, err
 	}

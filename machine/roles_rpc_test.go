@@ -1,5 +1,5 @@
 // This file checks the handler's part of the cell calls' rules (auth.go's
-// table, decree.go, membership.go): a PrepareCell round more than 2^20
+// table, cell_acceptor.go, membership.go): a PrepareCell round more than 2^20
 // above the promise is refused round_too_far and promises nothing, and
 // cell init still forms the cell after a caller pushed one member's
 // promise up by the most the bound allows (the proposer steps the others

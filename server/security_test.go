@@ -661,7 +661,7 @@ func TestMachineCallsFollowTheirRules(t *testing.T) {
 		"set-proxies":  func(c caller) error { _, err := c.c.SetProxies(c.ctx, &pb.SetProxiesRequest{}); return err },
 	}
 	// PrepareCell and FormCell: a peer only (the decree's proposer; the
-	// handler checks it is a founder the request names, machine/decree.go);
+	// handler checks it is a founder the request names, machine/cell_acceptor.go);
 	// JoinCell: a peer (the handler admits only the formation's proposer)
 	// or an admin; the rest of the cell's changes come only from an
 	// operator's tool, with an admin token.
