@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -39,49 +38,9 @@ func TestReplaceEveryMatchmakerThenKillTheOldMajority(t *testing.T) {
 	if err := wr.Claim(ctx); err != nil {
 		t.Fatalf("claim: %v", err)
 	}
-	var mu sync.Mutex
-	var acks []ack
-	stop := make(chan struct{})
-	writerDone := make(chan error, 1)
-	go func() {
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				writerDone <- nil
-				return
-			default:
-			}
-			r := []byte(fmt.Sprintf("m%d", i))
-			actx, acancel := context.WithTimeout(ctx, 30*time.Second)
-			seq, err := wr.Append(actx, r)
-			acancel()
-			if err != nil {
-				writerDone <- fmt.Errorf("append %s: %w", r, err)
-				return
-			}
-			mu.Lock()
-			acks = append(acks, ack{seq: seq, rec: r, at: time.Now()})
-			mu.Unlock()
-		}
-	}()
-	acked := func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(acks)
-	}
-	waitAcks := func(n int) {
-		t.Helper()
-		for acked() < n {
-			select {
-			case err := <-writerDone:
-				t.Fatalf("the writer stopped: %v", err)
-			case <-time.After(10 * time.Millisecond):
-			}
-			if ctx.Err() != nil {
-				t.Fatalf("only %d appends acknowledged, want %d", acked(), n)
-			}
-		}
-	}
+	load := startAppender(ctx, wr, "m", 30*time.Second)
+	waitAcks := func(n int) { t.Helper(); load.wait(t, ctx, n) }
+	acked := load.acked
 	waitAcks(10)
 	servers := func(ps []*proc) string {
 		var a []string
@@ -154,10 +113,7 @@ func TestReplaceEveryMatchmakerThenKillTheOldMajority(t *testing.T) {
 	sc := c.dial(ctx, survivors)
 	waitRole(t, ctx, sc, id, "leader")
 	waitAcks(acked() + 10)
-	close(stop)
-	if err := <-writerDone; err != nil {
-		t.Fatal(err)
-	}
+	acks := load.finish(t)
 
 	// Check: a new leader was elected under the replaced set, and every
 	// acknowledged append reads back from the survivors.
@@ -166,8 +122,6 @@ func TestReplaceEveryMatchmakerThenKillTheOldMajority(t *testing.T) {
 			t.Logf("new leader %016x, matchmakers %x at generation %d", st.NodeID, st.Matchmakers, st.MatchmakerGeneration)
 		}
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	end := acks[len(acks)-1].seq + 1
 	got := readAll(ctx, sc.Journal(id), &recorder{t0: time.Now()}, end)
 	for _, a := range acks {

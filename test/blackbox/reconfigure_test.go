@@ -300,39 +300,8 @@ func TestGridAndBackUnderLoad(t *testing.T) {
 	if err := wr.Claim(ctx); err != nil {
 		t.Fatalf("claim: %v", err)
 	}
-	var mu sync.Mutex
-	var acks []ack
-	stop := make(chan struct{})
-	writerDone := make(chan error, 1)
-	go func() {
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				writerDone <- nil
-				return
-			default:
-			}
-			r := []byte(fmt.Sprintf("g%d", i))
-			actx, acancel := context.WithTimeout(ctx, 10*time.Second)
-			seq, err := wr.Append(actx, r)
-			acancel()
-			if err != nil {
-				writerDone <- fmt.Errorf("append %s: %w", r, err)
-				return
-			}
-			mu.Lock()
-			acks = append(acks, ack{seq: seq, rec: r, at: time.Now()})
-			mu.Unlock()
-		}
-	}()
-	pace := func() { // let the writer run a little between steps
-		t.Helper()
-		select {
-		case err := <-writerDone:
-			t.Fatalf("the writer stopped: %v", err)
-		case <-time.After(300 * time.Millisecond):
-		}
-	}
+	load := startAppender(ctx, wr, "g", 10*time.Second)
+	pace := func() { t.Helper(); load.pace(t, 300*time.Millisecond) } // let the writer run a little between steps
 	pace()
 	sts := conn.Inspect(ctx, journal.ID{}) // node ids, the idle machine's too
 	leader := waitRole(t, ctx, conn, id, "leader")
@@ -395,14 +364,9 @@ func TestGridAndBackUnderLoad(t *testing.T) {
 		}
 	}
 	pace()
-	close(stop)
-	if err := <-writerDone; err != nil {
-		t.Fatal(err)
-	}
+	acks := load.finish(t)
 
 	// Check: every acknowledged append reads back.
-	mu.Lock()
-	defer mu.Unlock()
 	end := acks[len(acks)-1].seq + 1
 	got := readAll(ctx, conn.Journal(id), &recorder{t0: time.Now()}, end)
 	for _, a := range acks {
