@@ -204,50 +204,12 @@ func retireEventually(t *testing.T, ctx context.Context, c *client.Client, id jo
 }
 
 func TestReconfigureMovesTheJournalOffItsLeader(t *testing.T) {
-	// Arrange: a plaintext cell and an idle fourth machine; the journal
-	// has a leader and five records.
-	if testing.Short() {
-		t.Skip("starts a four-machine cell")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cell, err := testcell.Start(ctx, t.TempDir(), testcell.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cell.Close()
-	idle, err := cell.AddIdle()
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := cell.Journals[0]
-	leader, err := cell.WaitLeader(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := dial(t, cell.Addrs()...)
-	w := c.Journal(id).NewWriter(seeded(92))
-	defer w.Close()
-	if err := w.Claim(ctx); err != nil {
-		t.Fatal(err)
-	}
-	for i := range 5 {
-		if _, err := w.Append(ctx, []byte(fmt.Sprint(i))); err != nil {
-			t.Fatal(err)
-		}
-	}
-	sts := c.Inspect(ctx, id)
-	old := sts[leader].NodeID
-	var to client.Configuration
-	for i := range 3 {
-		if i != leader {
-			to.Members = append(to.Members, fmt.Sprintf("%016x", sts[i].NodeID))
-		}
-	}
-	to.Members = append(to.Members, idle.Addr)
+	// Arrange: the journal has a leader and five records.
+	m := moveOffItsLeader(t, 92, 5)
+	ctx, c, id, old := m.ctx, m.c, m.id, m.old
 
 	// Act: the new configuration leaves the leader out.
-	if err := c.Reconfigure(ctx, id, to); err != nil {
+	if err := c.Reconfigure(ctx, id, m.to); err != nil {
 		t.Fatalf("reconfigure: %v", err)
 	}
 
@@ -257,7 +219,7 @@ func TestReconfigureMovesTheJournalOffItsLeader(t *testing.T) {
 	if l.NodeID == old || slices.Contains(l.Members, old) || len(l.Members) != 3 {
 		t.Fatalf("after reconfigure: leader %016x, members %x; want the old leader %016x out", l.NodeID, l.Members, old)
 	}
-	if seq, err := w.Append(ctx, []byte("after")); err != nil || seq != 6 {
+	if seq, err := m.w.Append(ctx, []byte("after")); err != nil || seq != 6 {
 		t.Fatalf("append after the move: %d, %v", seq, err)
 	}
 }
@@ -268,16 +230,50 @@ func TestReconfigureMovesTheJournalOffItsLeader(t *testing.T) {
 func TestAWriterLeavesAServerThatRetiredFromItsJournal(t *testing.T) {
 	// Arrange: the Writer's stream goes to the leader; a reconfiguration
 	// removes the leader and the leader retires, while the Writer is idle.
+	m := moveOffItsLeader(t, 93, 1)
+	ctx, c, id := m.ctx, m.c, m.id
+	if err := c.Reconfigure(ctx, id, m.to); err != nil {
+		t.Fatalf("reconfigure: %v", err)
+	}
+	l := waitRetirable(t, ctx, c, id, m.old)
+	retireEventually(t, ctx, c, id, m.old, l.GCWatermark)
+
+	// Act: append again; the stream still points at the retired machine.
+	actx, acancel := context.WithTimeout(ctx, 10*time.Second)
+	defer acancel()
+	seq, err := m.w.Append(actx, []byte("after"))
+
+	// Check: it lands at the next position, through the new leader.
+	if err != nil || seq != 2 {
+		t.Fatalf("append after the leader retired: %d, %v", seq, err)
+	}
+}
+
+// offItsLeader is a plaintext cell of three with an idle fourth machine,
+// a Writer that claimed the journal and appended records appends (its
+// stream at the leader), and the configuration that replaces the leader
+// by the idle machine; old is the leader's node id.
+type offItsLeader struct {
+	ctx context.Context
+	c   *client.Client
+	w   *client.Writer
+	id  journal.ID
+	old uint64
+	to  client.Configuration
+}
+
+func moveOffItsLeader(t *testing.T, seed uint64, appends int) offItsLeader {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("starts a four-machine cell")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+	t.Cleanup(cancel)
 	cell, err := testcell.Start(ctx, t.TempDir(), testcell.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cell.Close()
+	t.Cleanup(func() { cell.Close() })
 	idle, err := cell.AddIdle()
 	if err != nil {
 		t.Fatal(err)
@@ -288,36 +284,23 @@ func TestAWriterLeavesAServerThatRetiredFromItsJournal(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := dial(t, cell.Addrs()...)
-	w := c.Journal(id).NewWriter(seeded(93))
-	defer w.Close()
+	w := c.Journal(id).NewWriter(seeded(seed))
+	t.Cleanup(func() { w.Close() })
 	if err := w.Claim(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Append(ctx, []byte("before")); err != nil {
-		t.Fatal(err)
-	}
-	sts := c.Inspect(ctx, id)
-	old := sts[leader].NodeID
-	var to client.Configuration
-	for i := range 3 {
-		if i != leader {
-			to.Members = append(to.Members, fmt.Sprintf("%016x", sts[i].NodeID))
+	for i := range appends {
+		if _, err := w.Append(ctx, []byte(fmt.Sprint(i))); err != nil {
+			t.Fatal(err)
 		}
 	}
-	to.Members = append(to.Members, idle.Addr)
-	if err := c.Reconfigure(ctx, id, to); err != nil {
-		t.Fatalf("reconfigure: %v", err)
+	sts := c.Inspect(ctx, id)
+	m := offItsLeader{ctx: ctx, c: c, w: w, id: id, old: sts[leader].NodeID}
+	for i := range 3 {
+		if i != leader {
+			m.to.Members = append(m.to.Members, fmt.Sprintf("%016x", sts[i].NodeID))
+		}
 	}
-	l := waitRetirable(t, ctx, c, id, old)
-	retireEventually(t, ctx, c, id, old, l.GCWatermark)
-
-	// Act: append again; the stream still points at the retired machine.
-	actx, acancel := context.WithTimeout(ctx, 10*time.Second)
-	defer acancel()
-	seq, err := w.Append(actx, []byte("after"))
-
-	// Check: it lands at the next position, through the new leader.
-	if err != nil || seq != 2 {
-		t.Fatalf("append after the leader retired: %d, %v", seq, err)
-	}
+	m.to.Members = append(m.to.Members, idle.Addr)
+	return m
 }
