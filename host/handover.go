@@ -140,6 +140,7 @@ func (h *Host) learnMatchmakers(s paxos.MatchmakerSet) {
 // tickHandover ticks the reconfigurer, and starts a finisher when a node
 // met its set stopped with no successor.
 func (h *Host) tickHandover() {
+	h.publishToLagging()
 	if h.rec != nil {
 		h.rec.r.Tick()
 		h.pumpHandover()
@@ -154,6 +155,26 @@ func (h *Host) tickHandover() {
 			h.rec = &recRT{r: matchmaker.NewFinisher(h.id, j.node.MatchmakerSet(), h.handoverOptions())}
 			h.pumpHandover()
 			return
+		}
+	}
+}
+
+// publishToLagging tells each member a node found not serving the set the
+// node follows that the set was chosen (it missed the publication): it
+// activates the bootstrap it holds.
+func (h *Host) publishToLagging() {
+	told := map[paxos.NodeID]bool{}
+	for _, j := range h.journals {
+		if j.node == nil || j.status != Live {
+			continue
+		}
+		ids, set := j.node.MatchmakersLagging()
+		for _, id := range ids {
+			if !told[id] {
+				told[id] = true
+				h.counters.Republished++
+				h.hoOut = append(h.hoOut, matchmaker.Handover{Kind: matchmaker.HChosen, From: h.id, To: id, Generation: set.Generation, Set: set})
+			}
 		}
 	}
 }

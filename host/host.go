@@ -60,6 +60,9 @@ type Counters struct {
 	// started by the operator, started as a finisher, ended with the
 	// outcome chosen, abandoned without one.
 	Handovers, Finishers, HandoversChosen, HandoversAbandoned uint64
+	// Republished counts the chosen sets told to a member that missed
+	// their publication.
+	Republished uint64
 }
 
 // Observer sees what a host decides, for the simulator's audit. It must

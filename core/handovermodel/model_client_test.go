@@ -237,6 +237,12 @@ func (c *client) receive(x msg) {
 			c.adopt(m.Successor)
 		case m.Refusal == paxos.MatchStopped && m.Successor.IsZero():
 			c.finish()
+		case m.Refusal == paxos.MatchInactive && c.set.Generation >= 2:
+			// A member of a chosen set that missed its publication: tell
+			// it (the driver's rule, host.publishToLagging).
+			c.w.reach["node: a member that missed a publication is told the set"]++
+			h := matchmaker.Handover{Kind: matchmaker.HChosen, From: c.id, To: m.From, Generation: c.set.Generation, Set: c.set.Clone()}
+			c.w.post(msg{h: &h})
 		}
 		return
 	}

@@ -180,6 +180,7 @@ func (w *World) checkBootstrapped(s matchmaker.Set) {
 	}
 	for _, id := range s.Members {
 		g := w.mms[id].diskGen
+		w.logf("  chosen %s: m%d disk set %s pending g%d origins %+v", s, id, g.Set, g.Pending.Generation, g.Pending.Origins)
 		if g.Set.Generation < s.Generation && !(g.Pending.Generation == s.Generation && g.Pending.Complete(s)) &&
 			g.Pending.Generation <= s.Generation {
 			w.fail("generation %d's set %s was chosen while m%d holds no whole bootstrap of it (disk %s, pending g%d)",

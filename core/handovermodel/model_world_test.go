@@ -34,6 +34,7 @@ var Paths = []string{
 	"handover: a finisher completed a handover",
 	"node: a late request was pointed at the successor",
 	"node: a rebooted client followed the chain from its bootstrap belief",
+	"node: a member that missed a publication is told the set",
 	"matchmaker: crashed before its batch was durable",
 	"matchmaker: crashed after its batch was durable, before its answers left",
 	"matchmaker: crashed idle",

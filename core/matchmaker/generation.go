@@ -321,8 +321,14 @@ func (p *Pending) take(op WriteOp) {
 	for _, jr := range op.Journals {
 		p.Regs[jr.Journal] = Reconstruct(p.Regs[jr.Journal], jr.Registry)
 	}
-	i := slices.IndexFunc(p.Origins, func(o Origin) bool { return o.Ballot == op.Ballot })
-	if i < 0 || !p.Origins[i].Set.Equal(op.Set) || p.Origins[i].Pages != op.Pages {
+	// A proposal is its ballot and its set together: two incarnations of
+	// one reconfigurer may open the same ballot for different sets (the
+	// later one's stop quorum missed the earlier one's promises), and the
+	// earlier proposal, if some acceptor voted for it, may still be chosen:
+	// its pages must not be forgotten (the model checker's seed 7 chose a
+	// set whose member had).
+	i := slices.IndexFunc(p.Origins, func(o Origin) bool { return o.Ballot == op.Ballot && o.Set.Equal(op.Set) })
+	if i < 0 || p.Origins[i].Pages != op.Pages {
 		if i >= 0 {
 			p.Origins = slices.Delete(p.Origins, i, i+1)
 		}

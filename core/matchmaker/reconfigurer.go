@@ -16,14 +16,17 @@ import (
 // reuses a round of an earlier incarnation that reached a quorum.
 //
 // Whoever meets a generation stopped with no successor finishes the
-// handover: NewFinisher proposes the same members again, and the decree
-// adopts any proposal already voted, so the finisher completes whichever
-// handover was under way.
+// handover: NewFinisher proposes the members of the old set that answered
+// its stop (a live majority of it), and the decree adopts any proposal
+// already voted, so the finisher completes whichever handover was under
+// way.
 type Reconfigurer struct {
 	id       paxos.NodeID
 	opts     ReconfigurerOptions
 	from     Set
 	proposal Set
+	// finisher: the proposal is the stop quorum, known once it answered.
+	finisher bool
 	step     ReconfigurerStep
 	// idle counts the ticks since the phase last made progress.
 	idle int
@@ -110,11 +113,15 @@ func NewReconfigurer(id paxos.NodeID, from Set, members []paxos.NodeID, opts Rec
 	return r
 }
 
-// NewFinisher finishes a handover of from that another started: it
-// proposes from's own members for the next generation, and the decree
-// adopts any proposal already voted.
+// NewFinisher finishes a handover of from that another started. It
+// proposes the members of from that answered its stop: they are alive,
+// so its bootstrap can complete (proposing from's members again would
+// name the very machine whose loss froze the set, and a bootstrap waits
+// for every member). The decree adopts any proposal already voted.
 func NewFinisher(id paxos.NodeID, from Set, opts ReconfigurerOptions) *Reconfigurer {
-	return NewReconfigurer(id, from, from.Members, opts)
+	r := NewReconfigurer(id, from, from.Members, opts)
+	r.finisher = true
+	return r
 }
 
 // Step is where the handover stands.
@@ -231,6 +238,12 @@ func (r *Reconfigurer) StepHandover(h Handover) {
 func (r *Reconfigurer) refused(h Handover) {
 	next := r.from.Generation + 1
 	switch {
+	case r.from.Has(h.From) && h.Set.Generation < r.from.Generation && h.Successor.Generation < r.from.Generation && r.from.Generation >= 2:
+		// A member of from that never activated it: it missed from's
+		// publication. from is chosen (a reconfigurer starts from a
+		// chosen set), so tell it; it activates the bootstrap it holds,
+		// and answers the next Stop.
+		r.send(Handover{Kind: HChosen, To: h.From, Generation: r.from.Generation, Set: r.from.Clone()})
 	case h.Successor.Generation == next:
 		r.learnChosen(h.Successor)
 	case h.Set.Generation == next && (h.Phase == PhaseActive || h.Phase == PhaseStopped):
@@ -300,6 +313,9 @@ func (r *Reconfigurer) stopAck(h Handover) {
 // bootstrap under a decree ballot above every promise the quorum reported.
 func (r *Reconfigurer) reconstruct(quorum []paxos.NodeID) {
 	slices.Sort(quorum)
+	if r.finisher {
+		r.proposal.Members = slices.Clone(quorum)
+	}
 	per := map[journal.ID][]Registry{}
 	for _, id := range quorum {
 		for _, page := range r.stops[id].got {

@@ -40,6 +40,9 @@ type Node struct {
 	// undecided, and whoever meets that finishes it (the host's
 	// reconfigurer; MatchmakersStopped).
 	mmsStopped uint64
+	// mmsLagging are the members of mms that answered they do not serve
+	// it (MatchmakersLagging); at most the set's size.
+	mmsLagging map[NodeID]bool
 	me         int // member index of cfg.ID
 	sys        quorum.System
 

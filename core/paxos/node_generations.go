@@ -1,5 +1,7 @@
 package paxos
 
+import "slices"
+
 // Matchmaker-set generations, the node's side. The matchmaker set is a
 // chosen value with a generation (core/matchmaker's handover replaces it),
 // and every matchmaking message this node sends names the generation it
@@ -12,7 +14,9 @@ package paxos
 //	MatchStopped      none (undecided)       abandons; MatchmakersStopped
 //	MatchGeneration   a newer chosen set     adopts it; matchmaking restarts
 //	MatchGeneration   not newer              ignores it (a stale pointer)
-//	MatchInactive     -                      ignores it (no answer)
+//	MatchInactive     -                      counts no answer; a member of a
+//	                                         replaced set is reported lagging
+//	                                         (MatchmakersLagging)
 //
 // A matchmaker names only a set that was chosen: its own active set (it
 // was activated by the decree's outcome, or founded the cell) or the
@@ -22,6 +26,15 @@ func (n *Node) handleGenerationRefusal(m Message) {
 	switch {
 	case m.Refusal != MatchInactive && !m.Successor.IsZero() && n.mms.Generation < m.Successor.Generation:
 		n.adoptMatchmakers(m.Successor)
+	case m.Refusal == MatchInactive && n.mms.Generation >= 2:
+		// A member of the set this node follows that does not serve it
+		// missed the set's publication (it holds the bootstrap but never
+		// heard the outcome). The driver tells it (MatchmakersLagging):
+		// a set with a member short may have no quorum without it.
+		if n.mmsLagging == nil {
+			n.mmsLagging = map[NodeID]bool{}
+		}
+		n.mmsLagging[m.From] = true
 	case m.Refusal == MatchStopped && m.Successor.IsZero():
 		// A handover of this generation is undecided. The matchmaking in
 		// flight cannot reach a quorum (a stop quorum refuses it), so it
@@ -43,7 +56,7 @@ func (n *Node) handleGenerationRefusal(m Message) {
 // starts over (an effective one stays effective: the handover carried its
 // watermark), and a retraction is asked of every member of s.
 func (n *Node) adoptMatchmakers(s MatchmakerSet) {
-	n.mms, n.mmsStopped = s.Clone(), 0
+	n.mms, n.mmsStopped, n.mmsLagging = s.Clone(), 0, nil
 	n.counters.MatchmakerSetsAdopted++
 	n.retractedBy = nil
 	switch p := n.phase.(type) {
@@ -57,6 +70,23 @@ func (n *Node) adoptMatchmakers(s MatchmakerSet) {
 	if n.probe != nil {
 		n.startProbe()
 	}
+}
+
+// MatchmakersLagging hands out the members of the node's set that
+// answered they do not serve it since the last call, in id order, with
+// the set: the driver publishes the set to them (a matchmaker activates
+// only a set whose bootstrap it holds whole, so telling it is safe).
+func (n *Node) MatchmakersLagging() ([]NodeID, MatchmakerSet) {
+	if len(n.mmsLagging) == 0 {
+		return nil, MatchmakerSet{}
+	}
+	out := make([]NodeID, 0, len(n.mmsLagging))
+	for id := range n.mmsLagging {
+		out = append(out, id)
+	}
+	slices.Sort(out)
+	n.mmsLagging = nil
+	return out, n.mms.Clone()
 }
 
 // MatchmakersStopped reports the generation a matchmaker answered stopped
