@@ -62,6 +62,11 @@ func (w *World) operatorStep(chaos bool) {
 	// in the tail: a grid column that holds one decides nothing until it
 	// is, and its journal may have no leader to ask (every election then
 	// needs that column), so a live member runs the change itself.
+	// A matchmaker set with a member gone for good is replaced before
+	// anything else: no journal changes rounds without it.
+	if w.handover(false) {
+		return
+	}
 	if js, via, n, ok := w.stranded(); ok {
 		w.reconfigure(js, via, n)
 		return
