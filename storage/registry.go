@@ -37,15 +37,21 @@ var ErrRegistryUnformatted = errors.New("paros/storage: matchmaker registry not 
 type RegistryStore interface {
 	// Boot reads and verifies the whole store. A record failing its
 	// checksum or not decoding, a registration below its journal's
-	// watermark, or registries without a marker are a *CorruptionError
-	// (ErrCorruption): never a silent skip, never a reformat. A store never
-	// formatted boots with a nil Marker and no registries.
+	// watermark, a generation state that breaks its invariants
+	// (matchmaker.Generation.Validate), or registries without a marker
+	// are a *CorruptionError (ErrCorruption): never a silent skip, never a
+	// reformat. A store never formatted boots with a nil Marker, no
+	// registries and a zero Generation.
 	Boot() (*RegistryBoot, error)
 	// Format writes the marker, durably. It refuses a malformed marker
 	// (ErrBadMarker) and a store already formatted (ErrFormatted).
 	Format(m RegistryMarker) error
 	// Apply persists ops in order, atomically (all or none survive a
-	// crash), and synced: they are durable when Apply returns nil. An
+	// crash), and synced: they are durable when Apply returns nil. The
+	// generation ops (WriteOp.IsGeneration) change the Generation as
+	// matchmaker.Apply does, in the same batch as the registry ops beside
+	// them; an OpActivate replaces every registry by the pending
+	// bootstrap's, and the ops after it build on those. An
 	// unformatted store refuses with ErrRegistryUnformatted and writes
 	// nothing. An I/O error is an *IOError; with outcome Unknown the batch
 	// may or may not be on disk. After one the store refuses every write
@@ -159,6 +165,20 @@ type RegistryHead struct {
 	Effective paxos.Ballot
 	Retracted paxos.Ballot
 	Highest   paxos.Ballot
+}
+
+// RegistryHeadOf is the head of registry r: what CheckRegistryOp needs of
+// it. A retracted ballot counts as the highest only at or above the
+// watermark (below it, collection forgot it with the registrations).
+func RegistryHeadOf(r matchmaker.Registry) RegistryHead {
+	h := RegistryHead{Watermark: r.Watermark, Effective: r.Effective.Ballot, Retracted: r.Retracted}
+	if n := len(r.Regs); n > 0 {
+		h.Highest = r.Regs[n-1].Ballot
+	}
+	if h.Highest.Less(r.Retracted) && !r.Retracted.Less(r.Watermark) {
+		h.Highest = r.Retracted
+	}
+	return h
 }
 
 // CheckRegistryOp says why op cannot apply to a registry whose head is h

@@ -198,7 +198,8 @@ func (p Pending) Clone() Pending {
 
 // OriginsMax bounds the proposals one matchmaker tracks for a generation:
 // past it the lowest incomplete one is forgotten (its reconfigurer stalls
-// and is abandoned by its budget; a later one opens above it).
+// and is abandoned by its budget; a later one opens above it), and when
+// every one held is whole a new proposal is refused (bootstrap).
 const OriginsMax = 8
 
 // PagesMax bounds the pages of one reconstruction (RegistryPage journals

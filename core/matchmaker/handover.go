@@ -176,6 +176,15 @@ func (m *Matchmaker) bootstrap(h Handover, reply Handover) {
 	held := slices.ContainsFunc(m.gen.Pending.Origins, func(o Origin) bool {
 		return o.Ballot == h.Ballot && o.Set.Equal(s) && o.Pages == h.Pages && o.Held[h.Page]
 	})
+	known := slices.ContainsFunc(m.gen.Pending.Origins, func(o Origin) bool { return o.Ballot == h.Ballot && o.Set.Equal(s) })
+	full := len(m.gen.Pending.Origins) >= OriginsMax && !slices.ContainsFunc(m.gen.Pending.Origins, func(o Origin) bool { return !o.Complete() })
+	if !known && full && m.gen.Pending.Generation == s.Generation {
+		// OriginsMax whole proposals of this generation are held, any of
+		// which the decree may choose: none is forgotten for a new one
+		// (its reconfigurer abandons; the decree adopts one of these).
+		m.refuse(reply)
+		return
+	}
 	if !held {
 		m.counters.Bootstraps++
 		m.apply(WriteOp{Kind: OpBootstrap, Set: s.Clone(), Ballot: h.Ballot, Page: h.Page, Pages: h.Pages,

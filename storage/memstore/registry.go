@@ -140,8 +140,12 @@ func (s *RegistryStore) Append(ops []matchmaker.WriteOp) error {
 				s.headGen = &g
 			}
 			if op.Kind == matchmaker.OpActivate {
-				// Every head is replaced by the pending bootstrap's.
+				// Every head is replaced by the pending bootstrap's, the
+				// ones this batch staged before the activation too.
 				for j := range s.heads {
+					staged[j] = storage.RegistryHead{}
+				}
+				for j := range staged {
 					staged[j] = storage.RegistryHead{}
 				}
 				for j, r := range s.headGen.Pending.Regs {
@@ -277,16 +281,7 @@ func (s *RegistryStore) forgetRotBelow(j journal.ID, w paxos.Ballot) {
 	}
 }
 
-func headOf(r *matchmaker.Registry) storage.RegistryHead {
-	h := storage.RegistryHead{Watermark: r.Watermark, Effective: r.Effective.Ballot, Retracted: r.Retracted}
-	if n := len(r.Regs); n > 0 {
-		h.Highest = r.Regs[n-1].Ballot
-	}
-	if h.Highest.Less(r.Retracted) && !r.Retracted.Less(r.Watermark) {
-		h.Highest = r.Retracted
-	}
-	return h
-}
+func headOf(r *matchmaker.Registry) storage.RegistryHead { return storage.RegistryHeadOf(*r) }
 
 func isEmpty(r *matchmaker.Registry) bool {
 	return r.Watermark.IsZero() && r.Effective.IsZero() && r.Retracted.IsZero() && len(r.Regs) == 0

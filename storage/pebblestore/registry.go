@@ -88,9 +88,11 @@ func (r *Registry) scanLocked(lower, upper []byte, lastOnly bool, fn func(key, v
 
 // Boot implements storage.RegistryStore. It reads and verifies every key of
 // the registry keyspace: a damaged marker, watermark, effective
-// configuration or registration, a key outside the schema, a registration
-// below its watermark, and registries without a marker are each a
-// *storage.CorruptionError naming the journal. Nothing is rewritten.
+// configuration, registration or generation, a key outside the schema, a
+// registration below its watermark, a pending registry without a pending
+// bootstrap, a generation state that fails Generation.Validate, and
+// registries without a marker are each a *storage.CorruptionError naming
+// the journal. Nothing is rewritten.
 func (r *Registry) Boot() (*storage.RegistryBoot, error) {
 	db := r.db
 	db.mu.Lock()
@@ -100,61 +102,60 @@ func (r *Registry) Boot() (*storage.RegistryBoot, error) {
 	}
 	b := &storage.RegistryBoot{}
 	regs := map[journal.ID]*matchmaker.Registry{}
+	pending := map[journal.ID]*matchmaker.Registry{}
+	var gen *matchmaker.Generation
 	err := r.scanLocked([]byte{keyspaceRegistry}, []byte{keyspaceRegistry + 1}, false, func(key, v []byte) error {
-		if string(key) == string(keyRegistryMarker) {
+		switch string(key) {
+		case string(keyRegistryMarker):
 			m, err := decodeRegistryMarker(v)
 			if err != nil {
 				return regCorrupt(journal.ID{}, "registry marker", err)
 			}
 			b.Marker = &m
 			return nil
+		case string(keyRegistryGeneration):
+			g, err := decodeGeneration(v)
+			if err != nil {
+				return regCorrupt(journal.ID{}, "generation", err)
+			}
+			gen = &g
+			return nil
 		}
 		k, ok := parseRegKey(key)
 		if !ok {
 			return regCorrupt(journal.ID{}, "registry key", fmt.Errorf("key %x outside the schema", key))
 		}
-		reg := regs[k.id]
-		if reg == nil {
-			reg = &matchmaker.Registry{}
-			regs[k.id] = reg
+		if k.part == regPartJournal {
+			return foldRegKey(regs, k, key, v)
 		}
-		var err error
-		switch k.kind {
-		case regKindWatermark:
-			if reg.Watermark, err = decodeWatermark(key, v); err != nil {
-				return regCorrupt(k.id, "watermark", err)
-			}
-		case regKindEffective:
-			if reg.Effective, err = decodeEffective(key, v); err != nil {
-				return regCorrupt(k.id, "effective configuration", err)
-			}
-		case regKindRetracted:
-			if reg.Retracted, err = decodeWatermark(key, v); err != nil {
-				return regCorrupt(k.id, "retracted ballot", err)
-			}
-		case regKindRegistration:
-			// The watermark sorts before the registrations.
-			if k.ballot.Less(reg.Watermark) {
-				return regCorrupt(k.id, "registration", fmt.Errorf("ballot %s below the watermark %s", k.ballot, reg.Watermark))
-			}
-			got, err := decodeRegistration(key, k.ballot, v)
-			if err != nil {
-				return regCorrupt(k.id, "registration", fmt.Errorf("ballot %s: %w", k.ballot, err))
-			}
-			reg.Regs = append(reg.Regs, got)
+		// The generation key sorts before every pending key.
+		if gen == nil || gen.Pending.Generation == 0 {
+			return regCorrupt(k.id, "pending registry", errors.New("held without a pending bootstrap"))
 		}
-		return nil
+		return foldRegKey(pending, k, key, v)
 	})
 	if err != nil {
 		return nil, err
 	}
-	if b.Marker == nil && len(regs) > 0 {
+	if b.Marker == nil && (len(regs) > 0 || gen != nil) {
 		// Registries exist only after a format: a lost marker must not read
 		// as a fresh store (a first boot would reformat it).
 		return nil, regCorrupt(journal.ID{}, "registry marker", errors.New("missing while the store holds registries"))
 	}
 	if b.Marker != nil {
 		b.Generation = matchmaker.BootGeneration(b.Marker.Node, b.Marker.Matchmakers)
+		if gen != nil {
+			b.Generation = *gen
+		}
+		if b.Generation.Pending.Generation != 0 {
+			b.Generation.Pending.Regs = make(map[journal.ID]matchmaker.Registry, len(pending))
+			for id, reg := range pending {
+				b.Generation.Pending.Regs[id] = *reg
+			}
+		}
+		if err := b.Generation.Validate(b.Marker.Node); err != nil {
+			return nil, regCorrupt(journal.ID{}, "generation", err)
+		}
 	}
 	b.Registries = make(map[journal.ID]matchmaker.Registry, len(regs))
 	for id, reg := range regs {
@@ -203,9 +204,13 @@ func (r *Registry) Format(m storage.RegistryMarker) error {
 // Apply implements storage.RegistryStore: ops become one synced Pebble
 // batch. A registration is a key of its own; a raised watermark is a range
 // delete of the registrations below it with the new watermark; a newer
-// reconfiguration rewrites the effective configuration. An unformatted store
-// refuses with storage.ErrRegistryUnformatted; a damaged key the batch
-// builds on with a *storage.CorruptionError; either way nothing is written.
+// reconfiguration rewrites the effective configuration. Generation ops are
+// staged on the generation state (genStage), which is written once after
+// the last op; a bootstrap page rewrites its journals' pending registries,
+// and an activation replaces every registry by them (the ops after it
+// build on those, never on the disk). An unformatted store refuses with
+// storage.ErrRegistryUnformatted; a damaged key the batch builds on with a
+// *storage.CorruptionError; either way nothing is written.
 func (r *Registry) Apply(ops []matchmaker.WriteOp) error {
 	if len(ops) > registryOpsMax {
 		panic(fmt.Sprintf("pebblestore: %d registry ops in one batch (max %d)", len(ops), registryOpsMax))
@@ -224,12 +229,36 @@ func (r *Registry) Apply(ops []matchmaker.WriteOp) error {
 		return storage.ErrRegistryUnformatted
 	}
 	heads := map[journal.ID]*storage.RegistryHead{}
+	var st *genStage
+	activated := false // the registries on disk are replaced: read none
 	pb := db.pdb.NewBatch()
 	for _, op := range ops {
+		if op.IsGeneration() {
+			if st == nil {
+				if st, err = r.genStageLocked(m); err != nil {
+					_ = pb.Close()
+					return err
+				}
+			}
+			regs, err := r.stageGenerationLocked(pb, st, op)
+			if err != nil {
+				_ = pb.Close()
+				return err
+			}
+			if op.Kind == matchmaker.OpActivate {
+				activated = true
+				heads = make(map[journal.ID]*storage.RegistryHead, len(regs))
+				for id, reg := range regs {
+					h := storage.RegistryHeadOf(*reg)
+					heads[id] = &h
+				}
+			}
+			continue
+		}
 		h := heads[op.Journal]
 		if h == nil {
 			h = &storage.RegistryHead{} // an unset journal: CheckRegistryOp refuses it
-			if op.Journal.IsSet() {
+			if op.Journal.IsSet() && !activated {
 				if h, err = r.headLocked(op.Journal); err != nil {
 					_ = pb.Close()
 					return err
@@ -266,6 +295,9 @@ func (r *Registry) Apply(ops []matchmaker.WriteOp) error {
 			_ = pb.Set(k, encodeWatermark(k, op.Watermark), nil)
 		}
 	}
+	if st != nil {
+		_ = pb.Set(keyRegistryGeneration, encodeGeneration(st.gen), nil)
+	}
 	if pb.Empty() {
 		_ = pb.Close()
 		return nil
@@ -300,7 +332,7 @@ func (r *Registry) headLocked(id journal.ID) (*storage.RegistryHead, error) {
 	}
 	err = r.scanLocked(registrationKey(id, paxos.Ballot{}), registrationsEnd(id), true, func(key, v []byte) error {
 		k, ok := parseRegKey(key)
-		if !ok || k.id != id || k.kind != regKindRegistration {
+		if !ok || k.part != regPartJournal || k.id != id || k.kind != regKindRegistration {
 			return regCorrupt(id, "registry key", fmt.Errorf("key %x outside the schema", key))
 		}
 		if _, err := decodeRegistration(key, k.ballot, v); err != nil {

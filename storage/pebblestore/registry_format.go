@@ -8,11 +8,13 @@ package pebblestore
 //
 //	key                                                     value          constant
 //	------------------------------------------------------  -------------  -------------------
-//	02 00                                                   registry mark  keyspaceRegistry
+//	02 00                                                   registry mark  regPartMarker
 //	02 01 | tenant (8) | journal (8) | 01                   watermark      regKindWatermark
 //	02 01 | tenant (8) | journal (8) | 02                   effective      regKindEffective
 //	02 01 | tenant (8) | journal (8) | 03 | round | node    registration   regKindRegistration
 //	02 01 | tenant (8) | journal (8) | 04                   retracted      regKindRetracted
+//	02 02                                                   generation     regPartGeneration
+//	02 03 | tenant (8) | journal (8) | 01 to 04 as above    pending        regPartPending
 //
 // Integers are big-endian, so a journal's registrations sort by ballot and
 // come after its watermark: boot knows the watermark when the first
@@ -21,11 +23,24 @@ package pebblestore
 // writes the watermark; the effective configuration is its own key, which
 // no range delete reaches.
 //
+// The generation key holds the matchmaker's place in the chain of
+// matchmaker sets (matchmaker.Generation) without the registries of its
+// pending bootstrap: those are under part 03, one journal's registry in the
+// same keys and values as part 01's, so a bootstrap page rewrites only its
+// own journals (a bootstrap of 10,000 journals comes in pages of 64) and
+// an activation writes them as part 01 unchanged. The generation key sorts
+// before every pending key, so boot knows whether a bootstrap is pending
+// when the first pending key arrives. Absent, the generation is the
+// marker's (matchmaker.BootGeneration). A bootstrap page of a newer
+// generation range-deletes part 03 before it writes; an activation
+// range-deletes parts 01 and 03, then writes the pending registries under
+// part 01 and the new generation, all in one batch.
+//
 // # Value formats (version 1, frozen)
 //
 // Every value ends in a CRC-32C over its full key and every byte before the
 // CRC (see the package doc), so a value under another journal's or
-// ballot's key fails its check.
+// ballot's key fails its check, and a pending value under an active key.
 //
 //	value            layout
 //	---------------  -----------------------------------------------------------
@@ -35,10 +50,24 @@ package pebblestore
 //	registration     version | config | crc   (the ballot is the key's)
 //	config           reconfiguration (1: 0 or 1) | member count m (1) |
 //	                 m x member (8) | quorum kind (1) | Q1, Q2, Rows, Cols (4 each)
+//	generation       version | flags (1: bit 0 stopped) | set | successor set |
+//	                 decree promised (16) | decree vote ballot (16) |
+//	                 decree vote set | pending generation (8) |
+//	                 origin count n (1) | n x origin | crc
+//	set              generation (8) | member count m (1) | m x member (8)
+//	                 (the zero set: generation 0, no members)
+//	origin           ballot (16) | set | pages p (4) | held (ceil(p/8): bit i%8
+//	                 of byte i/8 is page i; the unused high bits zero)
 //
 // A configuration is rebuilt with quorum.New; one that does not rebuild, or
 // whose members are not sorted and distinct, is corruption like a bad CRC.
-// An effective configuration is always a reconfiguration.
+// An effective configuration is always a reconfiguration. A generation
+// value is refused unless each of its sets is valid (paxos.MatchmakerSet's
+// Validate), its ballots in range, at most matchmaker.OriginsMax origins
+// of 1 to matchmaker.PagesMax pages, origins only with a pending
+// generation, and a decree vote with both a ballot and a set or neither:
+// nothing the matchmaker writes breaks these, and each decodes to one
+// encoding. Boot checks the whole state with Generation.Validate.
 
 import (
 	"encoding/binary"
@@ -55,8 +84,10 @@ import (
 const (
 	keyspaceRegistry byte = 0x02
 
-	regPartMarker  byte = 0x00
-	regPartJournal byte = 0x01
+	regPartMarker     byte = 0x00
+	regPartJournal    byte = 0x01
+	regPartGeneration byte = 0x02
+	regPartPending    byte = 0x03
 
 	regKindWatermark    byte = 0x01
 	regKindEffective    byte = 0x02
@@ -79,42 +110,68 @@ const (
 	regQuorumIntMax = 1<<31 - 1
 )
 
-// keyRegistryMarker names the registry marker.
-var keyRegistryMarker = []byte{keyspaceRegistry, regPartMarker}
+// keyRegistryMarker names the registry marker, keyRegistryGeneration the
+// generation state.
+var (
+	keyRegistryMarker     = []byte{keyspaceRegistry, regPartMarker}
+	keyRegistryGeneration = []byte{keyspaceRegistry, regPartGeneration}
+)
 
-func appendRegPrefix(dst []byte, id journal.ID) []byte {
-	dst = append(dst, keyspaceRegistry, regPartJournal)
+// appendRegPrefix appends the prefix of journal id's keys in part (its
+// registry, or its pending one).
+func appendRegPrefix(dst []byte, part byte, id journal.ID) []byte {
+	dst = append(dst, keyspaceRegistry, part)
 	dst = binary.BigEndian.AppendUint64(dst, id.Tenant)
 	return binary.BigEndian.AppendUint64(dst, id.Journal)
 }
 
-func regScalarKey(id journal.ID, kind byte) []byte {
-	return append(appendRegPrefix(make([]byte, 0, regScalarKeyLen), id), kind)
+func regScalarKey(id journal.ID, kind byte) []byte { return regPartScalarKey(regPartJournal, id, kind) }
+
+func regPartScalarKey(part byte, id journal.ID, kind byte) []byte {
+	return append(appendRegPrefix(make([]byte, 0, regScalarKeyLen), part, id), kind)
 }
 
 func registrationKey(id journal.ID, b paxos.Ballot) []byte {
-	k := append(appendRegPrefix(make([]byte, 0, regKeyLen), id), regKindRegistration)
+	return regPartRegistrationKey(regPartJournal, id, b)
+}
+
+func regPartRegistrationKey(part byte, id journal.ID, b paxos.Ballot) []byte {
+	k := append(appendRegPrefix(make([]byte, 0, regKeyLen), part, id), regKindRegistration)
 	return appendBallot(k, b)
 }
 
 // registrationsEnd is past every registration key of a journal.
 func registrationsEnd(id journal.ID) []byte {
-	return append(appendRegPrefix(make([]byte, 0, regScalarKeyLen), id), regKindRegistration+1)
+	return regPartScalarKey(regPartJournal, id, regKindRegistration+1)
 }
 
-// parsedRegKey is a key of the registry keyspace other than the marker.
+// regJournalBounds returns [lower, upper) covering every key of journal id
+// in part (every kind byte is below 0xff).
+func regJournalBounds(part byte, id journal.ID) (lower, upper []byte) {
+	return appendRegPrefix(make([]byte, 0, regPrefixLen), part, id), regPartScalarKey(part, id, 0xff)
+}
+
+// regPartBounds returns [lower, upper) covering every key of part.
+func regPartBounds(part byte) (lower, upper []byte) {
+	return []byte{keyspaceRegistry, part}, []byte{keyspaceRegistry, part + 1}
+}
+
+// parsedRegKey is a key of a journal's registry or pending registry.
 type parsedRegKey struct {
+	part   byte // regPartJournal or regPartPending
 	id     journal.ID
 	kind   byte
 	ballot paxos.Ballot // regKindRegistration only
 }
 
-// parseRegKey splits a registry journal key; ok is false outside the schema.
+// parseRegKey splits a registry key of part 01 or 03; ok is false outside
+// the schema.
 func parseRegKey(k []byte) (parsedRegKey, bool) {
-	if len(k) < regScalarKeyLen || k[0] != keyspaceRegistry || k[1] != regPartJournal {
+	if len(k) < regScalarKeyLen || k[0] != keyspaceRegistry || (k[1] != regPartJournal && k[1] != regPartPending) {
 		return parsedRegKey{}, false
 	}
 	p := parsedRegKey{
+		part: k[1],
 		id:   journal.ID{Tenant: binary.BigEndian.Uint64(k[2:]), Journal: binary.BigEndian.Uint64(k[10:])},
 		kind: k[regPrefixLen],
 	}

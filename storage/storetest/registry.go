@@ -15,6 +15,16 @@ package storetest
 // store is formatted once, and that a failed sync surfaces as an IOError of
 // unknown outcome after which the store refuses writes until reopened.
 //
+// The model folds the generation ops too, and every boot's Generation is
+// compared with it (RenderGeneration), checked with Generation.Validate and
+// handed to matchmaker.New: a stop, a decree vote and a chain link
+// survive reboots; bootstrap pages merge, with the pages held per
+// proposal, and a newer generation's page replaces the pending bootstrap;
+// an activation replaces every registry by the pending ones and clears
+// the pending state, the ops after it building on what it made; a batch
+// mixing registry and generation ops is whole or absent after a failed
+// sync; and a long seeded sequence of handovers matches the model.
+//
 // A store that implements RegistryCrasher is crashed (power loss, restart)
 // before every re-boot, so each check also says the data was synced; one
 // that implements RegistryFaulter as well runs the failed-sync test.
@@ -74,6 +84,12 @@ func RunRegistry(t *testing.T, newStore func(t *testing.T) storage.RegistryStore
 		{"RegressionsPanic", testRegRegressions},
 		{"MatchesTheModel", testRegModel},
 		{"FailedSyncRefusesWrites", testRegFailedSync},
+		{"GenerationStopDecreeChosen", testRegGenStopDecreeChosen},
+		{"GenerationBootstrapPages", testRegGenBootstrap},
+		{"GenerationActivationReplacesRegistries", testRegGenActivate},
+		{"GenerationFreshMatchmaker", testRegGenFresh},
+		{"GenerationBatchIsAtomic", testRegGenAtomic},
+		{"GenerationMatchesTheModel", testRegGenModel},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newStore(t)) })
 	}
@@ -142,25 +158,100 @@ func renderReg(r paxos.Registration) string {
 	return fmt.Sprintf("%s/%t/%v/%+v", r.Ballot, r.Reconfiguration, r.Acceptors.Members(), r.Acceptors.Spec())
 }
 
-// regModel folds ops as a matchmaker does.
-type regModel map[journal.ID]*matchmaker.Registry
+// regModel folds ops as a matchmaker does: the registries, and the
+// generation state of matchmaker node (from the marker's, as a store
+// boots it).
+type regModel struct {
+	node paxos.NodeID
+	regs map[journal.ID]*matchmaker.Registry
+	gen  matchmaker.Generation
+}
 
-func (m regModel) apply(ops ...matchmaker.WriteOp) {
-	var gen matchmaker.Generation
+func newRegModel() *regModel { return newRegModelOf(TestRegistryMarker()) }
+
+func newRegModelOf(mk storage.RegistryMarker) *regModel {
+	return &regModel{node: mk.Node, regs: map[journal.ID]*matchmaker.Registry{},
+		gen: matchmaker.BootGeneration(mk.Node, mk.Matchmakers)}
+}
+
+func (m *regModel) apply(ops ...matchmaker.WriteOp) {
 	for _, op := range ops {
-		matchmaker.Apply(&gen, m, op)
+		matchmaker.Apply(&m.gen, m.regs, op)
 	}
 }
 
-// render drops registries that hold nothing (a store keeps no trace of them).
-func (m regModel) render() string {
+func (m *regModel) clone() *regModel {
+	c := &regModel{node: m.node, regs: make(map[journal.ID]*matchmaker.Registry, len(m.regs)), gen: m.gen.Clone()}
+	for id, r := range m.regs {
+		cr := r.Clone()
+		c.regs[id] = &cr
+	}
+	return c
+}
+
+// registry is journal j's registry (zero: none).
+func (m *regModel) registry(j journal.ID) matchmaker.Registry {
+	if r := m.regs[j]; r != nil {
+		return *r
+	}
+	return matchmaker.Registry{}
+}
+
+func (m *regModel) render() string {
+	regs := map[journal.ID]matchmaker.Registry{}
+	for id, r := range m.regs {
+		regs[id] = *r
+	}
+	return renderRegBoot(regs, m.gen)
+}
+
+// renderRegBoot prints what a registry store boots: the registries, then
+// the generation state.
+func renderRegBoot(regs map[journal.ID]matchmaker.Registry, g matchmaker.Generation) string {
+	return RenderRegistries(nonEmpty(regs)) + RenderGeneration(g)
+}
+
+// nonEmpty drops registries that hold nothing (a store keeps no trace of
+// them).
+func nonEmpty(regs map[journal.ID]matchmaker.Registry) map[journal.ID]matchmaker.Registry {
 	out := map[journal.ID]matchmaker.Registry{}
-	for id, r := range m {
+	for id, r := range regs {
 		if !r.Watermark.IsZero() || !r.Effective.IsZero() || !r.Retracted.IsZero() || len(r.Regs) > 0 {
 			out[id] = r.Clone()
 		}
 	}
-	return RenderRegistries(out)
+	return out
+}
+
+// RenderGeneration prints a generation state deterministically: its set,
+// successor and decree, then the pending bootstrap's origins (held pages
+// as a string of 0 and 1) and registries, in journal order. A pending
+// registry that holds nothing is left out, as in RenderRegistries.
+func RenderGeneration(g matchmaker.Generation) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "generation set=%s stopped=%t successor=%s decree promised=%s vote=%s:%s\n",
+		g.Set, g.Stopped, g.Successor, g.Decree.Promised, g.Decree.Vote.Ballot, g.Decree.Vote.Value)
+	if g.Pending.Generation == 0 && len(g.Pending.Origins) == 0 && len(nonEmpty(g.Pending.Regs)) == 0 {
+		return b.String()
+	}
+	fmt.Fprintf(&b, "pending g%d\n", g.Pending.Generation)
+	for _, o := range g.Pending.Origins {
+		fmt.Fprintf(&b, "  origin %s %s pages=%d held=", o.Ballot, o.Set, o.Pages)
+		for _, h := range o.Held {
+			if h {
+				b.WriteByte('1')
+			} else {
+				b.WriteByte('0')
+			}
+		}
+		b.WriteByte('\n')
+	}
+	for _, line := range strings.SplitAfter(RenderRegistries(nonEmpty(g.Pending.Regs)), "\n") {
+		if line != "" {
+			b.WriteString("  " + line)
+		}
+	}
+	return b.String()
 }
 
 // regReboot crashes s if it can, then boots it.
@@ -185,7 +276,7 @@ func regFormatted(t *testing.T, s storage.RegistryStore) storage.RegistryStore {
 }
 
 // regApply applies ops to s and to the model.
-func regApply(t *testing.T, s storage.RegistryStore, m regModel, ops ...matchmaker.WriteOp) {
+func regApply(t *testing.T, s storage.RegistryStore, m *regModel, ops ...matchmaker.WriteOp) {
 	t.Helper()
 	if err := s.Apply(ops); err != nil {
 		t.Fatalf("apply %v: %v", ops, err)
@@ -193,15 +284,19 @@ func regApply(t *testing.T, s storage.RegistryStore, m regModel, ops ...matchmak
 	m.apply(ops...)
 }
 
-// regCheck reboots s and compares it with the model; the boot must also
-// start a matchmaker.
-func regCheck(t *testing.T, s storage.RegistryStore, m regModel) *storage.RegistryBoot {
+// regCheck reboots s and compares it with the model, registries and
+// generation state; the generation must pass its invariants and the boot
+// must start a matchmaker.
+func regCheck(t *testing.T, s storage.RegistryStore, m *regModel) *storage.RegistryBoot {
 	t.Helper()
 	b := regReboot(t, s)
-	if got, want := RenderRegistries(b.Registries), m.render(); got != want {
+	if got, want := renderRegBoot(b.Registries, b.Generation), m.render(); got != want {
 		t.Fatalf("boot holds\n%swant\n%s", got, want)
 	}
-	if _, err := matchmaker.New(TestRegistryMarker().Node, b.Generation, b.Registries); err != nil {
+	if err := b.Generation.Validate(m.node); err != nil {
+		t.Fatalf("the booted generation breaks an invariant: %v", err)
+	}
+	if _, err := matchmaker.New(m.node, b.Generation, b.Registries); err != nil {
 		t.Fatalf("a matchmaker refuses the boot: %v", err)
 	}
 	return b

@@ -105,7 +105,7 @@ func testRegBootDecisions(t *testing.T, s storage.RegistryStore) {
 
 func testRegRegister(t *testing.T, s storage.RegistryStore) {
 	regFormatted(t, s)
-	m := regModel{}
+	m := newRegModel()
 	j, k := RegistryJournals[0], RegistryJournals[1]
 	regApply(t, s, m, Register(j, 1, 1, majority3, false))
 	regApply(t, s, m, Register(j, 2, 2, flexible4, true), Register(j, 3, 1, grid4, false), Register(k, 5, 3, grid4, true))
@@ -121,7 +121,7 @@ func testRegRegister(t *testing.T, s storage.RegistryStore) {
 
 func testRegWatermark(t *testing.T, s storage.RegistryStore) {
 	regFormatted(t, s)
-	m := regModel{}
+	m := newRegModel()
 	j := JournalID
 	regApply(t, s, m, Register(j, 1, 1, majority3, false), Register(j, 2, 1, majority3, false),
 		Register(j, 2, 3, flexible4, false), Register(j, 4, 1, grid4, false))
@@ -145,7 +145,7 @@ func testRegWatermark(t *testing.T, s storage.RegistryStore) {
 // watermark and the effective configuration do not move.
 func testRegRetract(t *testing.T, s storage.RegistryStore) {
 	regFormatted(t, s)
-	m := regModel{}
+	m := newRegModel()
 	j := JournalID
 	regApply(t, s, m, Register(j, 1, 1, majority3, false), Register(j, 2, 1, flexible4, true),
 		Register(j, 3, 1, grid4, false))
@@ -179,7 +179,7 @@ func testRegRetract(t *testing.T, s storage.RegistryStore) {
 
 func testRegEffective(t *testing.T, s storage.RegistryStore) {
 	regFormatted(t, s)
-	m := regModel{}
+	m := newRegModel()
 	j := JournalID
 	regApply(t, s, m, Register(j, 2, 1, flexible4, true), Register(j, 3, 1, majority3, false))
 	regApply(t, s, m, Watermark(j, 4, 1))
@@ -199,7 +199,7 @@ func testRegEffective(t *testing.T, s storage.RegistryStore) {
 
 func testRegOrder(t *testing.T, s storage.RegistryStore) {
 	regFormatted(t, s)
-	m := regModel{}
+	m := newRegModel()
 	j := JournalID
 	regApply(t, s, m,
 		Register(j, 1, 1, majority3, false), Register(j, 2, 1, grid4, true),
@@ -216,7 +216,7 @@ func testRegOrder(t *testing.T, s storage.RegistryStore) {
 
 func testRegIsolation(t *testing.T, s storage.RegistryStore) {
 	regFormatted(t, s)
-	m := regModel{}
+	m := newRegModel()
 	for i, j := range RegistryJournals {
 		regApply(t, s, m, Register(j, 1, 1, configs[i%len(configs)], i%2 == 0), Register(j, 2, 1, majority3, false))
 	}
@@ -233,7 +233,7 @@ func testRegIsolation(t *testing.T, s storage.RegistryStore) {
 // error; the store panics and writes nothing.
 func testRegRegressions(t *testing.T, s storage.RegistryStore) {
 	regFormatted(t, s)
-	m := regModel{}
+	m := newRegModel()
 	j := JournalID
 	regApply(t, s, m, Register(j, 3, 1, majority3, false), Watermark(j, 2, 1))
 	for name, op := range map[string]matchmaker.WriteOp{
@@ -262,7 +262,7 @@ func testRegRegressions(t *testing.T, s storage.RegistryStore) {
 // journals and compares every reboot with the model.
 func testRegModel(t *testing.T, s storage.RegistryStore) {
 	regFormatted(t, s)
-	m := regModel{}
+	m := newRegModel()
 	rng := rand.New(rand.NewPCG(7, 42))
 	highest := map[journal.ID]paxos.Ballot{}
 	for step := range 120 {
@@ -273,7 +273,7 @@ func testRegModel(t *testing.T, s storage.RegistryStore) {
 				ops = append(ops, Watermark(j, uint64(rng.IntN(int(highest[j].Round)+3)), paxos.NodeID(1+rng.IntN(3))))
 				continue
 			}
-			r := model(m, j)
+			r := m.registry(j)
 			next := ballot(max(highest[j].Round, r.Watermark.Round)+1+uint64(rng.IntN(2)), paxos.NodeID(1+rng.IntN(3)))
 			highest[j] = next
 			ops = append(ops, Register(j, next.Round, next.Node, configs[rng.IntN(len(configs))], rng.IntN(3) == 0))
@@ -286,13 +286,6 @@ func testRegModel(t *testing.T, s storage.RegistryStore) {
 	regCheck(t, s, m)
 }
 
-func model(m regModel, j journal.ID) matchmaker.Registry {
-	if r := m[j]; r != nil {
-		return *r
-	}
-	return matchmaker.Registry{}
-}
-
 func testRegFailedSync(t *testing.T, s storage.RegistryStore) {
 	f, faults := s.(RegistryFaulter)
 	_, crashes := s.(RegistryCrasher)
@@ -300,7 +293,7 @@ func testRegFailedSync(t *testing.T, s storage.RegistryStore) {
 		t.Skip("the store cannot fail a sync and crash")
 	}
 	regFormatted(t, s)
-	m := regModel{}
+	m := newRegModel()
 	j := JournalID
 	regApply(t, s, m, Register(j, 1, 1, majority3, false))
 
