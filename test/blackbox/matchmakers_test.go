@@ -3,7 +3,9 @@
 // at a time, `parosctl reconfigure` moves the journal off the founder and
 // onto a new machine, `parosctl matchmakers set` moves the matchmaker set
 // the same way, and `parosctl retire` retires the founder. With real `paros serve` processes under a Writer's
-// load. Then two of the three founders are killed: before matchmaker-set
+// load. The new machines are restarted one at a time (their matchmakers
+// boot the new generation from disk), then two of the three founders are
+// killed: before matchmaker-set
 // generations the cell could never elect again at that point (every
 // registration needed a majority of the founders). It must elect a new
 // leader when the current one is killed too, and every acknowledged append
@@ -88,9 +90,18 @@ func TestReplaceEveryMatchmakerThenKillTheOldMajority(t *testing.T) {
 		waitAcks(acked() + 10)
 	}
 
-	// Act: kill two of the three founders (they no longer hold the
-	// journal or the matchmakers), then the journal's leader, so a new
-	// leader must matchmake with the replaced set.
+	// Act: restart every new machine in turn, so each matchmaker of
+	// generation 4 boots from its disk (its generation state and the
+	// reconstructed registries must come back), then kill two of the three
+	// founders (they no longer hold the journal or the matchmakers), then
+	// the journal's leader, so a new leader must matchmake with the
+	// replaced set.
+	for _, p := range spares {
+		kill(p)
+		c.start(p)
+		waitAcks(acked() + 10)
+	}
+	t.Log("restarted the three new machines")
 	kill(c.procs[0])
 	kill(c.procs[1])
 	t.Log("killed founders 1 and 2")
