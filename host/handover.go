@@ -24,7 +24,16 @@ type recRT struct {
 	// finisher has none.
 	call    CallID
 	hasCall bool
+	// want are the operator's members; tries counts the handovers run
+	// for the call (handoverTriesMax).
+	want  []paxos.NodeID
+	tries int
 }
+
+// handoverTriesMax bounds the handovers one operator's call runs: a
+// machine that had not yet learned the set in force first finishes or
+// learns the handover that made it, then moves on from there.
+const handoverTriesMax = 3
 
 // MatchmakerSetEnv is an Env that keeps the newest chosen matchmaker set
 // this process learned, for its next boot (a restarted node that believed
@@ -39,9 +48,11 @@ type MatchmakerSetEnv interface {
 // its nodes follow, or its matchmaker role's (a machine that retired from
 // every journal still runs one). Zero on a plain deployment.
 func (h *Host) MatchmakerSet() paxos.MatchmakerSet {
-	var out paxos.MatchmakerSet
+	out := h.mmsLearned
 	if h.mm != nil {
-		out = h.mm.mm.Generation().Newest()
+		if s := h.mm.mm.Generation().Newest(); out.Generation < s.Generation {
+			out = s
+		}
 	}
 	for _, j := range h.journals {
 		if j.node == nil {
@@ -84,7 +95,8 @@ func (h *Host) startHandover(c Call) {
 		return
 	}
 	h.counters.Handovers++
-	h.rec = &recRT{r: matchmaker.NewReconfigurer(h.id, from, next.Members, h.handoverOptions()), call: c.ID, hasCall: true}
+	h.rec = &recRT{r: matchmaker.NewReconfigurer(h.id, from, next.Members, h.handoverOptions()), call: c.ID, hasCall: true,
+		want: next.Members, tries: 1}
 	h.pumpHandover()
 	h.flush()
 }
@@ -126,6 +138,7 @@ func (h *Host) learnMatchmakers(s paxos.MatchmakerSet) {
 	if s.IsZero() || s.Generation <= h.MatchmakerSet().Generation {
 		return
 	}
+	h.mmsLearned = s.Clone()
 	for _, j := range h.journals {
 		if j.node != nil && j.status == Live {
 			j.node.AdoptMatchmakers(s)
@@ -193,6 +206,18 @@ func (h *Host) pumpHandover() {
 		return
 	}
 	h.rec = nil
+	if chosen := r.r.Chosen(); r.hasCall && !chosen.IsZero() && !slices.Equal(chosen.Members, r.want) && r.tries < handoverTriesMax {
+		// The set this process knew was replaced already (it learned the
+		// outcome of another handover, or finished it): move on from the
+		// set now in force to the one asked for.
+		h.counters.HandoversChosen++
+		from := h.MatchmakerSet()
+		h.counters.Handovers++
+		h.rec = &recRT{r: matchmaker.NewReconfigurer(h.id, from, r.want, h.handoverOptions()), call: r.call, hasCall: true,
+			want: r.want, tries: r.tries + 1}
+		h.pumpHandover()
+		return
+	}
 	if r.r.Chosen().IsZero() {
 		h.counters.HandoversAbandoned++
 	} else {

@@ -31,6 +31,10 @@ type Host struct {
 	// handover messages waiting for the next flush.
 	rec   *recRT
 	hoOut []matchmaker.Handover
+	// mmsLearned is the newest chosen matchmaker set a handover taught
+	// this process (its nodes may have none to follow: a machine that
+	// retired from every journal).
+	mmsLearned paxos.MatchmakerSet
 }
 
 // Counters are observation only.
