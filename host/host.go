@@ -119,7 +119,7 @@ func New(id paxos.NodeID, env Env, tun Tunables, specs []JournalSpec) (*Host, er
 			}
 		}
 	}
-	slices.SortFunc(h.journals, func(a, b *journalRT) int { return idLess(a.spec.ID, b.spec.ID) })
+	slices.SortFunc(h.journals, func(a, b *journalRT) int { return a.spec.ID.Compare(b.spec.ID) })
 	slices.Sort(h.peers)
 	for _, j := range h.journals {
 		h.boot(j, j.spec.Claim)
@@ -170,7 +170,7 @@ func (h *Host) Node(id journal.ID) *paxos.Node {
 }
 
 func (h *Host) journal(id journal.ID) *journalRT {
-	i, ok := slices.BinarySearchFunc(h.journals, id, func(j *journalRT, id journal.ID) int { return idLess(j.spec.ID, id) })
+	i, ok := slices.BinarySearchFunc(h.journals, id, func(j *journalRT, id journal.ID) int { return j.spec.ID.Compare(id) })
 	if !ok {
 		return nil
 	}

@@ -24,23 +24,8 @@ type lane struct {
 	msgs    []paxos.Message // oldest first
 }
 
-func idLess(a, b journal.ID) int {
-	switch {
-	case a.Tenant != b.Tenant:
-		if a.Tenant < b.Tenant {
-			return -1
-		}
-		return 1
-	case a.Journal < b.Journal:
-		return -1
-	case a.Journal > b.Journal:
-		return 1
-	}
-	return 0
-}
-
 func (mb *mailbox) lane(j journal.ID) *lane {
-	i, ok := slices.BinarySearchFunc(mb.lanes, j, func(l *lane, j journal.ID) int { return idLess(l.journal, j) })
+	i, ok := slices.BinarySearchFunc(mb.lanes, j, func(l *lane, j journal.ID) int { return l.journal.Compare(j) })
 	if ok {
 		return mb.lanes[i]
 	}

@@ -34,7 +34,7 @@ func (h *Host) AddJournal(s JournalSpec) error {
 	if err != nil {
 		return err
 	}
-	i, _ := slices.BinarySearchFunc(h.journals, s.ID, func(j *journalRT, id journal.ID) int { return idLess(j.spec.ID, id) })
+	i, _ := slices.BinarySearchFunc(h.journals, s.ID, func(j *journalRT, id journal.ID) int { return j.spec.ID.Compare(id) })
 	h.journals = slices.Insert(h.journals, i, j)
 	h.counters.Joined++
 	h.boot(j, storage.ClaimFirstBoot)

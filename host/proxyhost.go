@@ -55,7 +55,7 @@ func (h *ProxyHost) OnDeliver(from paxos.NodeID, batch []Envelope) {
 			}
 			p = paxos.NewProxy(h.id, h.opts)
 			h.proxies[e.Journal] = p
-			i, _ := slices.BinarySearchFunc(h.order, e.Journal, idLess)
+			i, _ := slices.BinarySearchFunc(h.order, e.Journal, journal.ID.Compare)
 			h.order = slices.Insert(h.order, i, e.Journal)
 		}
 		p.Step(e.Msg)

@@ -19,6 +19,23 @@ func (id ID) IsSet() bool { return id.Tenant != 0 && id.Journal != 0 }
 
 func (id ID) String() string { return fmt.Sprintf("%016x/%016x", id.Tenant, id.Journal) }
 
+// Compare orders journal ids by tenant, then journal: -1, 0 or +1 (the
+// order every sorted list of journals uses).
+func (id ID) Compare(o ID) int {
+	switch {
+	case id.Tenant != o.Tenant:
+		if id.Tenant < o.Tenant {
+			return -1
+		}
+		return 1
+	case id.Journal < o.Journal:
+		return -1
+	case id.Journal > o.Journal:
+		return 1
+	}
+	return 0
+}
+
 // ErrBadID reports text that does not name a journal.
 var ErrBadID = errors.New("paros/journal: not a journal id (want TENANT/JOURNAL in hex, both set)")
 

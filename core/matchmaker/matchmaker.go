@@ -208,7 +208,7 @@ func (m *Matchmaker) Journals() []journal.ID {
 	for j := range m.regs {
 		out = append(out, j)
 	}
-	slices.SortFunc(out, compareJournals)
+	slices.SortFunc(out, journal.ID.Compare)
 	return out
 }
 

@@ -328,7 +328,7 @@ func (r *Reconfigurer) reconstruct(quorum []paxos.NodeID) {
 	for j := range per {
 		js = append(js, j)
 	}
-	slices.SortFunc(js, compareJournals)
+	slices.SortFunc(js, journal.ID.Compare)
 	r.recon = nil
 	for i := 0; i < len(js) || i == 0; i += RegistryPage {
 		var page []JournalRegistry
@@ -466,19 +466,4 @@ func (r *Reconfigurer) learned(h Handover) {
 	if r.from.Quorum(linked) && len(r.Activated()) == len(r.chosen.Members) {
 		r.step = RDone
 	}
-}
-
-func compareJournals(a, b journal.ID) int {
-	switch {
-	case a.Tenant != b.Tenant:
-		if a.Tenant < b.Tenant {
-			return -1
-		}
-		return 1
-	case a.Journal < b.Journal:
-		return -1
-	case a.Journal > b.Journal:
-		return 1
-	}
-	return 0
 }

@@ -30,7 +30,6 @@ package storetest
 // that implements RegistryFaulter as well runs the failed-sync test.
 
 import (
-	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -130,12 +129,7 @@ func Retract(j journal.ID, r uint64, n paxos.NodeID) matchmaker.WriteOp {
 
 // RenderRegistries prints registries in journal order, one line each.
 func RenderRegistries(regs map[journal.ID]matchmaker.Registry) string {
-	ids := slices.SortedFunc(maps.Keys(regs), func(a, b journal.ID) int {
-		if a.Tenant != b.Tenant {
-			return cmp.Compare(a.Tenant, b.Tenant)
-		}
-		return cmp.Compare(a.Journal, b.Journal)
-	})
+	ids := slices.SortedFunc(maps.Keys(regs), journal.ID.Compare)
 	var b strings.Builder
 	for _, id := range ids {
 		r := regs[id]
