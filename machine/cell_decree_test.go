@@ -28,6 +28,7 @@ import (
 	"google.golang.org/grpc"
 
 	pb "github.com/parosdb/paros/api/parospb/paros/v1"
+	"github.com/parosdb/paros/core/paxos"
 	"github.com/parosdb/paros/host"
 	"github.com/parosdb/paros/storage/machinerecord"
 	"github.com/parosdb/paros/wire"
@@ -382,4 +383,9 @@ func TestConcurrentCellInitsAtOneMachineFormOnePlan(t *testing.T) {
 		t.Fatalf("the CellInits chose %x and %x; want one plan", replies[0].GetPlan().GetCellId(), replies[1].GetPlan().GetCellId())
 	}
 	wantFormed(t, ns, replies[0].GetPlan().GetCellId())
+}
+
+// recBallot is a ballot as the machine record keeps it (round and node).
+func recBallot(round, node uint64) paxos.Ballot {
+	return paxos.Ballot{Round: round, Node: paxos.NodeID(node)}
 }

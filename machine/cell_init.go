@@ -12,9 +12,9 @@ import (
 	"google.golang.org/grpc/peer"
 
 	pb "github.com/parosdb/paros/api/parospb/paros/v1"
+	"github.com/parosdb/paros/core/celldecree"
 	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/core/paxos"
-	"github.com/parosdb/paros/core/quorum"
 	"github.com/parosdb/paros/security"
 	"github.com/parosdb/paros/wire"
 )
@@ -24,16 +24,6 @@ import (
 // (paxos.DecreeProposer: adopt the highest vote Phase 1 meets, count Phase
 // 2 through the one Phase-2 tally); the machine supplies the quorum system,
 // the plan, and the wire.
-
-// prepareStepsMax bounds the steps one PrepareCell of a CellInit takes to
-// raise an acceptor's promise towards its ballot (prepare): the work of
-// one CellInit stays bounded, and the operator's InitCell, which retries,
-// resumes from the promises already raised.
-const prepareStepsMax = 64
-
-// roundsMax bounds the ballots one CellInit tries before it answers
-// contended (the operator's InitCell retries).
-const roundsMax = 8
 
 // CellInit forms a cell over the given member addresses, acting as the
 // decree's proposer. Every member must answer Phase 1; the plan is the one
@@ -139,18 +129,6 @@ type formation struct {
 	proxyIDs   []uint64
 }
 
-// quorums is the decree's quorum system over f's members: a Phase-1 quorum
-// is every member, a Phase-2 quorum a majority (they meet: n + n/2+1 > n).
-// Phase 1 cannot be a majority: a machine's vote is final (it formats and
-// serves the plan, and refuses any other), so a vote held by a member
-// outside the first majority to answer must still be adopted, or that
-// member is left alone in a cell of its own. A member twice (one machine
-// under two addresses) or more than a quorum system holds is refused.
-func (f *formation) quorums() (quorum.System, error) {
-	n := len(f.ids)
-	return quorum.NewFlexible(nodeIDs(f.ids), n, n/2+1)
-}
-
 // newPlan draws a fresh plan of f: a new cell id and journal ids, f's
 // members, replicas and proxies, and (unless plain) a matchmaker on every
 // founding machine.
@@ -179,60 +157,56 @@ func (f *formation) names(plan *pb.CellPlan) bool {
 		sameMembers(plan.GetProxies(), f.proxyIDs)
 }
 
-// decide runs the decree as proposer node from round on, at most
-// roundsMax ballots: Phase 1 at every member (prepare), then FormCell of
-// the plan the proposer is left with (the highest vote Phase 1 met, else a
-// fresh plan) to every member, so that each forms, not only a majority. A
-// refusal of Phase 1 opens the next ballot above the promise it names. It
+// decide runs one attempt of the decree (celldecree.Proposer) as
+// proposer node from round on, carrying its asks to f's members one at a
+// time: Phase 1 at every member, then FormCell of the plan the proposer is
+// left with to every member, so that each forms, not only a majority. It
 // returns the chosen plan, or a refusal, with the plan it concerns where
 // there is one (other_cell_init, or contended after Phase 2).
 func decide(ctx context.Context, f *formation, node, round uint64) (*pb.CellPlan, string) {
-	sys, err := f.quorums()
+	prop, asks := celldecree.NewProposer(celldecree.Config[*pb.CellPlan]{
+		Plans: planRules, Founders: nodeIDs(f.ids), Node: paxos.NodeID(node), Round: round,
+		Fresh: f.newPlan, Names: f.names,
+	})
+	for len(asks) > 0 {
+		if _, done := prop.Done(); done {
+			break
+		}
+		ask := asks[0]
+		asks = append(asks[1:], f.carry(ctx, prop, ask)...)
+	}
+	out, done := prop.Done()
+	if !done {
+		return nil, celldecree.Contended // unreachable: every ask is answered
+	}
+	if out.Member != 0 {
+		return out.Plan, out.Refusal + ": " + f.addrs[slices.Index(f.ids, uint64(out.Member))]
+	}
+	return out.Plan, out.Refusal
+}
+
+// carry sends ask to its member and folds the reply (or its absence) into
+// prop, returning the asks that follow. An ask the proposer no longer
+// waits for is not sent.
+func (f *formation) carry(ctx context.Context, prop *celldecree.Proposer[*pb.CellPlan], ask celldecree.Ask[*pb.CellPlan]) []celldecree.Ask[*pb.CellPlan] {
+	if !prop.Wants(ask) {
+		return nil
+	}
+	peer := f.peers[slices.Index(f.ids, uint64(ask.To))]
+	if ask.Phase == celldecree.Prepare {
+		r, err := peer.PrepareCell(ctx, &pb.PrepareCellRequest{Ballot: wire.BallotToPB(ask.Ballot), Members: f.ids})
+		if err != nil {
+			return prop.Unanswered(ask)
+		}
+		return prop.Answered(ask, celldecree.Answer[*pb.CellPlan]{Granted: r.GetPromised(),
+			Refusal: celldecree.Refusal(r.GetRefusal()), Promise: wire.BallotFromPB(r.GetPromise()), Vote: voteOf(r)})
+	}
+	r, err := peer.FormCell(ctx, &pb.FormCellRequest{Ballot: wire.BallotToPB(ask.Ballot), Plan: ask.Plan})
 	if err != nil {
-		return nil, "malformed"
+		return prop.Unanswered(ask)
 	}
-	for range roundsMax {
-		b := paxos.Ballot{Round: round, Node: paxos.NodeID(node)}
-		fresh := f.newPlan()
-		dec := paxos.NewDecreeProposer(sys, planFingerprint, b, fresh)
-		for i, p := range f.peers {
-			r, err := prepare(ctx, p, wire.BallotToPB(b), f.ids)
-			if err != nil {
-				return nil, "member_unreachable: " + f.addrs[i]
-			}
-			if !r.GetPromised() {
-				if r.GetRefusal() == "malformed" || r.GetPromise().GetRound() >= paxos.BallotRoundMax {
-					return nil, "ballots_exhausted: " + f.addrs[i]
-				}
-				round = max(round, r.GetPromise().GetRound()) + 1
-				dec.Refused(paxos.NodeID(f.ids[i])) // every member is the Phase-1 quorum: the ballot is lost
-				break
-			}
-			dec.Promise(paxos.NodeID(f.ids[i]), voteOf(r))
-		}
-		if dec.Step() != paxos.DecreeAccepting {
-			continue
-		}
-		plan := dec.Value()
-		if plan != fresh && !f.names(plan) {
-			return plan, "other_cell_init"
-		}
-		for i, p := range f.peers {
-			r, err := p.FormCell(ctx, &pb.FormCellRequest{Ballot: wire.BallotToPB(b), Plan: plan})
-			switch {
-			case err != nil: // unanswered: neither a vote nor a refusal
-			case r.GetFormed():
-				dec.Accepted(paxos.NodeID(f.ids[i]), planFingerprint(plan))
-			case r.GetRefusal() == "promised_higher":
-				dec.Refused(paxos.NodeID(f.ids[i]))
-			}
-		}
-		if dec.Step() != paxos.DecreeChosen {
-			return plan, "contended"
-		}
-		return plan, ""
-	}
-	return nil, "contended"
+	return prop.Answered(ask, celldecree.Answer[*pb.CellPlan]{Granted: r.GetFormed(),
+		Refusal: celldecree.Refusal(r.GetRefusal()), Promise: wire.BallotFromPB(r.GetPromise())})
 }
 
 // voteOf is the vote a PrepareCell grant reports: the plan the member
@@ -243,31 +217,6 @@ func voteOf(r *pb.PrepareCellReply) paxos.DecreeVote[*pb.CellPlan] {
 		return paxos.DecreeVote[*pb.CellPlan]{}
 	}
 	return paxos.DecreeVote[*pb.CellPlan]{Ballot: wire.BallotFromPB(r.GetVoteBallot()), Value: r.GetVote()}
-}
-
-// prepare sends Phase 1 at ballot b, naming the founding members ids, to
-// one acceptor. An acceptor whose promise is more than prepareRoundLeadMax
-// below b (a caller pushed another member up within the bound) refuses
-// round_too_far with its promise; the proposer then steps that promise up,
-// promising a ballot of its own below b within the bound, and asks again,
-// at most prepareStepsMax times. A step is a promise like any other: it
-// only makes the acceptor refuse ballots below it, and b is above it.
-func prepare(ctx context.Context, p pb.MachineClient, b *pb.Ballot, ids []uint64) (*pb.PrepareCellReply, error) {
-	req := &pb.PrepareCellRequest{Ballot: b, Members: ids}
-	for range prepareStepsMax {
-		r, err := p.PrepareCell(ctx, req)
-		if err != nil || r.GetRefusal() != "round_too_far" {
-			return r, err
-		}
-		step := r.GetPromise().GetRound() + prepareRoundLeadMax
-		if step >= b.GetRound() {
-			return r, nil // the acceptor's promise moved meanwhile: the caller picks a new round
-		}
-		if _, err := p.PrepareCell(ctx, &pb.PrepareCellRequest{Ballot: &pb.Ballot{Round: step, Node: b.GetNode()}, Members: ids}); err != nil {
-			return nil, err
-		}
-	}
-	return p.PrepareCell(ctx, req)
 }
 
 // dialMachines makes a Machine client of each address (this machine's own

@@ -41,7 +41,7 @@ import (
 	"github.com/parosdb/paros/wire"
 )
 
-// leadMax is machine.prepareRoundLeadMax: how far above its promise an
+// leadMax is celldecree.RoundLeadMax: how far above its promise an
 // acceptor takes a PrepareCell round.
 const leadMax = 1 << 20
 

@@ -109,8 +109,8 @@ type rule struct {
 // phases, sent by its proposer over its own certificate (the operator's
 // token reaches only CellInit); a machine of the CA that names no member
 // is refused, a ballot under another node cannot be forged, and a round
-// cannot jump the promise far enough to exhaust the decree (cell_acceptor.go,
-// prepareRoundLeadMax). JoinCell comes from parosctl (admin) or from
+// cannot jump the promise far enough to exhaust the decree (celldecree.RoundLeadMax).
+// JoinCell comes from parosctl (admin) or from
 // CellInit's proposer joining the plan's replicas and proxies (peer): a
 // peer may join only a replica or proxy machine, into a plan naming the
 // peer as a founder (once the machine is in a cell, a founder of it), so a

@@ -186,10 +186,11 @@ func newWorld(seed uint64, o Options, draw func(w *World) Shape) *World {
 	w := &World{seed: seed, opts: o, g: newRNG(seed), opCalls: map[host.CallID]operatorCall{}, byID: map[paxos.NodeID]*proc{}}
 	w.sched.trace = o.Trace
 	w.shape = draw(w)
+	w.audit = newAudit(w)
+	w.formCell()
 	w.replicaSet = slices.Clone(w.shape.Replicas)
 	w.rot = newRotLedger(w.shape.RotBudget)
 	w.net = &network{w: w}
-	w.audit = newAudit(w)
 	w.clients = newClients(w)
 	for _, id := range w.shape.Procs() {
 		p := &proc{w: w, id: id, stores: map[journal.ID]*memstore.Store{}, failNext: map[journal.ID]bool{}, failed: map[journal.ID]bool{},
@@ -607,6 +608,7 @@ func GateNames() []string {
 		"handoff: a rebooted owner binds the first successor it hears",
 		"handoff: an owner answers an acceptor's question with its notice",
 	}
+	g = append(g, formationGates...)
 	slices.Sort(g)
 	return g
 }

@@ -217,7 +217,7 @@ func TestFormationRoundsCannotBeExhausted(t *testing.T) {
 		}
 	}
 	self := []uint64{stranger.NodeID, targetID}
-	const lead = 1 << 20 // machine.prepareRoundLeadMax
+	const lead = 1 << 20 // celldecree.RoundLeadMax
 
 	// Act: round 2^62 (the probe's) and 2^40 above the promise, naming no
 	// founder but the target, then naming the stranger a founder; then a
