@@ -7,7 +7,7 @@
 //	parosctl --servers a,b,c truncate TENANT/JOURNAL --up-to N [--leader U] [--multi]
 //	parosctl --servers a,b,c set-leader TENANT/JOURNAL [--new U] [--old U|none]
 //	parosctl --servers a,b,c inspect [--journal TENANT/JOURNAL]
-//	parosctl --servers a,b,c reconfigure TENANT/JOURNAL --members ID,ID,HOST:PORT [--quorum majority|flexible:Q1:Q2|grid:RxC] [--wait D]
+//	parosctl --servers a,b,c reconfigure TENANT/JOURNAL --members ID,ID,HOST:PORT [--quorum majority|flexible:Q1:Q2|grid:RxC] [--keep-matchmakers] [--wait D]
 //	parosctl --servers a,b,c retire --journal TENANT/JOURNAL --node ID --gc-watermark R.N
 //	parosctl --servers a,b,c replicas set HOST:PORT,HOST:PORT|none [--wait D]
 //	parosctl --servers a,b,c handoff TENANT/JOURNAL [--to ID] [--wait D]

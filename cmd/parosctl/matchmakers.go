@@ -46,9 +46,9 @@ activates it; journals keep serving throughout (a leader needs the
 matchmakers only to change rounds). 'parosctl inspect' shows the generation
 each machine follows (matchmakers=...@gN).
 
-To replace a dead machine: reconfigure every journal away from it
-('parosctl reconfigure'), then name its replacement here in its place, then
-retire it. Run the same command again after a failure or a timeout: a
+To replace a dead machine, 'parosctl reconfigure' every journal away from it
+onto its replacement: the first reconfiguration that removes it moves its
+matchmaker too. This command is for moving the set on its own. Run the same command again after a failure or a timeout: a
 handover left half way is finished by the next one.
 
 Exit codes: 0 the set was chosen (it prints which, and the members that
@@ -73,21 +73,26 @@ handover may still complete: run it again).`,
 			defer c.Close()
 			ctx, cancel := context.WithTimeout(context.Background(), wait)
 			defer cancel()
-			start := time.Now()
-			set, err := c.SetMatchmakers(ctx, members)
-			if err != nil {
-				return matchmakersError(err)
-			}
-			elapsed := time.Since(start)
-			g.print(fmt.Sprintf("matchmakers: generation %d %s activated=%s elapsed=%s", set.Generation, nodeList(set.Members),
-				nodeList(set.Activated), elapsed.Round(time.Millisecond)),
-				map[string]any{"generation": set.Generation, "members": hexIDs(set.Members), "activated": hexIDs(set.Activated),
-					"elapsed_ms": elapsed.Milliseconds()})
-			return nil
+			return setMatchmakers(ctx, g, c, members)
 		},
 	}
 	cmd.Flags().DurationVar(&wait, "wait", matchmakersWait, "how long to wait for the handover")
 	return cmd
+}
+
+// setMatchmakers hands the set over to members and prints the set chosen.
+func setMatchmakers(ctx context.Context, g *globals, c *client.Client, members []string) error {
+	start := time.Now()
+	set, err := c.SetMatchmakers(ctx, members)
+	if err != nil {
+		return matchmakersError(err)
+	}
+	elapsed := time.Since(start)
+	g.print(fmt.Sprintf("matchmakers: generation %d %s activated=%s elapsed=%s", set.Generation, nodeList(set.Members),
+		nodeList(set.Activated), elapsed.Round(time.Millisecond)),
+		map[string]any{"generation": set.Generation, "members": hexIDs(set.Members), "activated": hexIDs(set.Activated),
+			"elapsed_ms": elapsed.Milliseconds()})
+	return nil
 }
 
 func hexIDs(ids []uint64) []string {

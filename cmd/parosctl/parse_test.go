@@ -199,3 +199,25 @@ func TestHandoffCommandRefusesBadArgumentsBeforeDialling(t *testing.T) {
 		}
 	}
 }
+
+func TestAReconfigurationMovesTheMatchmakersItRemoves(t *testing.T) {
+	for _, c := range []struct {
+		name              string
+		mm, before, after []uint64
+		want              []uint64
+		moved             bool
+	}{
+		{"a founder replaced by a new machine", []uint64{1, 2, 3}, []uint64{1, 2, 3}, []uint64{1, 2, 4}, []uint64{1, 2, 4}, true},
+		{"two replaced at once", []uint64{1, 2, 3}, []uint64{1, 2, 3}, []uint64{1, 5, 4}, []uint64{1, 4, 5}, true},
+		{"a member added, none removed", []uint64{1, 2, 3}, []uint64{1, 2, 3}, []uint64{1, 2, 3, 4}, []uint64{1, 2, 3}, false},
+		{"a member removed, none added: the set stays", []uint64{1, 2, 3}, []uint64{1, 2, 3, 4}, []uint64{1, 2, 3}, []uint64{1, 2, 3}, false},
+		{"a journal on other machines leaves the set alone", []uint64{1, 2, 3}, []uint64{4, 5, 6}, []uint64{4, 5, 7}, []uint64{1, 2, 3}, false},
+		{"an added machine already a matchmaker is not named twice", []uint64{1, 2, 3}, []uint64{1, 4}, []uint64{2, 4}, []uint64{1, 2, 3}, false},
+		{"a rerun with nothing removed moves nothing", []uint64{1, 2, 3}, []uint64{1, 2, 4}, []uint64{1, 2, 4}, []uint64{1, 2, 3}, false},
+	} {
+		got, moved := movedMatchmakers(c.mm, c.before, c.after)
+		if !slices.Equal(got, c.want) || moved != c.moved {
+			t.Errorf("%s: %v moved=%v; want %v moved=%v", c.name, got, moved, c.want, c.moved)
+		}
+	}
+}

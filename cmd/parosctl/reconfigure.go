@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -26,6 +27,7 @@ const reconfigureWait = time.Minute
 func reconfigureCmd(g *globals) *cobra.Command {
 	var members, quorumFlag string
 	var wait time.Duration
+	var keepMatchmakers bool
 	cmd := &cobra.Command{
 		Use:   "reconfigure JOURNAL --members M1,M2,M3 [--quorum majority|flexible:Q1:Q2|grid:RxC]",
 		Short: "move a journal to another set of machines or quorum system (adding machines to the cell)",
@@ -44,7 +46,15 @@ members, Phase-2 quorums of Q2, Q1+Q2 > members), or grid:RxC (R*C members
 laid out row-major by node id; a full row is a Phase-1 quorum, a full column
 a Phase-2 quorum).
 
-It prints the configuration the leader runs and how long the change took.
+A machine this change removes that is one of the cell's matchmakers is
+replaced in the matchmaker set by a machine this change adds (the next
+generation of the set, as 'parosctl matchmakers set' would), so replacing a
+machine is one command and leaves the cell as able to elect as it was
+formed. --keep-matchmakers leaves the set alone.
+
+It prints the configuration the leader runs and how long the change took,
+then the matchmaker set when it moved. If moving the set fails after the
+journal moved, the error names the 'parosctl matchmakers set' that finishes it.
 Every step is idempotent: after a failure or a timeout (exit 4: the change
 may still complete), run the same command again. A cell formed with
 'init --plain' has no matchmakers and refuses (exit 3).
@@ -79,6 +89,7 @@ after the change started).`,
 			ctx, cancel := context.WithTimeout(context.Background(), wait)
 			defer cancel()
 			start := time.Now()
+			from, known := newestConfig(ctx, c, id)
 			if err := c.Reconfigure(ctx, id, to); err != nil {
 				return membershipError(err)
 			}
@@ -95,13 +106,51 @@ after the change started).`,
 			g.print(line, map[string]any{"journal": id.String(), "members": st.Members, "quorum": quorumWord(st.QuorumSpec),
 				"config_ballot": ballotJSONOf(st.ConfigBallot), "config_since": ballotJSONOf(st.ConfigSince),
 				"elapsed_ms": elapsed.Milliseconds()})
+			if keepMatchmakers || !known {
+				return nil
+			}
+			next, moved := movedMatchmakers(st.Matchmakers, from.Members, st.Members)
+			if !moved {
+				return nil
+			}
+			if err := setMatchmakers(ctx, g, c, hexIDs(next)); err != nil {
+				// The journal moved; a rerun of this command finds nothing
+				// removed. Say how to finish.
+				return fmt.Errorf("%w (the journal moved; finish the matchmakers with 'parosctl matchmakers set %s')",
+					err, strings.Join(hexIDs(next), ","))
+			}
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&keepMatchmakers, "keep-matchmakers", false, "leave the matchmaker set alone when a removed machine is a matchmaker")
 	cmd.Flags().StringVar(&members, "members", "", "the new members: node ids (hex) or host:port of machines to add")
 	cmd.Flags().StringVar(&quorumFlag, "quorum", "majority", "majority, flexible:Q1:Q2 or grid:RxC")
 	cmd.Flags().DurationVar(&wait, "wait", reconfigureWait, "how long to wait for the leader to run the configuration")
 	return cmd
+}
+
+// movedMatchmakers is the matchmaker set mm after a change from the
+// members before to the members after: each matchmaker the change removed
+// is replaced by a machine it added that is no matchmaker yet, in order. A
+// removed matchmaker with no added machine left stays (the set never
+// shrinks behind the operator's back). moved reports a change.
+func movedMatchmakers(mm, before, after []uint64) ([]uint64, bool) {
+	var added []uint64
+	for _, m := range after {
+		if !slices.Contains(before, m) && !slices.Contains(mm, m) {
+			added = append(added, m)
+		}
+	}
+	next := slices.Clone(mm)
+	moved := false
+	for i, m := range next {
+		if len(added) > 0 && slices.Contains(before, m) && !slices.Contains(after, m) {
+			next[i], added = added[0], added[1:]
+			moved = true
+		}
+	}
+	slices.Sort(next)
+	return next, moved
 }
 
 // newestConfig is the answer, among the servers dialled, that follows the
