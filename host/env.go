@@ -17,6 +17,9 @@ type Envelope struct {
 	// instead (Journal and Msg unset): it concerns every journal of the
 	// set.
 	Handover *matchmaker.Handover
+	// MachineBeat, when set, is the whole envelope (Journal, Msg and
+	// Handover unset): the sender's machine is alive (host/quiet.go).
+	MachineBeat bool
 }
 
 // Token names one persisted batch; OnPersisted reports it back.

@@ -260,10 +260,12 @@ func countType(es []host.Envelope, t paxos.MsgType) int {
 }
 
 // testTunables is a small, fast profile: every knob at or near its floor
-// where a test wants to reach it in a few ticks.
+// where a test wants to reach it in a few ticks. Its journals stay awake
+// (these tests count messages tick by tick); quiet_test.go turns
+// quiescence on.
 func testTunables() host.Tunables {
 	return host.Tunables{ElectionTicks: 5, HeartbeatTicks: 1, QuarantineTicks: 3,
-		ReadRetryTicks: 4, CallTimeoutTicks: 6, TickMs: 100, WaitMsMax: 1000}
+		ReadRetryTicks: 4, CallTimeoutTicks: 6, TickMs: 100, WaitMsMax: 1000, StayAwake: true}
 }
 
 // spec is the journal spec every test host uses: members 1, 2, 3, majority.

@@ -247,6 +247,7 @@ func (h *Host) flushHandovers() {
 				continue
 			}
 			h.env.Send(hv.To, []Envelope{{Handover: &hv}})
+			h.sent(hv.To)
 		}
 	}
 }

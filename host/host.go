@@ -35,6 +35,9 @@ type Host struct {
 	// this process (its nodes may have none to follow: a machine that
 	// retired from every journal).
 	mmsLearned paxos.MatchmakerSet
+	// live is what this process knows of its peers' machines: the machine
+	// beat that keeps quiet journals quiet (quiet.go).
+	live liveness
 }
 
 // Counters are observation only.
@@ -50,6 +53,12 @@ type Counters struct {
 	// contract (paxos.ErrContract): a bug or a lying member. Honest cells
 	// never raise it; the simulator fails a seed that does.
 	ContractFaults uint64
+	// MachineBeats counts machine beats sent;
+	// PeersSilent peers found silent past the election timeout; and
+	// WokenByMachine the quiet journals woken for it (quiet.go).
+	MachineBeats, PeersSilent, WokenByMachine uint64
+	// ScrubTurns counts scrub pages granted to quiet journals.
+	ScrubTurns uint64
 	// MatchmakerFaults counts matchmaker store faults (each closes the
 	// matchmaker for good).
 	MatchmakerFaults uint64
@@ -197,7 +206,11 @@ func (h *Host) OnDeliver(from paxos.NodeID, batch []Envelope) {
 // route hands each envelope of a batch from node from to its recipient:
 // the matchmaker role, or the journal's node.
 func (h *Host) route(from paxos.NodeID, batch []Envelope) {
+	h.heard(from)
 	for _, e := range batch {
+		if e.MachineBeat {
+			continue // heard: that is all a machine beat says
+		}
 		if e.Handover != nil {
 			h.stepHandover(from, *e.Handover)
 			continue
@@ -223,9 +236,14 @@ func (h *Host) OnTick() {
 		return
 	}
 	h.now++
+	h.tickLiveness()
 	for _, j := range h.journals {
 		switch j.status {
 		case Live:
+			if h.resting(j) {
+				continue // quiet: no timer runs (quiet.go)
+			}
+			j.tickedAt = h.now
 			j.node.Tick()
 			h.expireCalls(j)
 			h.drain(j)
@@ -240,6 +258,7 @@ func (h *Host) OnTick() {
 			}
 		}
 	}
+	h.scrubTurns()
 	h.tickHandover()
 	h.checkStopped()
 	h.flush()
@@ -313,6 +332,7 @@ func (h *Host) flush() {
 				break
 			}
 			h.env.Send(p, batch)
+			h.sent(p)
 		}
 	}
 }

@@ -113,8 +113,11 @@ type journalRT struct {
 	calls      map[paxos.Slot]*parkedCall
 	reads      []*parkedRead // arrival order
 	reopenAt   uint64
-	draining   bool
-	incarnate  int
+	// tickedAt is the tick the node was last ticked or given a scrub turn
+	// (quiet.go): what a quiet journal's scrubber is owed.
+	tickedAt  uint64
+	draining  bool
+	incarnate int
 	// jumpsSeen is the node's trim-jump count abandonJumped last acted on.
 	jumpsSeen uint64
 	// order holds fenced writes that reached the leader ahead of their

@@ -84,6 +84,11 @@ type Tunables struct {
 	// abandoned (whoever meets the set stopped next finishes it; default
 	// 5). Floor 1.
 	HandoverPhaseElections int
+	// StayAwake keeps every journal beating and ticked even when it has
+	// nothing to do (quiescence off; host/quiet.go). The default lets a
+	// settled journal fall quiet, with one machine beat per peer every
+	// HeartbeatTicks standing in for every quiet journal's.
+	StayAwake bool
 }
 
 // Production is the production profile ("reasoned, not measured").
@@ -116,6 +121,9 @@ func (t Tunables) withDefaults() Tunables {
 	def(&t.HotSlotsMax, 1024)
 	def(&t.HotBytesMax, 1<<20)
 	def(&t.HandoverPhaseElections, 5)
+	// The core's scrub rate limit, which the machine-wide budget of quiet
+	// journals (quiet.go) paces by too.
+	def(&t.ScrubIntervalTicks, 2)
 	return t
 }
 
@@ -152,5 +160,6 @@ func (t Tunables) coreOptions() paxos.Options {
 		PromiseBatch: t.PromiseBatch, CatchUpBatch: t.CatchUpBatch, CatchUpPages: t.CatchUpPages, ReadTTLTicks: t.ReadRetryTicks,
 		HotSlotsMax: t.HotSlotsMax, HotBytesMax: t.HotBytesMax,
 		ScrubPageSlots: t.ScrubPageSlots, ScrubIntervalTicks: t.ScrubIntervalTicks, ScrubPassTicks: t.ScrubPassTicks,
-		ProxyTakeBackBeats: t.ProxyTakeBackBeats, HandoffFenceElections: t.HandoffFenceElections}
+		ProxyTakeBackBeats: t.ProxyTakeBackBeats, HandoffFenceElections: t.HandoffFenceElections,
+		Quiesce: !t.StayAwake}
 }

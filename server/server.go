@@ -291,6 +291,9 @@ func (s *Peer) roleOf(node uint64) (paxos.Role, error) {
 // sends (the table in core/paxos/roles.go).
 func checkTypes(node uint64, role paxos.Role, batch []host.Envelope) error {
 	for _, e := range batch {
+		if e.MachineBeat {
+			continue // every machine of the cell may say it is alive
+		}
 		if e.Handover != nil {
 			// A handover is driven by a node machine's reconfigurer and
 			// answered by its matchmaker role: a replica or a proxy
@@ -344,6 +347,9 @@ func checkSenders(d *pb.Deliver, node uint64) error {
 		return status.Errorf(codes.PermissionDenied, "paros/server: node %016x sent a Deliver from %016x", node, d.GetFrom())
 	}
 	for _, e := range d.GetEnvelopes() {
+		if e.GetMachineBeat() {
+			continue // a beat speaks for the Deliver's from, checked above
+		}
 		f := e.GetMsg().GetFrom()
 		if e.GetHandover() != nil {
 			f = e.GetHandover().GetFrom()

@@ -380,6 +380,96 @@ func (a *audit) chainAt(c *client, s journal.Seq, h uint64) {
 // With matchmakers only the members of the configuration in force (the
 // newest any live node believes) must converge: a removed node stops
 // hearing Commits, and is retired rather than kept in step.
+// everyJournalLed checks liveness at the end of the tail: every journal
+// with a quorum of its newest configuration up has a leader at or above
+// every up member's promise. A quiet journal whose leader's machine died
+// must have been woken and re-elected on its own: idle journals have no
+// client whose call would wake them.
+func (a *audit) everyJournalLed() {
+	a.journalsLed("liveness: every journal with a quorum up has a leader at the end of the tail", func(JournalShape) bool { return true })
+}
+
+// matchmakersUp reports whether a majority of the newest matchmaker set
+// any up node of journal j follows is up (always, on a plain deployment):
+// an election needs one (a set the operator shrank to two members, one of
+// them wiped, can never elect again).
+func (a *audit) matchmakersUp(j journal.ID) bool {
+	if len(a.w.shape.Matchmakers) == 0 {
+		return true
+	}
+	var newest paxos.MatchmakerSet
+	for _, p := range a.w.procs {
+		if p.up && p.h != nil {
+			if n := p.h.Node(j); n != nil && newest.Generation < n.MatchmakerSet().Generation {
+				newest = n.MatchmakerSet()
+			}
+		}
+	}
+	live := 0
+	for _, id := range newest.Members {
+		if p := a.w.proc(id); p != nil && p.up {
+			live++
+		}
+	}
+	return live >= len(newest.Members)/2+1
+}
+
+// journalsLed checks, for every journal which picks, that a quorum of its
+// newest configuration up means a leader at or above every up member's
+// promise; a journal without one is a violation of claim.
+func (a *audit) journalsLed(claim string, which func(JournalShape) bool) {
+	for _, js := range a.w.shape.Journals {
+		if a.w.lostJournal(js.ID) || !which(js) {
+			continue
+		}
+		var newest paxos.Configuration
+		for _, p := range a.w.procs {
+			if p.up && p.h != nil && !p.replica() {
+				if n := p.h.Node(js.ID); n != nil && newest.Ballot.Less(n.Configuration().Ballot) {
+					newest = n.Configuration()
+				}
+			}
+		}
+		sys := newest.Acceptors
+		if sys.IsZero() {
+			sys = a.w.system()
+		}
+		var up []paxos.NodeID
+		var leader *paxos.Node
+		var promised paxos.Ballot
+		for _, p := range a.w.procs {
+			if !p.up || p.h == nil || p.replica() || !sys.Contains(p.id) {
+				continue
+			}
+			n := p.h.Node(js.ID)
+			if n == nil {
+				continue
+			}
+			up = append(up, p.id)
+			if promised.Less(n.Promised()) {
+				promised = n.Promised()
+			}
+			if n.IsLeader() && (leader == nil || leader.LeaderBallot().Less(n.LeaderBallot())) {
+				leader = n
+			}
+		}
+		if set := sys.SetOf(up...); sys.Phase1(set, 0) != quorum.Won || !sys.Phase2Everywhere(set) || !a.matchmakersUp(js.ID) {
+			// No Phase-1 quorum up, or not a Phase-2 quorum of every grid
+			// column (a leader that cannot commit every slot steps down,
+			// CheckQuorum), or no matchmaker majority to elect through: no
+			// leader is owed.
+			continue
+		}
+		if leader == nil || leader.LeaderBallot().Less(promised) {
+			a.violation(claim, "%s: up %v, leader %v, highest promise %v", short(js.ID), up, leader != nil, promised)
+			continue
+		}
+		if js.Idle {
+			a.gate("liveness: an idle journal has a leader at the end of the tail")
+		}
+	}
+}
+
 func (a *audit) converged() bool {
 	ok := true
 	for _, js := range a.w.shape.Journals {

@@ -20,6 +20,8 @@ func (w *World) collect(p *proc) {
 		if n := p.h.Node(j.ID); n != nil {
 			c := n.Counters()
 			w.counts.Elections += c.Elections
+			w.counts.Quiesced += c.Quiesced
+			w.counts.Woken += c.Woken
 			w.counts.GapFills += c.GapFills
 			w.counts.TrimJumps += c.TrimJumps
 			w.counts.Truncations += c.Truncations
@@ -81,6 +83,7 @@ func (w *World) collect(p *proc) {
 		}
 	}
 	w.counts.Quarantines += p.h.Counters().Quarantines
+	w.counts.WokenByMachine += p.h.Counters().WokenByMachine
 	w.counts.Joined += p.h.Counters().Joined
 	w.counts.Retired += p.h.Counters().Retired
 	w.counts.HandedOnAgain += p.h.Counters().HandedOnAgain
@@ -116,6 +119,9 @@ func (w *World) gateCounts(r *Result) {
 		}
 	}
 	set("a leader is elected", c.Elections)
+	set("quiescence: a settled leadership falls quiet", c.Quiesced)
+	set("quiescence: a quiet node is woken", c.Woken)
+	set("quiescence: a silent leader machine wakes its quiet journals", c.WokenByMachine)
 	if c.Elections >= 2 && r.Gates["every node converges at the end of the tail"] > 0 {
 		r.Gates["leadership turns over and the cluster recovers"]++
 	}
@@ -193,6 +199,12 @@ func (w *World) gateCounts(r *Result) {
 func GateNames() []string {
 	g := []string{
 		"a leader is elected",
+		// Quiescence (core/paxos/node_quiet.go, host/quiet.go).
+		"liveness: an idle journal has a leader at the end of the tail",
+		"quiescence: the quiet journals of a killed leader machine are led again",
+		"quiescence: a settled leadership falls quiet",
+		"quiescence: a quiet node is woken",
+		"quiescence: a silent leader machine wakes its quiet journals",
 		"leadership turns over and the cluster recovers",
 		"a new leader gap-fills a hole",
 		"a retried write is acked from the log",

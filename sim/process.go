@@ -41,6 +41,9 @@ type proc struct {
 	stale       staleView
 	wiped       bool
 	downForGood bool
+	// heldDown: killed as the leader of quiet journals and kept down past
+	// the start of the tail (quiet.go); recoverThenTail leaves it.
+	heldDown bool
 	// joined holds the spec of each journal this machine joined by
 	// reconfiguration; retired, each journal it retired from (its store is
 	// deleted, and it never serves the journal again).

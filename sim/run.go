@@ -88,7 +88,13 @@ type Counts struct {
 	// their sender's role or for a ballot their sender does not lead;
 	// handoff notices heard.
 	Forgeries, RoleRefused, NotLeading, HandoffNotices uint64
-	SuccessorsAssumed, NoticesAnswered                 uint64
+	// Quiescence: leaderships fallen quiet, quiet nodes woken, and quiet
+	// journals woken because their leader's machine went silent.
+	Quiesced, Woken, WokenByMachine uint64
+	// QuietLeaderKills counts machines killed as the leader of quiet
+	// journals (quiet.go).
+	QuietLeaderKills                   uint64
+	SuccessorsAssumed, NoticesAnswered uint64
 }
 
 // Result is the outcome of one seed.
@@ -168,6 +174,7 @@ func run(seed uint64, o Options) Result {
 	w.handoffChaos()
 	w.proxyChaos()
 	w.forgeryChaos()
+	w.quietChaos()
 	w.operate()
 	w.sched.runUntil(w.chaosEnd)
 
@@ -227,7 +234,7 @@ func (w *World) recoverThenTail(runUntil func(end int64)) {
 		p.pausedUntil = 0
 		p.crashAfterSync = false
 		clear(p.failNext)
-		if !p.up && !p.downForGood {
+		if !p.up && !p.downForGood && !p.heldDown {
 			w.start(p, false)
 		}
 	}
@@ -248,6 +255,7 @@ func (w *World) recoverThenTail(runUntil func(end int64)) {
 func (w *World) conclude() Result {
 
 	converged := w.audit.converged()
+	w.audit.everyJournalLed()
 	if converged && w.replicaReadds > 0 {
 		w.audit.gate("replica: a replica the operator added back catches up")
 	}

@@ -76,6 +76,10 @@ type JournalShape struct {
 	Readers int
 	// Rival: a second owner contends for a single-writer journal's fence.
 	Rival bool
+	// Idle: no client ever writes or reads it. It is elected, falls quiet
+	// (unless the seed stays awake), and must get a leader back on its
+	// own when the chaos takes its leader away (audit.everyJournalLed).
+	Idle bool
 }
 
 // DrawShape draws the world of a seed from the world's PRNG.
@@ -224,6 +228,17 @@ func drawShape(g rng, o Options) Shape {
 		}
 		s.Tun.HandoverPhaseElections = 1 + g.intn(6)
 	}
+	// Most seeds let settled journals fall quiet (the production default);
+	// a quarter keep every journal awake, plain Multi-Paxos timers.
+	s.Tun.StayAwake = g.pct(25)
+	// Many seeds add idle journals beside the busy ones: a cell holds many
+	// journals, most of them quiet.
+	if g.pct(40) {
+		for i := range 1 + g.intn(8) {
+			s.Journals = append(s.Journals, JournalShape{ID: journal.ID{Tenant: 0x7e2, Journal: 0x200 + uint64(i)},
+				Mode: journal.ModeMulti, Idle: true})
+		}
+	}
 	return s
 }
 
@@ -264,9 +279,16 @@ func (s Shape) String() string {
 	case quorum.KindGrid:
 		q = fmt.Sprintf("grid(%dx%d)", s.Quorum.Rows, s.Quorum.Cols)
 	}
-	modes := ""
+	modes, idle := "", 0
 	for _, j := range s.Journals {
+		if j.Idle {
+			idle++
+			continue
+		}
 		modes += j.Mode.String()[:1]
+	}
+	if idle > 0 {
+		modes += fmt.Sprintf("+%d idle", idle)
 	}
 	mm := ""
 	if len(s.Matchmakers) > 0 {
@@ -289,6 +311,9 @@ func (s Shape) String() string {
 	}
 	if s.Forgeries {
 		mm += " forgeries"
+	}
+	if s.Tun.StayAwake {
+		mm += " awake"
 	}
 	return fmt.Sprintf("n=%d %s%s journals=%s election=%d drop=%d%% dup=%d%%", len(s.Nodes), q, mm, modes, s.Tun.ElectionTicks, s.DropPct, s.DupPct)
 }

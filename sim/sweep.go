@@ -118,6 +118,10 @@ func (c *Counts) add(o Counts) {
 	c.HandoffNotices += o.HandoffNotices
 	c.SuccessorsAssumed += o.SuccessorsAssumed
 	c.NoticesAnswered += o.NoticesAnswered
+	c.Quiesced += o.Quiesced
+	c.Woken += o.Woken
+	c.WokenByMachine += o.WokenByMachine
+	c.QuietLeaderKills += o.QuietLeaderKills
 }
 
 // UnfiredGates lists the required gates that never fired.

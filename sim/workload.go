@@ -97,6 +97,9 @@ type clients struct {
 func newClients(w *World) *clients {
 	cs := &clients{w: w, calls: map[host.CallID]*inflight{}, hist: map[journal.ID][]lincheck.Op{}}
 	for _, j := range w.shape.Journals {
+		if j.Idle {
+			continue
+		}
 		cs.all = append(cs.all, cs.newOwner(j))
 		if j.Rival {
 			// A second owner contends for the fence: each supersedes the other.

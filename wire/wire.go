@@ -215,7 +215,7 @@ func MessageToPB(m paxos.Message) *pb.ConsensusMessage {
 		Ballot: BallotToPB(m.Ballot), Refused: BallotToPB(m.Refused), Slot: m.Slot, Next: m.Next,
 		Commit: m.Commit, Watermark: m.Watermark, Ctx: m.Ctx, State: StateToPB(m.State),
 		Since: BallotToPB(m.Since), Gc: BallotToPB(m.GC), Reconf: m.Reconf, Refusal: uint32(m.Refusal),
-		Prepared: BallotToPB(m.Prepared), Generation: m.Generation}
+		Prepared: BallotToPB(m.Prepared), Generation: m.Generation, Quiet: m.Quiet}
 	if !m.Successor.IsZero() {
 		out.Successor = MatchmakerSetToPB(m.Successor)
 	}
@@ -296,7 +296,7 @@ func MessageFromPB(m *pb.ConsensusMessage) (paxos.Message, error) {
 		Ballot: BallotFromPB(m.GetBallot()), Refused: BallotFromPB(m.GetRefused()), Slot: m.GetSlot(), Next: m.GetNext(),
 		Commit: m.GetCommit(), Watermark: m.GetWatermark(), Ctx: m.GetCtx(), State: st,
 		Since: BallotFromPB(m.GetSince()), GC: BallotFromPB(m.GetGc()), Reconf: m.GetReconf(),
-		Refusal: paxos.MatchRefusal(m.GetRefusal()), Prepared: BallotFromPB(m.GetPrepared()), Generation: m.GetGeneration()}
+		Refusal: paxos.MatchRefusal(m.GetRefusal()), Prepared: BallotFromPB(m.GetPrepared()), Generation: m.GetGeneration(), Quiet: m.GetQuiet()}
 	if m.GetSuccessor() != nil {
 		if out.Successor, err = MatchmakerSetFromPB(m.GetSuccessor()); err != nil {
 			return paxos.Message{}, err
@@ -358,6 +358,10 @@ func MessageFromPB(m *pb.ConsensusMessage) (paxos.Message, error) {
 func DeliverToPB(from paxos.NodeID, batch []host.Envelope) *pb.Deliver {
 	d := &pb.Deliver{From: uint64(from), Envelopes: make([]*pb.Envelope, 0, len(batch))}
 	for _, e := range batch {
+		if e.MachineBeat {
+			d.Envelopes = append(d.Envelopes, &pb.Envelope{MachineBeat: true})
+			continue
+		}
 		if e.Handover != nil {
 			d.Envelopes = append(d.Envelopes, &pb.Envelope{Handover: HandoverToPB(*e.Handover)})
 			continue
@@ -380,6 +384,13 @@ func DeliverFromPB(d *pb.Deliver) (paxos.NodeID, []host.Envelope, error) {
 	}
 	out := make([]host.Envelope, 0, len(d.GetEnvelopes()))
 	for _, e := range d.GetEnvelopes() {
+		if e.GetMachineBeat() {
+			if e.GetHandover() != nil || e.GetMsg() != nil || e.GetJournal() != nil {
+				return 0, nil, malformed("a machine beat with a message in it")
+			}
+			out = append(out, host.Envelope{MachineBeat: true}) // it speaks for the Deliver's sender
+			continue
+		}
 		if e.GetHandover() != nil {
 			h, err := HandoverFromPB(e.GetHandover())
 			if err != nil {

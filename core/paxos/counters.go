@@ -2,6 +2,9 @@ package paxos
 
 // Counters are observation only: how often each path fired.
 type Counters struct {
+	// Quiesced counts leaderships that fell quiet; Woken quiet nodes woken
+	// (node_quiet.go).
+	Quiesced, Woken  uint64
 	Campaigns        uint64
 	Elections        uint64
 	StepDowns        uint64

@@ -155,6 +155,9 @@ type Message struct {
 	// set the sender follows once a handover replaced the founding one.
 	Generation uint64
 	Successor  MatchmakerSet
+	// Quiet: on a Heartbeat, the leader asks its members to fall quiet
+	// (node_quiet.go); on a HeartbeatAck, the member fell quiet.
+	Quiet bool
 }
 
 // MessageBytesMax is the soft bound on the record bytes one message carries

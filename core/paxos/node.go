@@ -75,6 +75,9 @@ type Node struct {
 		config Configuration
 	}
 
+	// quiet: a follower that acked a quiet beat and has heard nothing
+	// since (node_quiet.go); its election timer stands still.
+	quiet           bool
 	electionElapsed int
 	electionTimeout int
 	wantTimeout     bool
@@ -358,8 +361,8 @@ func (n *Node) Tick() {
 	case *leading:
 		n.tickLeader(p)
 	default:
-		if n.cfg.Replica {
-			break // a replica never campaigns
+		if n.cfg.Replica || n.quiet {
+			break // a replica never campaigns; a quiet follower waits to be woken
 		}
 		n.electionElapsed++
 		if n.electionElapsed >= n.electionTimeout {
@@ -429,6 +432,9 @@ func (n *Node) Step(m Message) {
 	}
 	if n.highestSeen.Less(m.Ballot) {
 		n.highestSeen = m.Ballot
+	}
+	if !quietMessage(m) {
+		n.wake()
 	}
 	if n.cfg.Replica {
 		n.stepReplica(m)
@@ -518,7 +524,7 @@ func (n *Node) stepDown() {
 }
 
 // StepDown is the driver-policy abdication; always safe.
-func (n *Node) StepDown() { n.stepDown(); n.afterEvent(); n.assertInvariants() }
+func (n *Node) StepDown() { n.wake(); n.stepDown(); n.afterEvent(); n.assertInvariants() }
 
 // assertInvariants checks cross-role invariants at the exit of every public
 // mutating entry point (TigerBeetle style: always on, cheap).

@@ -101,6 +101,7 @@ func (n *Node) MatchmakersStopped() (generation uint64, ok bool) {
 // chosen (a handover it drove or was told the outcome of). A set not
 // newer than the node's, or malformed, changes nothing.
 func (n *Node) AdoptMatchmakers(s MatchmakerSet) {
+	n.wake() // a quiet journal has work (node_quiet.go)
 	if n.matchmakers() && s.Validate() == nil && n.mms.Generation < s.Generation && len(s.Members) > 0 {
 		n.adoptMatchmakers(s)
 	}

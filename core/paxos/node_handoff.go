@@ -86,6 +86,7 @@ func (n *Node) CanRelinquish() error {
 // to be durable (it is not EarlyOK), so every round the leader opened is on
 // its disk before the successor can act on the frontier.
 func (n *Node) RelinquishTo(successor NodeID) error {
+	n.wake() // a quiet journal has work (node_quiet.go)
 	if err := n.CanRelinquish(); err != nil {
 		return err
 	}
@@ -382,6 +383,7 @@ func (n *Node) tickInherited(l *leading) bool {
 // a second hop costs this Phase 1, not a stall of an election timeout: a
 // graceful shutdown of a successor re-elects itself, then hands on.
 func (n *Node) Reelect() error {
+	n.wake() // a quiet journal has work (node_quiet.go)
 	l, ok := n.phase.(*leading)
 	if !ok || !l.inherited {
 		return fmt.Errorf("%w: only an inherited leadership re-elects itself", ErrCannotRelinquish)

@@ -59,6 +59,7 @@ func (n *Node) ProposeIn(e journal.Entry, column int) ProposeResult {
 }
 
 func (n *Node) propose(cmd journal.Command) ProposeResult {
+	n.wake() // a quiet journal has work (node_quiet.go)
 	l, ok := n.phase.(*leading)
 	if !ok {
 		return ProposeResult{Status: NotLeader, LeaderHint: n.leaderHint}

@@ -149,6 +149,7 @@ func (n *Node) flushDelegations(l *leading, all []SlotCommand) []SlotCommand {
 // forgets what it suspected of it; new rounds take turns among the new
 // list. Proxies of rounds in flight answer or are evicted as before.
 func (n *Node) SetProxies(ids []NodeID) error {
+	n.wake() // a quiet journal has work (node_quiet.go)
 	c := n.cfg
 	c.Proxies = slices.Clone(ids)
 	slices.Sort(c.Proxies)

@@ -32,6 +32,7 @@ type quorumRead struct {
 // read. The answer arrives as a ReadState. Not opened (false) means no
 // read basis or too many reads open: answer the client unserved.
 func (n *Node) QuorumRead(ctx uint64) bool {
+	n.wake() // a quiet journal has work (node_quiet.go)
 	if len(n.reads) >= n.opts.ReadsMax {
 		return false
 	}

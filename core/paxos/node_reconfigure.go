@@ -21,6 +21,7 @@ var ErrNoMatchmakers = errors.New("paros/paxos: no_matchmakers: this deployment 
 // node out, it resigns once Phase 1 is won and the members of sys take
 // over. The call only starts the change: the caller watches Configuration.
 func (n *Node) Reconfigure(sys quorum.System) error {
+	n.wake() // a quiet journal has work (node_quiet.go)
 	if !n.matchmakers() {
 		return ErrNoMatchmakers
 	}

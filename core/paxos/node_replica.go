@@ -50,6 +50,7 @@ import (
 // leaves the list keeps its store and folds what it already has, but the
 // acceptors stop answering it, so its reads go unserved.
 func (n *Node) SetReplicas(ids []NodeID) error {
+	n.wake() // a quiet journal has work (node_quiet.go)
 	c := n.cfg
 	c.Replicas = slices.Clone(ids)
 	slices.Sort(c.Replicas)

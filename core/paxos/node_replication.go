@@ -9,6 +9,14 @@ import (
 // watermark, re-sending pending Accepts, Noop-filling up to reported vote
 // watermarks) and runs CheckQuorum once per election timeout.
 func (n *Node) tickLeader(l *leading) {
+	if l.quiet {
+		// Nothing to beat for until something wakes it (node_quiet.go);
+		// a scrub page its host granted still times out.
+		if n.scrub.page != nil {
+			n.scrubAdvance(l, 1, false)
+		}
+		return
+	}
 	l.heartbeatElapsed++
 	if l.heartbeatElapsed >= n.opts.HeartbeatTicks {
 		l.heartbeatElapsed = 0
@@ -54,7 +62,10 @@ func (n *Node) broadcastHeartbeat(l *leading) {
 		// followers' read basis (node_reads.go).
 		cfg, since, fence = n.sys, n.belief.Since, l.recoverEnd
 	}
-	beat := Message{Type: MsgHeartbeat, Ballot: l.ballot, Commit: c, Config: cfg, Since: since, Watermark: fence}
+	beat := Message{Type: MsgHeartbeat, Ballot: l.ballot, Commit: c, Config: cfg, Since: since, Watermark: fence, Quiet: n.canQuiesce(l)}
+	if !beat.Quiet {
+		clear(l.quietAcks)
+	}
 	n.tellMatchmakers(&beat)
 	for _, id := range n.heartbeatAddressees(l) {
 		if id != n.cfg.ID {
@@ -155,7 +166,7 @@ func (n *Node) handleHeartbeat(m Message) {
 	}
 	n.learnCommit(m.Ballot, m.Commit, m.From)
 	ack := Message{Type: MsgHeartbeatAck, To: m.From, Ballot: m.Ballot, Commit: n.lrn.chosenIndex,
-		Watermark: n.acc.VoteWatermark()}
+		Watermark: n.acc.VoteWatermark(), Quiet: n.followQuiet(m)}
 	n.tellMatchmakers(&ack)
 	n.send(ack)
 }
@@ -186,6 +197,7 @@ func (n *Node) handleHeartbeatAck(m Message, from int) {
 	if m.Commit >= l.recoverEnd {
 		l.gc.fenced = l.gc.fenced.Add(from)
 	}
+	n.quietAcked(l, m)
 }
 
 // handleCommit learns a commit watermark. Its sender leads at the ballot:

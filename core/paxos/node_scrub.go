@@ -75,25 +75,30 @@ func (n *Node) ScrubCursor() Slot { return n.scrub.cursor }
 // tickScrub paces the leader's scrubber: one page at a time, a page at
 // least every ScrubIntervalTicks apart and spread over the full-pass
 // bound, a pass at most once per bound.
-func (n *Node) tickScrub(l *leading) {
+func (n *Node) tickScrub(l *leading) { n.scrubAdvance(l, 1, false) }
+
+// scrubAdvance moves the leader's scrubber on by ticks and reports whether
+// a page left. granted: the host grants this page from its machine-wide
+// budget (a quiet leader, ScrubTurn), in place of the journal's own rate
+// limit; the rest rule between passes holds either way.
+func (n *Node) scrubAdvance(l *leading, ticks int, granted bool) bool {
 	sc := &n.scrub
 	if sc.log == nil || l.ctrl != nil {
-		return
+		return false
 	}
-	sc.sincePass++
-	if sc.idle < math.MaxInt {
-		sc.idle++
-	}
+	ticks = max(ticks, 0)
+	sc.sincePass = satAdd(sc.sincePass, ticks)
+	sc.idle = satAdd(sc.idle, ticks)
 	if p := sc.page; p != nil {
 		if p.ballot != l.ballot {
 			sc.page = nil
 		} else {
 			// A member that does not answer within an election timeout is
 			// left out of this page's comparison (it is down or cut off).
-			if p.elapsed++; p.elapsed >= n.electionTimeout {
+			if p.elapsed = satAdd(p.elapsed, ticks); p.elapsed >= n.electionTimeout {
 				n.closeScrubPage(l)
 			}
-			return
+			return false
 		}
 	}
 	chosen := n.lrn.chosenIndex
@@ -112,10 +117,10 @@ func (n *Node) tickScrub(l *leading) {
 	}
 	if sc.cursor == 0 {
 		if sc.started && sc.sincePass < n.opts.ScrubPassTicks {
-			return // rest: a pass starts at most once per bound
+			return false // rest: a pass starts at most once per bound
 		}
 		if chosen < floor {
-			return // nothing chosen and retained yet
+			return false // nothing chosen and retained yet
 		}
 		sc.cursor, sc.sincePass, sc.started, sc.paced, sc.end = floor, 0, true, true, chosen
 		sc.idle = math.MaxInt // the first page of a pass goes at once
@@ -130,15 +135,15 @@ func (n *Node) tickScrub(l *leading) {
 	if sc.cursor > chosen {
 		// A trim point ahead of the chosen index (nothing retained yet), or
 		// past the pass's end (the pass completes at the next tick).
-		return
+		return false
 	}
 	// The pages left are spread over what is left of the bound, never
 	// faster than the rate limit (which wins when they conflict: the pass
 	// then overruns, and says so when it completes).
 	left := int((chosen-sc.cursor)/Slot(n.opts.ScrubPageSlots)) + 1
 	interval := max(n.opts.ScrubIntervalTicks, (n.opts.ScrubPassTicks-sc.sincePass)/left)
-	if sc.idle < interval {
-		return
+	if !granted && sc.idle < interval {
+		return false
 	}
 	from := sc.cursor
 	to := min(from+Slot(n.opts.ScrubPageSlots), chosen+1)
@@ -153,11 +158,36 @@ func (n *Node) tickScrub(l *leading) {
 		own, ok := n.scrubRead(from, to, 0)
 		if !ok {
 			sc.page = nil
-			return
+			return false
 		}
 		sc.page.answers[n.cfg.ID] = own
 	}
 	n.maybeCloseScrubPage(l)
+	return true
+}
+
+// satAdd is a + b, saturating at math.MaxInt.
+func satAdd(a, b int) int {
+	if a > math.MaxInt-b {
+		return math.MaxInt
+	}
+	return a + b
+}
+
+// ScrubTurn grants a quiet leader one scrub page from its host's
+// machine-wide budget: a quiet journal is not ticked, so its scrubber
+// moves only on these turns, ticks being the ticks since its last tick or
+// turn. It reports whether a page left; the journal is then not quiescent
+// until the page closes (its answers, or an election timeout of ticks).
+func (n *Node) ScrubTurn(ticks int) bool {
+	l, ok := n.phase.(*leading)
+	if !ok || !l.quiet || n.scrub.page != nil || n.contract.fault != nil {
+		return false
+	}
+	sent := n.scrubAdvance(l, ticks, true)
+	n.afterEvent()
+	n.assertInvariants()
+	return sent
 }
 
 // handleScrub answers a leader's page with this acceptor's own copy,

@@ -57,6 +57,11 @@ type Options struct {
 	// a proxy leader may go undecided before the leader takes it back and
 	// runs it itself (node_proxy.go).
 	ProxyTakeBackBeats int
+	// Quiesce lets a settled journal fall quiet (node_quiet.go): no beat,
+	// no timer until something wakes it. Off in the core's zero value, so
+	// a node driven tick by tick behaves as plain Multi-Paxos; the host
+	// turns it on by default, with the machine beat that makes it live.
+	Quiesce bool
 }
 
 // Defaults for Options.

@@ -81,6 +81,12 @@ type leading struct {
 	// ctrl is non-nil while the recovery waits on a slot whose highest
 	// report is a damaged record (ctrl.go): nothing is proposed past it.
 	ctrl *ctrlWaiting
+
+	// quiet: every member acked a quiet beat at the chosen index and the
+	// leader stopped beating (node_quiet.go); quietAcks are the members
+	// that acked the quiet beats since the leader last had work.
+	quiet     bool
+	quietAcks map[NodeID]bool
 }
 
 func (following) phaseName() string    { return "follower" }

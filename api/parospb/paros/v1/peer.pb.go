@@ -224,9 +224,13 @@ type Envelope struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// journal and msg: one consensus message of a journal. handover instead:
 	// one message of a matchmaker-set handover (journal and msg unset).
+	// machine_beat instead: the sending machine is alive (one per peer per
+	// beat period, for every journal at once: a quiet journal's follower
+	// wakes when its leader's machine stops beating).
 	Journal       *JournalId        `protobuf:"bytes,1,opt,name=journal,proto3" json:"journal,omitempty"`
 	Msg           *ConsensusMessage `protobuf:"bytes,2,opt,name=msg,proto3" json:"msg,omitempty"`
 	Handover      *Handover         `protobuf:"bytes,3,opt,name=handover,proto3" json:"handover,omitempty"`
+	MachineBeat   bool              `protobuf:"varint,4,opt,name=machine_beat,json=machineBeat,proto3" json:"machine_beat,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -280,6 +284,13 @@ func (x *Envelope) GetHandover() *Handover {
 		return x.Handover
 	}
 	return nil
+}
+
+func (x *Envelope) GetMachineBeat() bool {
+	if x != nil {
+		return x.MachineBeat
+	}
+	return false
 }
 
 // Handover is one message of the handover that replaces a matchmaker set
@@ -570,7 +581,11 @@ type ConsensusMessage struct {
 	// successor is the chosen matchmaker set a refusal (stopped, generation)
 	// points at, and on a heartbeat or its ack the set the sender follows
 	// once a handover replaced the founding one; unset otherwise.
-	Successor     *MatchmakerSet `protobuf:"bytes,27,opt,name=successor,proto3" json:"successor,omitempty"`
+	Successor *MatchmakerSet `protobuf:"bytes,27,opt,name=successor,proto3" json:"successor,omitempty"`
+	// quiet: on a heartbeat, the leader asks its members to fall quiet; on
+	// a heartbeat ack, the member fell quiet (a settled journal stops
+	// beating until something wakes it).
+	Quiet         bool `protobuf:"varint,28,opt,name=quiet,proto3" json:"quiet,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -792,6 +807,13 @@ func (x *ConsensusMessage) GetSuccessor() *MatchmakerSet {
 		return x.Successor
 	}
 	return nil
+}
+
+func (x *ConsensusMessage) GetQuiet() bool {
+	if x != nil {
+		return x.Quiet
+	}
+	return false
 }
 
 // MatchmakerSet is one generation of a matchmaker set: members sorted,
@@ -1695,11 +1717,12 @@ const file_paros_v1_peer_proto_rawDesc = "" +
 	"\x04from\x18\x01 \x01(\x04R\x04from\x120\n" +
 	"\tenvelopes\x18\x02 \x03(\v2\x12.paros.v1.EnvelopeR\tenvelopes\"\f\n" +
 	"\n" +
-	"DeliverAck\"\x97\x01\n" +
+	"DeliverAck\"\xba\x01\n" +
 	"\bEnvelope\x12-\n" +
 	"\ajournal\x18\x01 \x01(\v2\x13.paros.v1.JournalIdR\ajournal\x12,\n" +
 	"\x03msg\x18\x02 \x01(\v2\x1a.paros.v1.ConsensusMessageR\x03msg\x12.\n" +
-	"\bhandover\x18\x03 \x01(\v2\x12.paros.v1.HandoverR\bhandover\"\x9c\x04\n" +
+	"\bhandover\x18\x03 \x01(\v2\x12.paros.v1.HandoverR\bhandover\x12!\n" +
+	"\fmachine_beat\x18\x04 \x01(\bR\vmachineBeat\"\x9c\x04\n" +
 	"\bHandover\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\rR\x04kind\x12\x12\n" +
 	"\x04from\x18\x02 \x01(\x04R\x04from\x12\x0e\n" +
@@ -1726,7 +1749,7 @@ const file_paros_v1_peer_proto_rawDesc = "" +
 	"\twatermark\x18\x02 \x01(\v2\x10.paros.v1.BallotR\twatermark\x124\n" +
 	"\teffective\x18\x03 \x01(\v2\x16.paros.v1.RegistrationR\teffective\x12.\n" +
 	"\tretracted\x18\x04 \x01(\v2\x10.paros.v1.BallotR\tretracted\x12<\n" +
-	"\rregistrations\x18\x05 \x03(\v2\x16.paros.v1.RegistrationR\rregistrations\"\xe9\a\n" +
+	"\rregistrations\x18\x05 \x03(\v2\x16.paros.v1.RegistrationR\rregistrations\"\xff\a\n" +
 	"\x10ConsensusMessage\x12%\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x11.paros.v1.MsgTypeR\x04type\x12\x12\n" +
 	"\x04from\x18\x02 \x01(\x04R\x04from\x12\x0e\n" +
@@ -1757,7 +1780,8 @@ const file_paros_v1_peer_proto_rawDesc = "" +
 	"\n" +
 	"generation\x18\x1a \x01(\x04R\n" +
 	"generation\x125\n" +
-	"\tsuccessor\x18\x1b \x01(\v2\x17.paros.v1.MatchmakerSetR\tsuccessor\"I\n" +
+	"\tsuccessor\x18\x1b \x01(\v2\x17.paros.v1.MatchmakerSetR\tsuccessor\x12\x14\n" +
+	"\x05quiet\x18\x1c \x01(\bR\x05quiet\"I\n" +
 	"\rMatchmakerSet\x12\x1e\n" +
 	"\n" +
 	"generation\x18\x01 \x01(\x04R\n" +
