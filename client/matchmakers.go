@@ -81,6 +81,12 @@ func (c *Client) SetMatchmakers(ctx context.Context, members []string) (Matchmak
 		switch {
 		case errors.Is(err, ErrDenied):
 			return MatchmakerSet{}, err
+		case err != nil && !errors.Is(err, ErrNoServer):
+			// The call left and got no answer (its deadline, or the
+			// caller's): the handover may be running. Asking another
+			// machine would start a second one; the caller calls again,
+			// and a finished or adopted handover is reported.
+			return MatchmakerSet{}, fmt.Errorf("%w: %w", ErrAmbiguous, err)
 		case err != nil:
 			last = err
 			continue

@@ -95,9 +95,10 @@ func (s *Service) CellInit(ctx context.Context, req *pb.CellInitRequest) (*pb.Ce
 	f := &formation{journals: req.GetJournals(), plain: req.GetPlain(), addrs: addrs, ids: ids, peers: peers,
 		repAddrs: repAddrs, repIDs: repIDs, proxyAddrs: proxyAddrs, proxyIDs: proxyIDs}
 	// The first round is above this machine's own promise, which is at or
-	// above every ballot an earlier CellInit here proposed at (its own
-	// acceptor granted each first): the ballots this CellInit proposes at
-	// are its own. The record is read under its lock: an acceptor call may
+	// above every ballot an earlier CellInit here sent a FormCell at (Phase 2
+	// follows a Phase 1 every member granted, its own acceptor included). A
+	// ballot that lost Phase 1 before reaching this machine's acceptor may
+	// be asked again; no plan was ever proposed at it, so that is harmless. The record is read under its lock: an acceptor call may
 	// be rewriting it.
 	rec := s.M.Record()
 	plan, refusal := decide(ctx, f, rec.NodeID, rec.PromisedRound+1)

@@ -150,6 +150,10 @@ func Open(cfg Config) (*Machine, error) {
 		m.db = db
 	}
 	if rec.CellID != 0 {
+		if err := m.upgradeRegistry(); err != nil {
+			m.closeDB()
+			return nil, err
+		}
 		if err := m.serve(storage.ClaimExistingMember); err != nil {
 			m.closeDB()
 			return nil, err

@@ -1,6 +1,7 @@
 package machine
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/parosdb/paros/core/paxos"
@@ -45,6 +46,30 @@ func (m *Machine) formatRegistry(rec machinerecord.Record) string {
 		return "storage"
 	}
 	return ""
+}
+
+// upgradeRegistry gives an admitted node machine whose record predates
+// matchmaker-set generations (MatchmakerRegistry unset) the fresh registry
+// it would have been given at admission. Such a machine ran no matchmaker
+// and was never a member of any set, so a fresh one holds everything it
+// ever knew; a founder's registry was always formatted at formation and is
+// judged as before (a missing one is amnesia).
+func (m *Machine) upgradeRegistry() error {
+	rec := m.rec
+	if !runsMatchmaker(rec) || rec.Founder() || rec.MatchmakerRegistry {
+		return nil
+	}
+	if refusal := m.formatRegistry(rec); refusal != "" {
+		return fmt.Errorf("paros/machine: give the admitted machine its matchmaker registry: %s", refusal)
+	}
+	rec.MatchmakerRegistry = true
+	rec.Incarnation++
+	if err := machinerecord.Store(m.fs, m.cfg.DataDir, rec); err != nil {
+		return fmt.Errorf("paros/machine: record the matchmaker registry: %w", err)
+	}
+	m.rec = rec
+	m.log.Info("formatted a fresh matchmaker registry for a machine admitted before generations")
+	return nil
 }
 
 // matchmakerSetOf is the newest chosen set rec keeps (zero: the founding

@@ -246,6 +246,7 @@ func (s *Service) JoinCell(ctx context.Context, req *pb.JoinCellRequest) (*pb.Jo
 	if refusal := m.formatRegistry(next); refusal != "" {
 		return &pb.JoinCellReply{Refusal: refusal}, nil // an admitted node machine runs a fresh matchmaker
 	}
+	next.MatchmakerRegistry = runsMatchmaker(next)
 	if err := machinerecord.Store(m.fs, m.cfg.DataDir, next); err != nil {
 		return &pb.JoinCellReply{Refusal: "storage"}, nil
 	}

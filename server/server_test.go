@@ -7,8 +7,8 @@
 // after the call (a timeout, a stopped process) becomes an ambiguous LOST
 // verdict, never an error the client could read as "not done"; a busy
 // runtime becomes BUSY and an idle machine UNKNOWN_JOURNAL, neither
-// ambiguous; verdicts pass through intact; the Admin service refuses
-// reconfiguration as not enabled and answers Inspect for a node, an unset
+// ambiguous; verdicts pass through intact; the Admin service relays
+// reconfigurations to the node and answers Inspect for a node, an unset
 // or unknown journal and a served one; Handoff carries the successor to
 // the node and relays its answer (handed off to whom, or the refusal with
 // the leader it names); and the Peer stream hands decoded

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -111,6 +112,14 @@ after the change started).`,
 			}
 			next, moved := movedMatchmakers(st.Matchmakers, from.Members, st.Members)
 			if !moved {
+				// A rerun after a timeout finds the journal moved already:
+				// nothing is removed now, so name matchmakers outside it.
+				if slices.Equal(from.Members, st.Members) {
+					if out := outside(st.Matchmakers, st.Members); len(out) > 0 {
+						fmt.Fprintf(os.Stderr, "parosctl: note: matchmakers %s serve no member of this journal; if this reconfiguration replaced them, move the set with 'parosctl matchmakers set'\n",
+							strings.Join(hexIDs(out), ","))
+					}
+				}
 				return nil
 			}
 			if err := setMatchmakers(ctx, g, c, hexIDs(next)); err != nil {
@@ -151,6 +160,17 @@ func movedMatchmakers(mm, before, after []uint64) ([]uint64, bool) {
 	}
 	slices.Sort(next)
 	return next, moved
+}
+
+// outside lists the members of mm not in members.
+func outside(mm, members []uint64) []uint64 {
+	var out []uint64
+	for _, m := range mm {
+		if !slices.Contains(members, m) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // newestConfig is the answer, among the servers dialled, that follows the

@@ -92,7 +92,10 @@ func (h Handover) Validate() error {
 		return fmt.Errorf("%w: handover kind %d", paxos.ErrMalformed, h.Kind)
 	case h.Generation > paxos.GenerationMax || !h.Ballot.InRange() || !h.Promised.InRange() || !h.Vote.Ballot.InRange():
 		return fmt.Errorf("%w: %s out of range", paxos.ErrMalformed, h.Kind)
-	case h.Pages > PagesMax || h.Page >= max(h.Pages, 1) || len(h.Journals) > RegistryPage:
+	case h.Pages > PagesMax || h.Page >= PagesMax || len(h.Journals) > RegistryPage ||
+		// A Stop asks for a page before the asker knows how many there
+		// are (Pages unset); every answer names its page count.
+		h.Kind != HStop && h.Page >= max(h.Pages, 1):
 		return fmt.Errorf("%w: %s page %d of %d with %d journals", paxos.ErrMalformed, h.Kind, h.Page, h.Pages, len(h.Journals))
 	}
 	for _, s := range []Set{h.Set, h.Successor, h.Vote.Value} {

@@ -65,7 +65,7 @@ func (n *Node) Counters() Counters {
 	return c
 }
 
-// ReadLog serves a page from the fold (reference design §3.5). Call it after
+// ReadLog serves a page from the fold. Call it after
 // a ReadState for the read came back OK.
 func (n *Node) ReadLog(from journal.Seq, limit, maxBytes int) LogRead {
 	return n.lrn.Read(from, limit, maxBytes)

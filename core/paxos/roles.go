@@ -89,7 +89,7 @@ func rolesOf(rs ...Role) roleSet {
 //	                              vote watermark
 //	TrimmedTo          acceptor   says a prefix is truncated: a node's log
 //	Match, MatchReply, acceptor   matchmaking runs between nodes and the
-//	GarbageCollect(Ack),          matchmakers founding nodes run
+//	GarbageCollect(Ack),          matchmaker roles node machines run
 //	Probe
 //	Scrub, ScrubReply  acceptor   a scrub page compares and repairs votes
 var sends = map[MsgType]roleSet{

@@ -95,8 +95,9 @@ type Record struct {
 	// Matchmaker Paxos (all empty on a plain cell, so a record written
 	// before these fields existed reads and re-encodes unchanged).
 	//
-	// Matchmakers is the cell's matchmaker set (node ids): by default
-	// every founding member. Admitted are the machines admitted to the
+	// Matchmakers is the cell's founding matchmaker set (node ids,
+	// generation 1): by default every founding member. A handover
+	// replaces it (MatchmakerGeneration, MatchmakerSet below). Admitted are the machines admitted to the
 	// cell after formation (not founders: they hold no vote of the plan).
 	// Joined are the journals this machine joined by reconfiguration, with
 	// the configuration its store was formatted for; Retired, the journals
@@ -110,6 +111,13 @@ type Record struct {
 	// all be gone by then.
 	MatchmakerGeneration uint64          `json:"matchmaker_generation,omitempty"`
 	MatchmakerSet        []uint64        `json:"matchmaker_set,omitempty"`
+	// MatchmakerRegistry: this admitted node machine's registry store was
+	// formatted when it joined the cell. A record of an admitted node
+	// machine without it was written by a version before matchmaker-set
+	// generations, when admitted machines ran no matchmaker: such a
+	// machine was never a member of any set, and gets a fresh registry at
+	// its next start instead of being refused as amnesia.
+	MatchmakerRegistry bool `json:"matchmaker_registry,omitempty"`
 	Admitted             []Member        `json:"admitted,omitempty"`
 	Joined               []JoinedJournal `json:"joined,omitempty"`
 	Retired              []JournalID     `json:"retired,omitempty"`
