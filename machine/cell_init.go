@@ -25,6 +25,12 @@ import (
 // 2 through the one Phase-2 tally); the machine supplies the quorum system,
 // the plan, and the wire.
 
+// CellJournalsMax bounds the journals a cell plan names at formation. The
+// plan travels whole in PrepareCell answers and FormCell requests (about
+// 22 bytes a journal: 100,000 journals are 2.2 MB, inside gRPC's 4 MiB
+// default) and is kept in the machine record.
+const CellJournalsMax = 100_000
+
 // CellInit forms a cell over the given member addresses, acting as the
 // decree's proposer. Every member must answer Phase 1; the plan is the one
 // a member already voted for (an interrupted formation resumes) or a new
@@ -44,7 +50,7 @@ import (
 // ("member_role_mismatch").
 func (s *Service) CellInit(ctx context.Context, req *pb.CellInitRequest) (*pb.CellInitReply, error) {
 	addrs, repAddrs, proxyAddrs := req.GetMembers(), req.GetReplicas(), req.GetProxies()
-	if len(addrs) == 0 || req.GetJournals() > 64 || len(repAddrs) > paxos.ReplicasMax || len(proxyAddrs) > paxos.ProxiesMax ||
+	if len(addrs) == 0 || req.GetJournals() > CellJournalsMax || len(repAddrs) > paxos.ReplicasMax || len(proxyAddrs) > paxos.ProxiesMax ||
 		slices.ContainsFunc(repAddrs, func(a string) bool { return slices.Contains(addrs, a) }) ||
 		slices.ContainsFunc(proxyAddrs, func(a string) bool { return slices.Contains(addrs, a) || slices.Contains(repAddrs, a) }) {
 		return &pb.CellInitReply{Refusal: "malformed"}, nil

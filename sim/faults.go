@@ -101,7 +101,7 @@ func (w *World) fault() {
 		w.rotFault()
 	case k == 6 && s.Wipe && !w.wipedOnce:
 		p := w.pickUp()
-		if p == nil || w.downCount() > 0 {
+		if p == nil || w.downCount() > 0 || w.wipeBreaksMatchmakers(p) {
 			return
 		}
 		w.wipedOnce = true

@@ -50,6 +50,24 @@ func (a *audit) chosenSet(s paxos.MatchmakerSet, how string) {
 	a.w.sched.note("matchmakers: generation %d is %v (%s)", s.Generation, s.Members, how)
 }
 
+// wipeBreaksMatchmakers reports whether wiping p would leave the newest
+// chosen matchmaker set without a majority of machines that can ever
+// serve it: a permanent loss beyond the set's fault budget (a two-member
+// set a finisher shrank to tolerates none), which no protocol survives.
+func (w *World) wipeBreaksMatchmakers(p *proc) bool {
+	set := w.newestSet()
+	if !slices.Contains(set.Members, p.id) {
+		return false
+	}
+	left := 0
+	for _, id := range set.Members {
+		if q := w.proc(id); q != nil && q != p && !q.wiped && !q.downForGood {
+			left++
+		}
+	}
+	return left < len(set.Members)/2+1
+}
+
 // newestSet is the newest chosen matchmaker set the audit knows (the
 // founding set before any handover).
 func (w *World) newestSet() paxos.MatchmakerSet {
