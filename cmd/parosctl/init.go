@@ -27,7 +27,7 @@ func initCmd(g *globals) *cobra.Command {
 		Use:   "init --members a,b,c [--replicas d,e] [--proxies f,g] [--journals N] [--plain]",
 		Short: "form a cell over the founding members (resumes an interrupted formation)",
 		Long: `init forms a cell over the founding members (their addresses): each gets the
-cell plan, with --journals journals, each replicated on every founding member
+cell plan, with --journals journals (at most 100,000), each replicated on every founding member
 with majority quorums. It prints the cell id and the journals' ids.
 
 By default every founding member also runs a matchmaker, so the journals can
