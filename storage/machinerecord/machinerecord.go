@@ -109,18 +109,18 @@ type Record struct {
 	// founding one, Matchmakers, which is generation 1); zero and empty
 	// until then. A restarted node matchmakes with it: the founders may
 	// all be gone by then.
-	MatchmakerGeneration uint64          `json:"matchmaker_generation,omitempty"`
-	MatchmakerSet        []uint64        `json:"matchmaker_set,omitempty"`
+	MatchmakerGeneration uint64   `json:"matchmaker_generation,omitempty"`
+	MatchmakerSet        []uint64 `json:"matchmaker_set,omitempty"`
 	// MatchmakerRegistry: this admitted node machine's registry store was
 	// formatted when it joined the cell. A record of an admitted node
 	// machine without it was written by a version before matchmaker-set
 	// generations, when admitted machines ran no matchmaker: such a
 	// machine was never a member of any set, and gets a fresh registry at
 	// its next start instead of being refused as amnesia.
-	MatchmakerRegistry bool `json:"matchmaker_registry,omitempty"`
-	Admitted             []Member        `json:"admitted,omitempty"`
-	Joined               []JoinedJournal `json:"joined,omitempty"`
-	Retired              []JournalID     `json:"retired,omitempty"`
+	MatchmakerRegistry bool            `json:"matchmaker_registry,omitempty"`
+	Admitted           []Member        `json:"admitted,omitempty"`
+	Joined             []JoinedJournal `json:"joined,omitempty"`
+	Retired            []JournalID     `json:"retired,omitempty"`
 
 	// Replicas are the cell plan's replica machines (the replica tier),
 	// sorted by node id: learners of every journal that vote on nothing.
