@@ -1489,8 +1489,8 @@ func TestTunables_HeartbeatMustBeBelowElection(t *testing.T) {
 	}
 }
 
-// host.Tunables.ElectionTicks: "each follower draws its timeout in [base,
-// 2·base)", and paxos.Node.SetElectionTimeout: "The caller should hand a
+// host.Tunables.ElectionTicks: "a follower of election rank r in its
+// journal draws base + r·base/2 + [0, base/4)", and paxos.Node.SetElectionTimeout: "The caller should hand a
 // fresh value whenever WantsElectionTimeout reports true." A node is born
 // wanting one; the host must draw it at boot (and at every reboot after a
 // quarantine), not only after the node's first Ready.

@@ -14,8 +14,9 @@ type Tunables struct {
 	// follower campaigns after 0.5–1 s of silence, so failover stays under
 	// a second, measured by the bench harness).
 	TickMs int
-	// ElectionTicks is the base election timeout; each follower draws its
-	// timeout in [base, 2·base) (floor 3; production 10).
+	// ElectionTicks is the base election timeout; a follower of election
+	// rank r in its journal draws base + r·base/2 + [0, base/4) (journal.go,
+	// jitter; floor 3; production 10).
 	ElectionTicks int
 	// HeartbeatTicks is the leader's beat period (floor 1, below ElectionTicks).
 	HeartbeatTicks int
