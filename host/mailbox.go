@@ -13,27 +13,37 @@ import (
 // oldest message of the new message's kind (a newer Heartbeat supersedes an
 // older one), else its oldest message. Nothing here blocks: the protocol's
 // resends repair what a full lane drops.
+//
+// The round-robin runs over the lanes that hold messages only (active), so
+// a take costs what it takes, not the number of journals: with 10,000
+// journals and a handful busy, walking every lane on every flush was most
+// of a process's CPU.
 type mailbox struct {
-	lanes  []*lane // sorted by journal id (deterministic round-robin)
-	cursor int
+	lanes map[journal.ID]*lane
+	// active are the lanes holding messages, in turn order: a lane joins
+	// at the back when its first message arrives, and goes back to the
+	// back after each message taken while it holds more. Invariant: a lane
+	// is in active at most once (queued), and every lane with messages is
+	// in it.
+	active []*lane
 	count  int
 }
 
 type lane struct {
 	journal journal.ID
 	msgs    []paxos.Message // oldest first
+	queued  bool
 }
 
 func (mb *mailbox) lane(j journal.ID) *lane {
-	i, ok := slices.BinarySearchFunc(mb.lanes, j, func(l *lane, j journal.ID) int { return l.journal.Compare(j) })
-	if ok {
-		return mb.lanes[i]
+	if l := mb.lanes[j]; l != nil {
+		return l
+	}
+	if mb.lanes == nil {
+		mb.lanes = map[journal.ID]*lane{}
 	}
 	l := &lane{journal: j}
-	mb.lanes = slices.Insert(mb.lanes, i, l)
-	if mb.cursor > i {
-		mb.cursor++
-	}
+	mb.lanes[j] = l
 	return l
 }
 
@@ -54,43 +64,51 @@ func (mb *mailbox) push(j journal.ID, m paxos.Message, laneMax int) (evicted boo
 	}
 	l.msgs = append(l.msgs, m)
 	mb.count++
+	if !l.queued {
+		l.queued = true
+		mb.active = append(mb.active, l)
+	}
 	return evicted
 }
 
 // drop forgets every message of journal j (a quarantined journal sends
-// nothing).
+// nothing); its lane leaves the turn order at its next turn.
 func (mb *mailbox) drop(j journal.ID) {
-	for _, l := range mb.lanes {
-		if l.journal == j {
-			mb.count -= len(l.msgs)
-			clear(l.msgs)
-			l.msgs = l.msgs[:0]
-		}
+	if l := mb.lanes[j]; l != nil {
+		mb.count -= len(l.msgs)
+		clear(l.msgs)
+		l.msgs = l.msgs[:0]
 	}
 }
 
-// take removes up to n messages, one lane at a time round-robin.
+// take removes up to n messages, one per lane per turn, round-robin over
+// the lanes holding messages.
 func (mb *mailbox) take(n int) []Envelope {
 	if mb.count == 0 || n <= 0 {
 		return nil
 	}
 	out := make([]Envelope, 0, min(n, mb.count))
-	idle := 0
-	for len(out) < n && mb.count > 0 && idle < len(mb.lanes) {
-		if mb.cursor >= len(mb.lanes) {
-			mb.cursor = 0
-		}
-		l := mb.lanes[mb.cursor]
-		mb.cursor++
+	for len(out) < n && len(mb.active) > 0 {
+		l := mb.active[0]
+		mb.active[0] = nil
+		mb.active = mb.active[1:]
 		if len(l.msgs) == 0 {
-			idle++
+			l.queued = false // dropped while queued
 			continue
 		}
-		idle = 0
 		out = append(out, Envelope{Journal: l.journal, Msg: l.msgs[0]})
 		l.msgs[0] = paxos.Message{}
 		l.msgs = l.msgs[1:]
 		mb.count--
+		if len(l.msgs) > 0 {
+			mb.active = append(mb.active, l)
+		} else {
+			l.queued = false
+			l.msgs = nil // an idle lane holds no buffer
+		}
+	}
+	if len(mb.active) == 0 {
+		mb.active = nil
 	}
 	return out
 }

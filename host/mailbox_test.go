@@ -76,7 +76,7 @@ func TestMailbox_FullLaneKeepsNewestPerKind(t *testing.T) {
 // most DeliveryBatch messages."
 func TestMailbox_LanesDrainRoundRobin(t *testing.T) {
 	// Arrange: three messages on A, three on B, one on C; pushed lane by
-	// lane, C first (lanes are kept in journal order whatever the push order).
+	// lane, C first (a lane takes its turn from its first message).
 	mb := &mailbox{}
 	mb.push(laneC, msg(paxos.MsgAccept, 31), 16)
 	for i := range uint64(3) {
@@ -92,8 +92,8 @@ func TestMailbox_LanesDrainRoundRobin(t *testing.T) {
 
 	// Check: one message per lane per turn, each lane in FIFO order, and the
 	// second take resumes where the first stopped.
-	if !slices.Equal(ids(first), []uint64{11, 21, 31, 12}) {
-		t.Fatalf("first take = %v, want [11 21 31 12]", ids(first))
+	if !slices.Equal(ids(first), []uint64{31, 11, 21, 12}) {
+		t.Fatalf("first take = %v, want [31 11 21 12]", ids(first))
 	}
 	if !slices.Equal(ids(rest), []uint64{22, 13, 23}) {
 		t.Fatalf("second take = %v, want [22 13 23]", ids(rest))
@@ -108,9 +108,9 @@ func TestMailbox_LanesDrainRoundRobin(t *testing.T) {
 	}
 }
 
-// mailbox.lane: a lane created before the cursor keeps the round-robin
-// turn where it was.
-func TestMailbox_NewLaneBeforeCursorKeepsTurn(t *testing.T) {
+// mailbox.take: a lane that gets messages joins the turn order at its
+// back, whatever its journal id; the lanes already waiting keep their turns.
+func TestMailbox_NewLaneJoinsAtTheBack(t *testing.T) {
 	// Arrange: B and C queued, B taken: the turn is C's.
 	mb := &mailbox{}
 	mb.push(laneB, msg(paxos.MsgAccept, 21), 16)
@@ -123,9 +123,9 @@ func TestMailbox_NewLaneBeforeCursorKeepsTurn(t *testing.T) {
 	// Act: a lane A, sorted before both, appears.
 	mb.push(laneA, msg(paxos.MsgAccept, 11), 16)
 
-	// Check: C still goes next, then A, then B.
-	if got := ids(mb.take(3)); !slices.Equal(got, []uint64{31, 11, 22}) {
-		t.Fatalf("take = %v, want [31 11 22]", got)
+	// Check: C still goes next, then B (back after its turn), then A.
+	if got := ids(mb.take(3)); !slices.Equal(got, []uint64{31, 22, 11}) {
+		t.Fatalf("take = %v, want [31 22 11]", got)
 	}
 }
 

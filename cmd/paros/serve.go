@@ -162,6 +162,11 @@ func startNode(dataDir, listen, advertise, metricsAddr string, role machine.Role
 	if metricsAddr != "" {
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{}))
+		// Go's profiles on the same admin address (as etcd serves them):
+		// what a process spends its CPU and memory on, measured in place.
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 		if debugHandlers != nil {
 			debugHandlers(mux, m, log)
 		}
