@@ -3,7 +3,7 @@
 // acknowledged write back from the survivors. Most of the journals stay
 // idle the whole time: they fall quiet, and the ones the dead machine led
 // must come back on their own. PAROS_MANY_JOURNALS sets the cell's journals
-// (default 1,000) and PAROS_MANY_WRITTEN how many get writes (default 100).
+// (default 250) and PAROS_MANY_WRITTEN how many get writes (default 50).
 package blackbox
 
 import (
@@ -37,7 +37,7 @@ type written struct {
 
 func TestManyJournalsSurviveAKilledMember(t *testing.T) {
 	// Arrange: a cell of three with many journals.
-	n, w := envCount("PAROS_MANY_JOURNALS", 1000), envCount("PAROS_MANY_WRITTEN", 100)
+	n, w := envCount("PAROS_MANY_JOURNALS", 250), envCount("PAROS_MANY_WRITTEN", 50)
 	w = min(w, n)
 	c := newCell(t)
 	start := time.Now()
