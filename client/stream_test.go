@@ -192,7 +192,13 @@ func TestRestartedMachineCatchesUpAndServesEvictedRecords(t *testing.T) {
 	if len(recs) != 400 || string(recs[0]) != "s1" || string(recs[399]) != "s400" {
 		t.Fatalf("restarted machine holds %d records", len(recs))
 	}
-	time.Sleep(100 * time.Millisecond) // the metrics are sampled on the loop's tick
+	// The metrics are sampled once a second on the loop: wait for a sample.
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		if gaugeValue(t, c.Nodes[down].Metrics.ColdReads.WithLabelValues("read_page")) > 0 &&
+			gaugeValue(t, c.Nodes[leader].Metrics.Evicted) >= 390 {
+			break
+		}
+	}
 	if v := gaugeValue(t, c.Nodes[down].Metrics.ColdReads.WithLabelValues("read_page")); v == 0 {
 		t.Fatalf(`paros_cold_reads{purpose="read_page"} = %v on the restarted machine`, v)
 	}

@@ -45,6 +45,17 @@ func quiescent(c *cluster, j journal.ID) bool {
 	return true
 }
 
+// untilQuiet ticks the cluster until journal j is quiet on every host.
+func untilQuiet(t *testing.T, c *cluster, j journal.ID) {
+	t.Helper()
+	for i := 0; !quiescent(c, j); i++ {
+		if i == 20 {
+			t.Fatalf("%s never fell quiet", j)
+		}
+		c.settleTicks(1)
+	}
+}
+
 func TestASettledJournalFallsQuietAndOnlyMachinesBeat(t *testing.T) {
 	// Arrange: two journals led by node 1, one write each.
 	c := newCluster(t, quietTunables(), spec(jA, multi, first), spec(jB, multi, first))
@@ -84,12 +95,7 @@ func TestASettledJournalFallsQuietAndOnlyMachinesBeat(t *testing.T) {
 func TestAWriteToAQuietJournalWakesItAndCommits(t *testing.T) {
 	c := newCluster(t, quietTunables(), spec(jA, multi, first))
 	c.elect(1, jA)
-	for i := 0; !quiescent(c, jA); i++ {
-		if i == 20 {
-			t.Fatalf("the journal never fell quiet")
-		}
-		c.settleTicks(1)
-	}
+	untilQuiet(t, c, jA)
 
 	c.call(1, write(3, jA, "woken"))
 	c.settle()
@@ -109,12 +115,7 @@ func TestAQuietJournalWhoseLeaderMachineFallsSilentElectsAgain(t *testing.T) {
 	tun := quietTunables()
 	c := newCluster(t, tun, spec(jA, multi, first))
 	c.elect(1, jA)
-	for i := 0; !quiescent(c, jA); i++ {
-		if i == 20 {
-			t.Fatalf("the journal never fell quiet")
-		}
-		c.settleTicks(1)
-	}
+	untilQuiet(t, c, jA)
 
 	// Act: node 1's machine goes silent (nothing it sends arrives).
 	c.blocked = func(from, to paxos.NodeID) bool { return from == 1 }
@@ -139,12 +140,7 @@ func TestAQuietJournalStaysQuietWhileItsLeaderMachineBeats(t *testing.T) {
 	tun := quietTunables()
 	c := newCluster(t, tun, spec(jA, multi, first))
 	c.elect(1, jA)
-	for i := 0; !quiescent(c, jA); i++ {
-		if i == 20 {
-			t.Fatalf("the journal never fell quiet")
-		}
-		c.settleTicks(1)
-	}
+	untilQuiet(t, c, jA)
 
 	woken := func() (n uint64) {
 		for _, id := range c.ids {
