@@ -50,11 +50,42 @@ func (a *audit) chosenSet(s paxos.MatchmakerSet, how string) {
 	a.w.sched.note("matchmakers: generation %d is %v (%s)", s.Generation, s.Members, how)
 }
 
-// wipeBreaksMatchmakers reports whether wiping p would leave the newest
-// chosen matchmaker set without a majority of machines that can ever
-// serve it: a permanent loss beyond the set's fault budget (a two-member
-// set a finisher shrank to tolerates none), which no protocol survives.
+// wipeBreaksMatchmakers reports whether wiping p would be a permanent loss
+// beyond a fault budget, which no protocol survives: the newest chosen
+// matchmaker set (or one an operator's handover in flight names) left
+// without a majority of machines that can ever serve it (a two-member set
+// a finisher shrank to tolerates none), or a journal's grid left without a
+// full column.
 func (w *World) wipeBreaksMatchmakers(p *proc) bool {
+	// A set an operator's handover in flight names may be chosen any
+	// moment, with p in it: a wipe then would leave it short for good.
+	for _, oc := range w.opCalls {
+		if oc.call.Kind == host.CallMatchmakers && slices.Contains(oc.call.Matchmakers.Members, p.id) {
+			return true
+		}
+	}
+	// A grid needs every column for Phase 2 (CheckQuorum): a member lost
+	// for good leaves no leader that could commit, nor reconfigure it away.
+	for _, js := range w.shape.Journals {
+		sys := w.system()
+		for _, q := range w.procs {
+			if q.up && q.h != nil && !q.replica() {
+				if n := q.h.Node(js.ID); n != nil && !n.Configuration().Acceptors.IsZero() {
+					sys = n.Configuration().Acceptors
+					break
+				}
+			}
+		}
+		var alive []paxos.NodeID
+		for _, id := range sys.Members() {
+			if q := w.proc(id); q != nil && q != p && !q.wiped && !q.downForGood {
+				alive = append(alive, id)
+			}
+		}
+		if sys.Contains(p.id) && !sys.Phase2Everywhere(sys.SetOf(alive...)) {
+			return true
+		}
+	}
 	set := w.newestSet()
 	if !slices.Contains(set.Members, p.id) {
 		return false
