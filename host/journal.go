@@ -113,6 +113,10 @@ type journalRT struct {
 	calls      map[paxos.Slot]*parkedCall
 	reads      []*parkedRead // arrival order
 	reopenAt   uint64
+	// idx is the journal's index in the host's table (awake.go).
+	idx int
+	// attending: listed in the host's attention (handover.go).
+	attending bool
 	// tickedAt is the tick the node was last ticked or given a scrub turn
 	// (quiet.go): what a quiet journal's scrubber is owed.
 	tickedAt  uint64
@@ -237,6 +241,7 @@ func (h *Host) endIncarnation(j *journalRT, status JournalStatus, why error) {
 	for _, mb := range h.mailboxes {
 		mb.drop(j.spec.ID)
 	}
+	h.rouse(j) // a quarantine's reopen is due on a tick
 }
 
 func (j *journalRT) tokens() []Token {
@@ -260,11 +265,13 @@ func sortedSlots(m map[paxos.Slot]*parkedCall) []paxos.Slot {
 // advances, persists the writes, sends EarlyOK messages at once and holds
 // the rest, then releases whatever is durable.
 func (h *Host) drain(j *journalRT) {
+	h.rouse(j) // touched: the next tick decides whether it rests
 	if j.draining {
 		return
 	}
 	j.draining = true
 	defer func() { j.draining = false }()
+	defer h.attend(j)
 	for j.status == Live && j.node.HasReady() {
 		if err := j.node.ContractFault(); err != nil {
 			// Nothing of this batch leaves, not even its EarlyOK messages:

@@ -36,6 +36,7 @@ func (h *Host) AddJournal(s JournalSpec) error {
 	}
 	i, _ := slices.BinarySearchFunc(h.journals, s.ID, func(j *journalRT, id journal.ID) int { return j.spec.ID.Compare(id) })
 	h.journals = slices.Insert(h.journals, i, j)
+	h.reindex()
 	h.counters.Joined++
 	h.boot(j, storage.ClaimFirstBoot)
 	h.flush()
@@ -118,6 +119,7 @@ func (h *Host) retire(j *journalRT) error {
 	h.endIncarnation(j, Down, fmt.Errorf("journal %s retired", j.spec.ID))
 	i := slices.Index(h.journals, j)
 	h.journals = slices.Delete(h.journals, i, i+1)
+	h.reindex()
 	h.counters.Retired++
 	return h.env.DeleteStore(j.spec.ID)
 }

@@ -140,5 +140,5 @@ func (h *Host) wakeLedBy(p paxos.NodeID) {
 // resting reports whether live journal j may skip this tick: its node is
 // quiet and the host holds no call or read of it that a tick would expire.
 func (h *Host) resting(j *journalRT) bool {
-	return !h.tun.StayAwake && len(j.calls) == 0 && len(j.reads) == 0 && j.node.Quiescent()
+	return !h.tun.StayAwake && len(j.calls) == 0 && len(j.reads) == 0 && len(j.order.held) == 0 && j.node.Quiescent()
 }

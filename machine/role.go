@@ -136,10 +136,10 @@ func markerOf(spec host.JournalSpec, node paxos.NodeID) storage.Marker {
 // marker it would get (a formation interrupted after formatting resumes).
 // It returns a refusal ("" when every store is ready).
 func (m *Machine) formatStores(rec machinerecord.Record) string {
+	var fresh []storage.Marker
 	for _, spec := range (&Machine{rec: rec}).specs(storage.ClaimFirstBoot) {
 		want := markerOf(spec, paxos.NodeID(rec.NodeID))
-		st := m.db.Journal(spec.ID)
-		bs, err := st.Boot()
+		bs, err := m.db.Journal(spec.ID).Boot()
 		if err != nil {
 			return "storage"
 		}
@@ -149,9 +149,14 @@ func (m *Machine) formatStores(rec machinerecord.Record) string {
 			}
 			continue
 		}
-		if err := st.Format(want); err != nil {
-			return "storage"
-		}
+		fresh = append(fresh, want)
+	}
+	if len(fresh) == 0 {
+		return "" // all formatted already, or none served (a proxy has no store)
+	}
+	// One synced commit for every store still to format, however many.
+	if err := m.db.FormatJournals(fresh); err != nil {
+		return "storage"
 	}
 	return ""
 }

@@ -33,6 +33,11 @@ type Metrics struct {
 	HandedOff prometheus.Counter
 	Elections prometheus.Gauge
 	Inbox     prometheus.Gauge
+	// Journals counts this process's journals by state (awake, quiet,
+	// quarantined, down); JournalsLeading those whose leader is this
+	// process's node.
+	Journals        *prometheus.GaugeVec
+	JournalsLeading prometheus.Gauge
 	// The hot window (paxos cold.go): slots evicted from memory and cold
 	// reads by purpose, summed over this process's live journal nodes
 	// (gauges: a quarantine reopen starts a node's counts again), and the
@@ -130,6 +135,9 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 		HandedOff:       prometheus.NewCounter(prometheus.CounterOpts{Name: "paros_handed_off_total", Help: "Leaderships a graceful shutdown handed to a follower."}),
 		Elections:       prometheus.NewGauge(prometheus.GaugeOpts{Name: "paros_elections", Help: "Elections won by this process, summed over journals."}),
 		Inbox:           prometheus.NewGauge(prometheus.GaugeOpts{Name: "paros_inbox_depth", Help: "Events waiting for the loop."}),
+		Journals: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "paros_journals",
+			Help: "Journals served by state: awake (ticked), quiet (settled, costs nothing), quarantined, down."}, []string{"state"}),
+		JournalsLeading: prometheus.NewGauge(prometheus.GaugeOpts{Name: "paros_journals_leading", Help: "Journals this process leads."}),
 		PeerMessagesSent: prometheus.NewCounter(prometheus.CounterOpts{Name: "paros_peer_messages_sent_total",
 			Help: "Consensus messages queued for peers (envelopes, over every journal); a dropped Deliver's are not counted."}),
 		PeerMessagesReceived: prometheus.NewCounter(prometheus.CounterOpts{Name: "paros_peer_messages_received_total",
@@ -180,6 +188,7 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 			Help: "Delegated rounds this process's leaders took back from a silent proxy and ran themselves, over live journals."}),
 		alarms: map[journal.ID]*journalAlarms{}, statuses: map[journal.ID]host.JournalStatus{},
 	}
+	reg.MustRegister(m.Journals, m.JournalsLeading)
 	reg.MustRegister(m.Commits, m.CallLatency, m.SyncBatches, m.SyncLatency, m.PeerQueue, m.InboundDropped,
 		m.OutboundDropped, m.HandedOff, m.Elections, m.Inbox, m.Evicted, m.ColdReads, m.ColdReadFaults, m.ContractFaults,
 		m.ScrubPages, m.ScrubPagesAnswered, m.ScrubPasses, m.ScrubPassOverruns, m.ScrubLastPass, m.RepairedRecords,
@@ -232,12 +241,24 @@ func (r *Runtime) sampleMetrics() {
 	r.metrics.Inbox.Set(float64(len(r.inbox)))
 	var sum paxos.Counters
 	var lastPassTicks uint64
-	served := r.h.Journals()
-	for _, id := range served {
-		r.noteStatus(id)
-		n := r.h.Node(id)
+	var live, quiet, leading, quarantined, down int
+	r.h.EachJournal(func(id journal.ID, st host.JournalStatus, fault error, n *paxos.Node) {
+		r.noteStatus(id, st, fault)
+		switch st {
+		case host.Quarantined:
+			quarantined++
+		case host.Down:
+			down++
+		}
 		if n == nil {
-			continue
+			return
+		}
+		live++
+		if n.Quiescent() {
+			quiet++
+		}
+		if n.IsLeader() {
+			leading++
 		}
 		c := n.Counters()
 		sum.Elections += c.Elections
@@ -265,17 +286,25 @@ func (r *Runtime) sampleMetrics() {
 		sum.ReadsExpired += c.ReadsExpired
 		sum.ProxyTakenBack += c.ProxyTakenBack
 		r.raiseAlarms(id, n, c)
-	}
-	for id := range r.metrics.alarms {
-		if _, ok := slices.BinarySearchFunc(served, id, compareIDs); !ok {
-			delete(r.metrics.alarms, id)
+	})
+	if len(r.metrics.alarms) > 0 || len(r.metrics.statuses) > 0 {
+		served := r.h.Journals()
+		for id := range r.metrics.alarms {
+			if _, ok := slices.BinarySearchFunc(served, id, compareIDs); !ok {
+				delete(r.metrics.alarms, id)
+			}
+		}
+		for id := range r.metrics.statuses {
+			if _, ok := slices.BinarySearchFunc(served, id, compareIDs); !ok {
+				delete(r.metrics.statuses, id)
+			}
 		}
 	}
-	for id := range r.metrics.statuses {
-		if _, ok := slices.BinarySearchFunc(served, id, compareIDs); !ok {
-			delete(r.metrics.statuses, id)
-		}
-	}
+	r.metrics.Journals.WithLabelValues("awake").Set(float64(live - quiet))
+	r.metrics.Journals.WithLabelValues("quiet").Set(float64(quiet))
+	r.metrics.Journals.WithLabelValues("quarantined").Set(float64(quarantined))
+	r.metrics.Journals.WithLabelValues("down").Set(float64(down))
+	r.metrics.JournalsLeading.Set(float64(leading))
 	m := r.metrics
 	m.Elections.Set(float64(sum.Elections))
 	m.Evicted.Set(float64(sum.Evicted))
@@ -320,15 +349,19 @@ func compareIDs(a, b journal.ID) int {
 // when it is live again. The host itself logs nothing, and a process that
 // runs a matchmaker stays up with every journal down, so this line is how
 // an operator learns of it.
-func (r *Runtime) noteStatus(id journal.ID) {
-	st, fault := r.h.Status(id)
+//
+// Only journals that are not Live are remembered (an absent journal is
+// Live), so a sample of 10,000 healthy journals touches no map.
+func (r *Runtime) noteStatus(id journal.ID, st host.JournalStatus, fault error) {
 	was, seen := r.metrics.statuses[id]
-	r.metrics.statuses[id] = st
 	switch {
-	case seen && st == was, !seen && st == host.Live:
+	case st == host.Live && !seen:
 	case st == host.Live:
+		delete(r.metrics.statuses, id)
 		r.log.Info("journal live again", "journal", id.String(), "was", was.String())
+	case seen && st == was:
 	default:
+		r.metrics.statuses[id] = st
 		r.log.Error("journal stopped serving", "journal", id.String(), "status", st.String(), "fault", fault)
 	}
 }
@@ -340,6 +373,9 @@ func (r *Runtime) noteStatus(id journal.ID) {
 // unrecoverable slot is a damaged record beyond the fault budget: the
 // journal stops deciding past it until an operator restores a copy.
 func (r *Runtime) raiseAlarms(id journal.ID, n *paxos.Node, c paxos.Counters) {
+	if c.ScrubMismatches == 0 && c.CtrlUnrecoverable == 0 {
+		return // nothing to log: most journals, and no map entry for them
+	}
 	a := r.metrics.alarms[id]
 	if a == nil || a.node != n {
 		a = &journalAlarms{node: n}

@@ -85,18 +85,12 @@ func (s *storer) run() {
 
 		batches = batches[:0]
 		sync := false
-		var regErr error
+		regErr := s.applyRegistry(reqs)
 		for _, p := range reqs {
-			if p.registry != nil {
-				// Matchmaker batches are rare (a round change, a GC): each
-				// is its own synced commit, before the journals' group.
-				if regErr == nil {
-					regErr = s.r.cfg.DB.Registry().Apply(p.registry)
-				}
-				continue
+			if p.registry == nil {
+				batches = append(batches, pebblestore.Batch{Journal: p.journal, Ops: p.ops, Sync: p.sync})
+				sync = sync || p.sync
 			}
-			batches = append(batches, pebblestore.Batch{Journal: p.journal, Ops: p.ops, Sync: p.sync})
-			sync = sync || p.sync
 		}
 		start := time.Now()
 		var err error
@@ -118,6 +112,57 @@ func (s *storer) run() {
 			}
 		})
 	}
+}
+
+// applyRegistry applies the turn's matchmaker batches, in order, before
+// the journals' group, and returns the first error (every later batch is
+// then skipped: a failed write closes the matchmaker). Consecutive batches
+// without a generation op are applied as one synced commit (group commit
+// for the matchmaker too): each op builds on the registry heads the
+// earlier ops of the same commit staged, exactly as if applied one by one,
+// and 10,000 journals electing at once register in a few fsyncs instead of
+// 10,000. A batch with a generation op (a handover step) is applied alone.
+func (s *storer) applyRegistry(reqs []persistReq) error {
+	var run []matchmaker.WriteOp
+	flush := func() error {
+		if len(run) == 0 {
+			return nil
+		}
+		err := s.r.cfg.DB.Registry().Apply(run)
+		run = run[:0]
+		return err
+	}
+	for _, p := range reqs {
+		if p.registry == nil {
+			continue
+		}
+		if hasGeneration(p.registry) || len(run)+len(p.registry) > registryGroupOpsMax {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		if hasGeneration(p.registry) {
+			if err := s.r.cfg.DB.Registry().Apply(p.registry); err != nil {
+				return err
+			}
+			continue
+		}
+		run = append(run, p.registry...)
+	}
+	return flush()
+}
+
+// registryGroupOpsMax bounds the ops of one grouped registry commit (the
+// store refuses more than 65,536 in one Apply).
+const registryGroupOpsMax = 1 << 14
+
+func hasGeneration(ops []matchmaker.WriteOp) bool {
+	for _, op := range ops {
+		if op.IsGeneration() {
+			return true
+		}
+	}
+	return false
 }
 
 // postStorage hands completions to the loop; they must not be dropped, so

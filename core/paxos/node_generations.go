@@ -89,6 +89,13 @@ func (n *Node) MatchmakersLagging() ([]NodeID, MatchmakerSet) {
 	return out, n.mms.Clone()
 }
 
+// MatchmakersNeedDriver reports whether the driver has something to do
+// for this node's matchmaker set: members to tell (MatchmakersLagging) or
+// a stopped generation to finish (MatchmakersStopped). It changes nothing.
+func (n *Node) MatchmakersNeedDriver() bool {
+	return len(n.mmsLagging) > 0 || n.mmsStopped != 0
+}
+
 // MatchmakersStopped reports the generation a matchmaker answered stopped
 // with no successor since this node adopted its set: a handover of it is
 // undecided, and the driver should finish it (core/matchmaker's

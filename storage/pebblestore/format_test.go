@@ -17,6 +17,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
+
 	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/core/paxos"
 	"github.com/parosdb/paros/core/quorum"
@@ -336,4 +338,40 @@ func FuzzCheckValue(f *testing.F) {
 			t.Fatalf("value not canonical")
 		}
 	})
+}
+
+// FormatJournals is all or nothing: one store already formatted refuses the
+// whole batch, and the others stay unformatted.
+func TestFormatJournalsIsAllOrNothing(t *testing.T) {
+	db := mustOpen(t, vfs.NewMem())
+	mk := func(n uint64) storage.Marker {
+		m := sampleMarker()
+		m.Journal = journal.ID{Tenant: 1, Journal: n}
+		return m
+	}
+	if err := db.Journal(mk(2).Journal).Format(mk(2)); err != nil {
+		t.Fatal(err)
+	}
+	err := db.FormatJournals([]storage.Marker{mk(1), mk(2), mk(3)})
+	if !errors.Is(err, storage.ErrFormatted) {
+		t.Fatalf("a batch naming a formatted store: %v, want ErrFormatted", err)
+	}
+	for _, n := range []uint64{1, 3} {
+		bs, err := db.Journal(mk(n).Journal).Boot()
+		if err != nil || bs.Marker != nil {
+			t.Fatalf("journal %d after a refused batch: marker %v err %v, want unformatted", n, bs.Marker, err)
+		}
+	}
+	if err := db.FormatJournals([]storage.Marker{mk(1), mk(3)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []uint64{1, 3} {
+		bs, err := db.Journal(mk(n).Journal).Boot()
+		if err != nil || bs.Marker == nil || !bs.Marker.Equal(mk(n)) {
+			t.Fatalf("journal %d: marker %v err %v", n, bs.Marker, err)
+		}
+	}
+	if err := db.FormatJournals([]storage.Marker{mk(4), mk(4)}); !errors.Is(err, storage.ErrBadMarker) {
+		t.Fatalf("a journal twice in one batch: %v, want ErrBadMarker", err)
+	}
 }

@@ -1,0 +1,68 @@
+package host
+
+import "math/bits"
+
+// awakeSet is the set of journals a tick visits: a bitset over the indices
+// of h.journals. A tick used to walk every journal to find the few with
+// work; with 10,000 journals, mostly quiet, the walk alone was the
+// process's largest idle cost. Now a journal enters the set whenever
+// anything touches it (drain, a quarantine) and a tick drops it once it
+// rests, so a tick costs the awake journals plus one word per 64 journals.
+// Visiting in index order keeps the tick's order the sorted journal order
+// it always was (the simulator replays it bit for bit).
+//
+// Invariant: every journal that is not resting (Live and not quiet, or
+// holding a call or read), and every Quarantined journal, has its bit set.
+// A tick may clear the bit of a resting or Down journal only.
+type awakeSet struct {
+	bits []uint64
+}
+
+// reindex numbers the journals after the table changed (boot, a joiner, a
+// retire) and marks every journal awake: the next tick sorts them out.
+func (h *Host) reindex() {
+	for i, j := range h.journals {
+		j.idx = i
+	}
+	n := (len(h.journals) + 63) / 64
+	h.awake.bits = make([]uint64, n)
+	for i := range h.journals {
+		h.awake.bits[i/64] |= 1 << (i % 64)
+	}
+}
+
+// rouse marks j awake: its next tick visits it. A journal no longer in
+// the table (retired, its last messages still draining) has nothing due.
+func (h *Host) rouse(j *journalRT) {
+	if j.idx < len(h.journals) && h.journals[j.idx] == j {
+		h.awake.bits[j.idx/64] |= 1 << (j.idx % 64)
+	}
+}
+
+// eachAwake calls fn for every awake journal in index order; fn returns
+// false to drop the journal from the set. A journal roused during the walk
+// at a later index is visited in this walk, at an earlier one in the next;
+// fn may even change the table (a retire applied in a drain): the walk
+// goes on over the new numbering.
+func (h *Host) eachAwake(fn func(j *journalRT) bool) {
+	for w := 0; w < len(h.awake.bits); w++ {
+		for b := 0; b < 64; b++ {
+			word := h.awake.bits[w] >> b
+			if word == 0 {
+				break
+			}
+			b += bits.TrailingZeros64(word)
+			i := w*64 + b
+			if i >= len(h.journals) {
+				break
+			}
+			j := h.journals[i]
+			if !fn(j) && j.idx < len(h.journals) && h.journals[j.idx] == j {
+				h.awake.bits[j.idx/64] &^= 1 << (j.idx % 64)
+			}
+			if w >= len(h.awake.bits) {
+				return
+			}
+		}
+	}
+}
