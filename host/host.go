@@ -169,6 +169,9 @@ func (h *Host) Journals() []journal.ID {
 	return out
 }
 
+// JournalCount is the number of journals served.
+func (h *Host) JournalCount() int { return len(h.journals) }
+
 // Status reports a journal's status and its last fault.
 func (h *Host) Status(id journal.ID) (JournalStatus, error) {
 	if j := h.journal(id); j != nil {
@@ -261,6 +264,7 @@ func (h *Host) OnTick() {
 		switch j.status {
 		case Live:
 			if h.resting(j) {
+				j.node.Rest()
 				return false // quiet: no timer runs until touched (quiet.go)
 			}
 			j.tickedAt = h.now

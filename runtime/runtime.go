@@ -207,8 +207,11 @@ func (r *Runtime) loop() {
 				r.h.OnTick()
 				// The metrics walk every journal: once a second, not once a
 				// tick (with 10,000 journals a walk per 50 ms tick cost more
-				// than the journals themselves).
-				if r.sampled++; r.sampled >= max(1, 1000/r.cfg.Tunables.TickMs) {
+				// than the journals themselves), and a millisecond per
+				// journal beyond a thousand, up to 15 s: the walk touches
+				// every node's memory, and at 10,000 quiet journals a walk a
+				// second was a third of an idle process's CPU.
+				if r.sampled++; r.sampled >= max(1, sampleEveryMs(r.h.JournalCount())/r.cfg.Tunables.TickMs) {
 					r.sampled = 0
 					r.sampleMetrics()
 				}
@@ -535,3 +538,8 @@ func (r *Runtime) SetReplicas(ctx context.Context, ids []paxos.NodeID) error {
 		return err
 	})
 }
+
+// sampleEveryMs is the metrics sample period for a process serving n
+// journals: a second, or a millisecond per journal, at most 15 seconds
+// (a common scrape interval).
+func sampleEveryMs(n int) int { return min(max(1000, n), 15_000) }

@@ -350,13 +350,18 @@ func (n *Node) Advance() {
 		panic("paxos: Advance without Ready")
 	}
 	n.readyOut = false
-	if n.quiet && !n.HasReady() {
-		// A quiet node may stay so for hours: its effect buffers, grown
-		// by its busiest turn, go back to the heap (with 10,000 journals
-		// they were the largest share of an idle process's memory). The
-		// acceptor's pointers name the fields, which stay in place.
-		n.cur, n.handed = batch{}, batch{}
+}
+
+// Rest tells a quiet node that its host stops ticking it: it gives its
+// effect buffers, grown by its busiest turn, back to the heap (with
+// 10,000 quiet journals they were the largest share of an idle process's
+// memory). A node that is not quiet, holds effects or has a Ready out
+// keeps them. The acceptor's pointers name the fields, which stay put.
+func (n *Node) Rest() {
+	if n.readyOut || !n.Quiescent() || n.HasReady() {
+		return
 	}
+	n.cur, n.handed = batch{}, batch{}
 }
 
 // Tick advances logical time by one tick.

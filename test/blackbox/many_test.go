@@ -3,7 +3,8 @@
 // acknowledged write back from the survivors. Most of the journals stay
 // idle the whole time: they fall quiet, and the ones the dead machine led
 // must come back on their own. PAROS_MANY_JOURNALS sets the cell's journals
-// (default 250) and PAROS_MANY_WRITTEN how many get writes (default 50).
+// (default 10,000) and PAROS_MANY_WRITTEN how many get writes (default
+// 1,000).
 package blackbox
 
 import (
@@ -37,7 +38,7 @@ type written struct {
 
 func TestManyJournalsSurviveAKilledMember(t *testing.T) {
 	// Arrange: a cell of three with many journals.
-	n, w := envCount("PAROS_MANY_JOURNALS", 250), envCount("PAROS_MANY_WRITTEN", 50)
+	n, w := envCount("PAROS_MANY_JOURNALS", 10_000), envCount("PAROS_MANY_WRITTEN", 1_000)
 	w = min(w, n)
 	c := newCell(t)
 	start := time.Now()
@@ -62,7 +63,7 @@ func TestManyJournalsSurviveAKilledMember(t *testing.T) {
 	defer cancel()
 	conn := c.dial(ctx, c.procs)
 
-	// Act: one append to each of the first w journals, eight at a time;
+	// Act: one append to each of the first w journals, 64 at a time;
 	// kill -9 machine 1; one more append to each; read everything back.
 	appendAll := func(conn *client.Client, round string) []written {
 		t.Helper()
@@ -71,7 +72,7 @@ func TestManyJournalsSurviveAKilledMember(t *testing.T) {
 		var failed []string
 		var wg sync.WaitGroup
 		work := make(chan string)
-		for range 8 {
+		for range 64 {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
