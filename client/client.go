@@ -91,6 +91,11 @@ type Client struct {
 	// replicaReads: reads ask the replica machines first (WithReplicaReads,
 	// replicas.go).
 	replicaReads bool
+	// muxes are the open WriteStreams every Writer shares, by server index
+	// (writerstream.go); closed: Close ran, no stream opens again. Both
+	// guarded by mu.
+	muxes  map[int]*writeMux
+	closed bool
 }
 
 // server is one address and what is known about the machine behind it.
@@ -217,7 +222,7 @@ func open(addrs []string, opts ...Option) (*Client, error) {
 		}),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(8<<20), grpc.MaxCallSendMsgSize(8<<20)),
 	}, append(auth, o.dial...)...)
-	c := &Client{leaders: map[journal.ID]int{}, readFrom: map[journal.ID]int{}, dopts: dopts, extra: map[string]*grpc.ClientConn{},
+	c := &Client{leaders: map[journal.ID]int{}, readFrom: map[journal.ID]int{}, muxes: map[int]*writeMux{}, dopts: dopts, extra: map[string]*grpc.ClientConn{},
 		machines: map[uint64]string{}, replicaReads: !o.noReplicaReads}
 	c.servers.Store(&[]*server{})
 	seen := map[string]bool{}
@@ -286,6 +291,14 @@ func (c *Client) anyKnown() bool {
 
 // Close closes every connection. Calls in progress fail.
 func (c *Client) Close() error {
+	c.mu.Lock()
+	c.closed = true
+	muxes := c.muxes
+	c.muxes = map[int]*writeMux{}
+	c.mu.Unlock()
+	for _, m := range muxes {
+		m.fail()
+	}
 	var first error
 	for _, s := range c.list() {
 		if err := s.cc.Close(); err != nil && first == nil {

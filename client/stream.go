@@ -221,21 +221,7 @@ func (ws *WriteStream) Recv() (uint64, journal.Reply, error) {
 	ws.answers[0] = nil
 	ws.answers = ws.answers[1:]
 	r := wire.VerdictFromPB(a.GetReply().GetVerdict())
-	switch {
-	case r.Outcome.Kind != journal.OutcomeInvalid:
-		ws.j.c.setLeader(ws.j.id, ws.server)
-	case r.NoVerdict == journal.UnknownJournal:
-		ws.j.c.forgetLeader(ws.j.id, ws.server) // it serves the journal no more
-	case r.NoVerdict == journal.NotLeader && r.LeaderHint != 0:
-		if h := ws.j.c.knownNode(r.LeaderHint); h >= 0 {
-			ws.j.c.setLeader(ws.j.id, h)
-		} else {
-			// A leader on a machine this Client does not dial yet (one a
-			// reconfiguration added): the next stream asks who leads,
-			// and learns the machine's address from the cell.
-			ws.j.c.forgetLeader(ws.j.id, ws.server)
-		}
-	}
+	ws.j.c.learnFromVerdict(ws.j.id, ws.server, r)
 	return a.GetId(), r, nil
 }
 

@@ -65,10 +65,10 @@ func (f *inflight) acquire(p principal) (release func(), err error) {
 const (
 	// WriteStreamsPerPrincipalMax bounds the WriteStreams one principal
 	// has open; past it a stream is refused ResourceExhausted when it
-	// opens. The client library opens one per Writer (one per journal it
-	// owns) on the machine leading that journal, so 64 lets one credential
-	// drive 64 single-writer journals all led by one machine (the bench's
-	// 64-journal workload). Each open stream holds three goroutines, its
+	// opens. The client library opens one per Client and server, shared
+	// by every Writer of the Client (whatever the number of journals), so
+	// 64 lets one credential run 64 Clients against one machine. Each
+	// open stream holds three goroutines, its
 	// flow-control window (streamWindowBytes, security.go) and at most one
 	// request message beyond the principal's write budget, so this bound,
 	// not the 1,024 calls in flight, is what keeps one credential's

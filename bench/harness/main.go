@@ -95,7 +95,7 @@ func compare(args []string) error {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	quick := fs.Bool("quick", false, "short phases (under 3 minutes in all)")
 	out := fs.String("out", "", "where to write the results (default: bench/results)")
-	only := fs.String("only", "", "comma-separated systems to run (paros,paros-replicas,paros-plaintext,paros-proxies,etcd,nats-always,nats-default); default all")
+	only := fs.String("only", "", "comma-separated systems to run (paros,paros-replicas,paros-plaintext,paros-proxies,etcd,nats-always,nats-default,paros-scale,nats-scale); default all")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -144,18 +144,23 @@ func compare(args []string) error {
 	// comparison (proxies.go).
 	systems := []system{newParos(root, true), newParosReplicas(root), newParos(root, false), newParosProxies(root),
 		newEtcd(self), newNATS(self, true), newNATS(self, false)}
+	// The scale rows (scale.go) run after every system: paros with many
+	// journals, JetStream with as many streams.
+	selected := func(key string) bool { return *only == "" || strings.Contains(","+*only+",", ","+key+",") }
+	parosScale, natsScale := selected("paros-scale"), selected("nats-scale")
 	if *only != "" {
 		var keep []system
 		for _, s := range systems {
-			if strings.Contains(","+*only+",", ","+s.key()+",") {
+			if selected(s.key()) {
 				keep = append(keep, s)
 			}
 		}
 		systems = keep
-		if len(systems) == 0 {
-			return fmt.Errorf("--only %q names no system (paros, paros-replicas, paros-plaintext, paros-proxies, etcd, nats-always, nats-default)", *only)
+		if len(systems) == 0 && !parosScale && !natsScale {
+			return fmt.Errorf("--only %q names no system (paros, paros-replicas, paros-plaintext, paros-proxies, etcd, nats-always, nats-default, paros-scale, nats-scale)", *only)
 		}
 	}
+	sp := scalePlanFor(*quick, t)
 
 	rep := &report{Date: time.Now().Format("2006-01-02 15:04:05 MST"), Quick: *quick, Host: hostInfo(root),
 		LoadBefore: loadAvg(), RecordBytes: recordBytes,
@@ -164,22 +169,33 @@ func compare(args []string) error {
 			WarmupS: t.warmup.Seconds(), MeasureS: t.measure.Seconds()}}
 
 	// Progress: one tick per second of planned work.
-	pb := newProgress(plannedSeconds(t, systems))
-	// One build of paros serves both paros systems.
+	planned := plannedSeconds(t, systems)
+	if parosScale {
+		planned += sp.seconds(true)
+	}
+	if natsScale {
+		planned += sp.seconds(false)
+	}
+	pb := newProgress(planned)
+	// One build of paros serves every paros system and the scale rows.
 	var parosBin string
+	needParos := parosScale
 	for _, s := range systems {
-		p, ok := s.(*parosSys)
-		if !ok {
-			continue
+		_, ok := s.(*parosSys)
+		needParos = needParos || ok
+	}
+	if needParos {
+		pb.phase("building paros")
+		b := newParos(root, true)
+		if err := b.build(work); err != nil {
+			return err
 		}
-		if parosBin == "" {
-			pb.phase("building paros")
-			if err := p.build(work); err != nil {
-				return err
-			}
-			parosBin = p.bin
+		parosBin = b.bin
+	}
+	for _, s := range systems {
+		if p, ok := s.(*parosSys); ok {
+			p.bin = parosBin
 		}
-		p.bin = parosBin
 	}
 
 	pb.phase("disk: 4 KiB append + fdatasync")
@@ -195,6 +211,12 @@ func compare(args []string) error {
 			break
 		}
 		rep.Systems = append(rep.Systems, runSystem(ctx, s, work, t, pb, profDir, rep))
+	}
+	if parosScale && ctx.Err() == nil {
+		rep.Scale = append(rep.Scale, runScale(ctx, true, root, parosBin, self, work, sp, pb))
+	}
+	if natsScale && ctx.Err() == nil {
+		rep.Scale = append(rep.Scale, runScale(ctx, false, root, parosBin, self, work, sp, pb))
 	}
 	pb.finish()
 	rep.LoadAfter = loadAvg()

@@ -80,6 +80,8 @@ const natsStream = "BENCH"
 type natsSys struct {
 	self   string
 	always bool
+	// name, when set, replaces key() (the scale rows' clusters, scale.go).
+	name   string
 	urls   []string
 	procs  []*child
 	conns  []*nats.Conn
@@ -91,6 +93,9 @@ type natsSys struct {
 func newNATS(self string, always bool) *natsSys { return &natsSys{self: self, always: always} }
 
 func (s *natsSys) key() string {
+	if s.name != "" {
+		return s.name
+	}
 	if s.always {
 		return "nats-always"
 	}

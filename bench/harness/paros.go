@@ -87,6 +87,18 @@ type parosSys struct {
 	pprocs  []*child
 	cl      *client.Client // the writers' Client
 	jids    []journal.ID
+	// journals is how many journals cell init creates (0: parosJournals).
+	// Only the scale rows (scale.go) set it: their cells are formed for
+	// the size of each row, and they wait for the journals' leaders
+	// themselves, in parallel.
+	journals int
+	// margs and mlogs are each member's `paros serve` arguments and log
+	// file, so that a member can be restarted on its data dir.
+	margs [][]string
+	mlogs []string
+	// tokens are the extra read/write tokens of the scale rows' Clients,
+	// one principal each (scale_paros.go).
+	tokens []string
 
 	// statsMu guards last: the Writer counters of the writer closed last
 	// (read by runSystem after each phase).
@@ -133,6 +145,9 @@ type parosCreds struct {
 func newParos(root string, secure bool) *parosSys { return &parosSys{root: root, secure: secure} }
 
 func (s *parosSys) key() string {
+	if s.journals > 0 {
+		return "paros-scale"
+	}
 	if s.proxies > 0 {
 		return "paros-proxies"
 	}
@@ -146,6 +161,9 @@ func (s *parosSys) key() string {
 }
 
 func (s *parosSys) title() string {
+	if s.journals > 0 {
+		return fmt.Sprintf("paros (%s journals)", thousands(float64(s.journals)))
+	}
 	if s.proxies > 0 {
 		return fmt.Sprintf("paros (%d proxies)", s.proxies)
 	}
@@ -236,6 +254,7 @@ func (s *parosSys) start(ctx context.Context, dir string) error {
 			return err
 		}
 		s.procs = append(s.procs, c)
+		s.margs, s.mlogs = append(s.margs, args), append(s.mlogs, data+".log")
 	}
 	if err := s.startReplicas(dir); err != nil {
 		return err
@@ -259,17 +278,25 @@ func (s *parosSys) start(ctx context.Context, dir string) error {
 		}
 		access = machine.Access{TLS: tc, Token: s.creds.admin}
 	}
-	ictx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	journals, initWait := parosJournals, 60*time.Second
+	if s.journals > 0 {
+		journals, initWait = s.journals, scaleBudget(s.journals)
+	}
+	ictx, cancel := context.WithTimeout(ctx, initWait)
 	plan, err := machine.InitCellWith(ictx, s.addrs[0], &pb.CellInitRequest{Members: s.addrs, Replicas: s.raddrs,
-		Proxies: s.paddrs, Journals: parosJournals}, access)
+		Proxies: s.paddrs, Journals: uint32(journals)}, access)
 	cancel()
 	if err != nil {
-		return err
+		return fmt.Errorf("paros: cell init of %d journals (waited up to %v): %w", journals, initWait, err)
 	}
 	for _, j := range plan.GetJournals() {
 		s.jids = append(s.jids, wire.JournalIDFromPB(j))
 	}
-	if len(s.jids) <= readHeavyJournal {
+	if s.journals > 0 {
+		if len(s.jids) != s.journals {
+			return fmt.Errorf("paros: cell init created %d journals, asked for %d", len(s.jids), s.journals)
+		}
+	} else if len(s.jids) <= readHeavyJournal {
 		return fmt.Errorf("paros: cell init created %d journals, the bench needs at least %d", len(s.jids), readHeavyJournal+1)
 	}
 	dctx, cancel := context.WithTimeout(ctx, 20*time.Second)
@@ -277,6 +304,9 @@ func (s *parosSys) start(ctx context.Context, dir string) error {
 	cancel()
 	if err != nil {
 		return err
+	}
+	if s.journals > 0 {
+		return nil // the scale rows wait for the leaders themselves
 	}
 	// Wait until every journal has a consensus leader, and every replica
 	// serves reads.

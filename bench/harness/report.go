@@ -105,6 +105,9 @@ type report struct {
 	Systems     []sysResult      `json:"systems"`
 	Targets     []targetCheck    `json:"targets"`
 	Profiles    []profileSummary `json:"profiles,omitempty"`
+	// Scale holds the scale rows (scale.go), per system: paros-scale and
+	// nats-scale.
+	Scale []scaleResult `json:"scale,omitempty"`
 }
 
 func (r *report) sys(key string) *sysResult {
@@ -396,6 +399,7 @@ func (r *report) markdown(stamp string) string {
 	r.tlsCostSection(w)
 	r.replicaSection(w)
 	r.proxySection(w)
+	r.scaleSection(w)
 
 	w("## Targets\n\n| target | measured | met |\n|---|---|:-:|\n")
 	for _, t := range r.Targets {
