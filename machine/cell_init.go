@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
@@ -59,7 +58,7 @@ func (s *Service) CellInit(ctx context.Context, req *pb.CellInitRequest) (*pb.Ce
 	if !slices.Contains(addrs, self) {
 		return &pb.CellInitReply{Refusal: "not_a_member"}, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, wire.CellInitTimeout(req.GetJournals()))
 	defer cancel()
 	select {
 	case s.M.proposing <- struct{}{}:
@@ -323,3 +322,4 @@ func (l localClient) JoinCell(ctx context.Context, in *pb.JoinCellRequest, _ ...
 func (l localClient) JoinJournal(ctx context.Context, in *pb.JoinJournalRequest, _ ...grpc.CallOption) (*pb.JoinJournalReply, error) {
 	return l.s.JoinJournal(ctx, in)
 }
+

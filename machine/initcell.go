@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	pb "github.com/parosdb/paros/api/parospb/paros/v1"
+	"github.com/parosdb/paros/wire"
 )
 
 // Access is how an operator's tool reaches a machine: the TLS it dials with
@@ -73,7 +74,10 @@ func InitCellWith(ctx context.Context, via string, req *pb.CellInitRequest, acce
 	defer conn.Close()
 	last := "no answer"
 	for {
-		cctx, cancel := context.WithTimeout(access.outgoing(ctx), 10*time.Second)
+		// An attempt outlives the server's own bound on the call, so a
+		// slow formation answers instead of being retried while it runs
+		// (which is refused "contended").
+		cctx, cancel := context.WithTimeout(access.outgoing(ctx), wire.CellInitTimeout(req.GetJournals())+5*time.Second)
 		r, err := pb.NewMachineClient(conn).CellInit(cctx, req)
 		cancel()
 		if err == nil && r.GetInitialized() {

@@ -136,23 +136,37 @@ func markerOf(spec host.JournalSpec, node paxos.NodeID) storage.Marker {
 // marker it would get (a formation interrupted after formatting resumes).
 // It returns a refusal ("" when every store is ready).
 func (m *Machine) formatStores(rec machinerecord.Record) string {
+	specs := (&Machine{rec: rec}).specs(storage.ClaimFirstBoot)
+	if len(specs) == 0 {
+		return "" // none served (a proxy has no store)
+	}
+	// One scan names the journals holding anything: only those (a
+	// formation interrupted after formatting) are booted to check their
+	// marker. A boot per journal cost about a millisecond each, so forming
+	// 100,000 journals spent its whole deadline reading empty stores.
+	held, err := m.db.Journals()
+	if err != nil {
+		return "storage"
+	}
 	var fresh []storage.Marker
-	for _, spec := range (&Machine{rec: rec}).specs(storage.ClaimFirstBoot) {
+	for _, spec := range specs {
 		want := markerOf(spec, paxos.NodeID(rec.NodeID))
+		if _, found := slices.BinarySearchFunc(held, spec.ID, journal.ID.Compare); !found {
+			fresh = append(fresh, want)
+			continue
+		}
 		bs, err := m.db.Journal(spec.ID).Boot()
 		if err != nil {
 			return "storage"
 		}
-		if bs.Marker != nil {
-			if !bs.Marker.Equal(want) {
-				return "storage"
-			}
-			continue
+		if bs.Marker == nil {
+			fresh = append(fresh, want)
+		} else if !bs.Marker.Equal(want) {
+			return "storage"
 		}
-		fresh = append(fresh, want)
 	}
 	if len(fresh) == 0 {
-		return "" // all formatted already, or none served (a proxy has no store)
+		return "" // all formatted already
 	}
 	// One synced commit for every store still to format, however many.
 	if err := m.db.FormatJournals(fresh); err != nil {

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
@@ -13,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "github.com/parosdb/paros/api/parospb/paros/v1"
+	"github.com/parosdb/paros/wire"
 )
 
 // initCmd forms a cell through the Machine service's CellInit, which the
@@ -113,7 +116,9 @@ func (g *globals) cellInit(addr string, req *pb.CellInitRequest) (*pb.CellInitRe
 		return nil, err
 	}
 	defer conn.Close()
-	ctx, cancel := g.ctx()
+	// Forming many journals takes longer than a call: the member bounds
+	// its own work by the journal count, and init waits as long.
+	ctx, cancel := context.WithTimeout(context.Background(), max(g.timeout, wire.CellInitTimeout(req.GetJournals())+5*time.Second))
 	defer cancel()
 	if token != "" {
 		ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+token)
