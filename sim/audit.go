@@ -109,18 +109,11 @@ func (a *audit) Committed(node paxos.NodeID, j journal.ID, c paxos.Committed) {
 		a.verdict[k] = c.Outcome
 		a.backed(node, j, c)
 		a.acceptedWrite(j, c)
+		a.w.holdCommitted(j)
 	}
 	if c.Outcome.Kind == journal.Accepted && c.Command.Kind == journal.KindWrite && c.Command.Entry.Leader.IsSet() &&
 		c.Command.Entry.Leader != c.State.Leader {
 		a.violation("journal: a write is accepted only from the writer in force", "slot %d", c.Slot)
-	}
-	if h := a.w.proc(node).h; h != nil {
-		for _, sib := range h.Journals() {
-			if st, _ := h.Status(sib); sib != j && st == host.Quarantined {
-				a.gate("journal: a journal keeps committing while a sibling on its nodes is held")
-				break
-			}
-		}
 	}
 }
 

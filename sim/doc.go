@@ -7,7 +7,9 @@
 // the journals through the same request and reply types the server uses,
 // folding every record into a hash chain. Oracles run as events happen, and
 // every journal's client history is checked for linearizability
-// (sim/lincheck). After a chaos window comes a quiet tail in which every
-// live node must converge. Gates record which recovery paths fired, so a
-// sweep can require that each one did somewhere.
+// (sim/lincheck). On some seeds the network holds one journal on every
+// node for a while, and its siblings must keep committing (hold.go). After
+// a chaos window comes a quiet tail in which every live node must
+// converge. Gates record which recovery paths fired, so a sweep can
+// require that each one did somewhere.
 package sim

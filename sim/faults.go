@@ -28,8 +28,8 @@ func (w *World) chaos() {
 }
 
 func (w *World) fault() {
-	if w.sched.now >= w.chaosEnd {
-		return
+	if w.sched.now >= w.chaosEnd || w.calm() {
+		return // over, or calm for a hold to be judged (hold.go)
 	}
 	s := w.shape
 	g := w.g

@@ -42,7 +42,9 @@ func (w *World) forgeryChaos() {
 		return
 	}
 	w.sched.after(w.g.between(60*ms, 250*ms), lbl("forgery"), func() {
-		w.forge()
+		if !w.calm() { // a hold is judged in a calm window (hold.go)
+			w.forge()
+		}
 		w.forgeryChaos()
 	})
 }

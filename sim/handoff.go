@@ -59,8 +59,8 @@ func (w *World) handoffChaos() {
 }
 
 func (w *World) handoffFault() {
-	if w.sched.now >= w.chaosEnd {
-		return
+	if w.sched.now >= w.chaosEnd || w.calm() {
+		return // over, or calm for a hold to be judged (hold.go)
 	}
 	g := w.g
 	l := w.leaderNode()

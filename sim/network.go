@@ -6,7 +6,7 @@ import (
 )
 
 // network carries Delivers between processes with drawn latency (so
-// reordering), drops, duplicates and partitions.
+// reordering), drops, duplicates, partitions and holds (hold.go).
 type network struct {
 	w *World
 	// blocked[from][to]: a partition cuts that direction.
@@ -27,6 +27,9 @@ func (n *network) send(from, to paxos.NodeID, batch []host.Envelope) {
 	w.audit.observeVotes(from, batch)
 	w.audit.forgedVotes(from, batch)
 	n.keepRelinquishes(from, batch)
+	if batch = w.unheld(batch); len(batch) == 0 {
+		return // every envelope was of a held journal (hold.go)
+	}
 	if n.cut(from, to) {
 		w.counts.Partitioned++
 		return
@@ -56,6 +59,9 @@ func (n *network) deliver(from, to paxos.NodeID, batch []host.Envelope, sent int
 		return // lost with the copies beyond the budget
 	}
 	w := n.w
+	if batch = w.unheld(batch); len(batch) == 0 {
+		return // sent before a hold began, arriving while it lasts
+	}
 	if pp := w.proxyByID(to); pp != nil {
 		if pp.up {
 			pp.ph.OnDeliver(from, batch)

@@ -93,6 +93,7 @@ func (e env) live() bool { return e.p.up && e.p.inc == e.inc }
 
 func (e env) Send(to paxos.NodeID, batch []host.Envelope) {
 	if e.live() {
+		e.p.w.audit.silent(e.p, to, batch)
 		e.p.w.net.send(e.p.id, to, batch)
 	}
 }

@@ -104,6 +104,10 @@ func (w *World) proxyChaos() {
 		if w.sched.now >= w.chaosEnd {
 			return
 		}
+		if w.calm() {
+			w.proxyChaos() // no proxy crashes while a hold is judged (hold.go)
+			return
+		}
 		if w.g.pct(15) {
 			w.changeProxies()
 			w.proxyChaos()

@@ -39,7 +39,9 @@ func (w *World) operate() {
 		if w.sched.now >= tailEnd {
 			return
 		}
-		w.operatorStep(w.sched.now < w.chaosEnd)
+		if !w.calm() { // a hold is judged in a calm window (hold.go)
+			w.operatorStep(w.sched.now < w.chaosEnd)
+		}
 		w.operate()
 	})
 }

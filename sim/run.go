@@ -95,6 +95,9 @@ type Counts struct {
 	// journals (quiet.go).
 	QuietLeaderKills                   uint64
 	SuccessorsAssumed, NoticesAnswered uint64
+	// Holds (hold.go): journals held on every node, the envelopes the
+	// holds dropped, and the holds the oracle judged.
+	Holds, HeldEnvelopes, HoldsJudged uint64
 }
 
 // Result is the outcome of one seed.
@@ -141,6 +144,8 @@ type World struct {
 	// list the operator set last.
 	proxies  []*proxyProc
 	proxySet []paxos.NodeID
+	// hold is the seed's hold of one journal (hold.go; nil without one).
+	hold *holdRun
 }
 
 func (w *World) proc(id paxos.NodeID) *proc { return w.byID[id] }
@@ -175,6 +180,7 @@ func run(seed uint64, o Options) Result {
 	w.proxyChaos()
 	w.forgeryChaos()
 	w.quietChaos()
+	w.holdChaos()
 	w.operate()
 	w.sched.runUntil(w.chaosEnd)
 

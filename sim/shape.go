@@ -67,6 +67,12 @@ type Shape struct {
 	// that many microseconds of the first, in arrival order.
 	CallBatchUs     int64
 	ChaosMs, TailMs int64
+	// Hold: for a window of the chaos (HoldAtMs, for HoldMs) the network
+	// drops every envelope of one journal (Journals[HoldJournal]) to and
+	// from every node, while its siblings keep committing (hold.go).
+	Hold             bool
+	HoldJournal      int
+	HoldAtMs, HoldMs int64
 }
 
 // JournalShape is one journal and its clients.
@@ -239,6 +245,15 @@ func drawShape(g rng, o Options) Shape {
 				Mode: journal.ModeMulti, Idle: true})
 		}
 	}
+	// A third of the seeds with two journals or more hold one of them on
+	// every node for a while (hold.go). Drawn last, so the draws above
+	// keep their seeds.
+	if g.pct(33) && len(s.Journals) >= 2 && s.ChaosMs >= holdChaosMsMin {
+		s.Hold = true
+		s.HoldJournal = g.intn(len(s.Journals))
+		s.HoldMs = g.between(holdMsMin, holdMsMax)
+		s.HoldAtMs = g.between(holdLeadMs+100, s.ChaosMs-s.HoldMs-100)
+	}
 	return s
 }
 
@@ -314,6 +329,9 @@ func (s Shape) String() string {
 	}
 	if s.Tun.StayAwake {
 		mm += " awake"
+	}
+	if s.Hold {
+		mm += fmt.Sprintf(" hold(%s@%dms+%dms)", short(s.Journals[s.HoldJournal].ID), s.HoldAtMs, s.HoldMs)
 	}
 	return fmt.Sprintf("n=%d %s%s journals=%s election=%d drop=%d%% dup=%d%%", len(s.Nodes), q, mm, modes, s.Tun.ElectionTicks, s.DropPct, s.DupPct)
 }

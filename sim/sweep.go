@@ -122,6 +122,9 @@ func (c *Counts) add(o Counts) {
 	c.Woken += o.Woken
 	c.WokenByMachine += o.WokenByMachine
 	c.QuietLeaderKills += o.QuietLeaderKills
+	c.Holds += o.Holds
+	c.HeldEnvelopes += o.HeldEnvelopes
+	c.HoldsJudged += o.HoldsJudged
 }
 
 // UnfiredGates lists the required gates that never fired.
@@ -153,6 +156,7 @@ func (s Summary) WriteTable(out io.Writer) {
 		{"restarts under an edited configuration", c.EditedRestarts},
 		{"graceful restarts that handed on", c.GracefulHandoffs}, {"replayed Relinquish messages", c.RelinquishReplays},
 		{"operator handoffs", c.OperatorHandoffs}, {"forged Accepts and Commits", c.Forgeries},
+		{"journals held on every node", c.Holds}, {"  of which judged", c.HoldsJudged}, {"  envelopes dropped by a hold", c.HeldEnvelopes},
 		{"messages", c.Messages}, {"  dropped", c.Dropped}, {"  duplicated", c.Duplicated}, {"  held back 20-400 ms", c.Delayed}, {"  cut by a partition", c.Partitioned},
 	}
 	for _, r := range rows {

@@ -316,6 +316,7 @@ func (cs *clients) arrive(to paxos.NodeID, call host.Call) {
 		w.sched.at(p.pausedUntil, lbl("call %d → n%d (after pause)", uint64(call.ID), uint64(to)), func() { cs.arrive(to, call) })
 		return
 	}
+	w.holdCall(call)
 	if w.shape.CallBatchUs == 0 {
 		p.h.OnCall(call)
 		p.after()

@@ -199,7 +199,13 @@ func (c *client) tick() {
 		}
 	}
 	if c.rec != nil {
+		before := c.rec.Counters()
 		c.rec.Tick()
+		// A decree a higher ballot refused reopens after its backoff, on
+		// a tick.
+		if after := c.rec.Counters(); after.DecreeRounds > before.DecreeRounds && before.DecreeRounds > 0 {
+			c.w.reach["handover: a lost decree round reopened higher"]++
+		}
 		c.flush()
 	}
 }

@@ -39,6 +39,9 @@ type Reconfigurer struct {
 	recon [][]JournalRegistry
 	// ballot is the decree ballot (and the bootstrap's origin).
 	ballot paxos.Ballot
+	// backoff counts the ticks a decree a higher ballot refused waits
+	// before it reopens at ballot (0: it is open).
+	backoff int
 	// booted holds each proposed member's bootstrap pages acknowledged.
 	booted map[paxos.NodeID][]bool
 	decree *paxos.DecreeProposer[Set]
@@ -176,6 +179,12 @@ func (r *Reconfigurer) Tick() {
 		// Abandoned; once chosen, the outcome stands (Chosen) though some
 		// member did not answer it: a later finisher publishes it again.
 		r.step = RAbandoned
+		return
+	}
+	if r.backoff > 0 {
+		if r.backoff--; r.backoff == 0 {
+			r.openDecree()
+		}
 		return
 	}
 	if r.idle%r.opts.ResendTicks != 0 {
@@ -423,10 +432,18 @@ func (r *Reconfigurer) decreeAnswer(h Handover) {
 		}
 	case HNack:
 		if r.decree.Refused(h.From) {
-			// Lost: open a higher round. The proposal's bootstrap is still
-			// held in full at its members, so the decree reopens at once.
+			// Lost to a higher ballot: another driver (a finisher on
+			// another machine) is deciding. Reopening at once let two
+			// finishers pre-empt each other for good, each Nack answered
+			// by a Prepare above the other's, and the cell never elected
+			// again (sweep seed 55). So the loser waits a few resends,
+			// which the higher ballot needs to finish, and the wait
+			// differs by driver so that two that lost to each other do
+			// not come back together. The proposal's bootstrap is still
+			// held in full at its members, so the decree then reopens at
+			// once, above the ballot that won.
 			r.ballot = paxos.Ballot{Round: max(h.Promised.Round, r.ballot.Round) + 1, Node: r.id}
-			r.openDecree()
+			r.backoff = r.opts.ResendTicks * (2 + int(uint64(r.id)%4))
 		}
 	}
 }
