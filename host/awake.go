@@ -1,6 +1,11 @@
 package host
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/paxos"
+)
 
 // awakeSet is the set of journals a tick visits: a bitset over the indices
 // of h.journals. A tick used to walk every journal to find the few with
@@ -64,5 +69,31 @@ func (h *Host) eachAwake(fn func(j *journalRT) bool) {
 				return
 			}
 		}
+	}
+}
+
+// TakeTouched calls fn for the node of every Live journal drained since
+// the last call, in the order first drained, and forgets them (read only;
+// for the simulator's audits, and kept only while an Observer is set).
+// Anything that steps, ticks or wakes a node drains it, so an audit that
+// looks at these after each event sees every change at the cost of the
+// journals the event touched rather than of every journal.
+func (h *Host) TakeTouched(fn func(id journal.ID, n *paxos.Node)) {
+	for _, j := range h.touched {
+		j.touched = false
+		if j.status == Live {
+			fn(j.spec.ID, j.node)
+		}
+	}
+	clear(h.touched)
+	h.touched = h.touched[:0]
+}
+
+// touch notes j for TakeTouched (with an observer only: nothing takes
+// them otherwise).
+func (h *Host) touch(j *journalRT) {
+	if h.observer != nil && !j.touched {
+		j.touched = true
+		h.touched = append(h.touched, j)
 	}
 }

@@ -44,6 +44,9 @@ type Host struct {
 	// their set stopped, for tickHandover (handover.go); each is flagged
 	// attending while listed.
 	attention []*journalRT
+	// touched is the journals drained since the audit last took them
+	// (TakeTouched; kept only with an observer).
+	touched []*journalRT
 }
 
 // Counters are observation only.

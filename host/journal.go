@@ -115,8 +115,9 @@ type journalRT struct {
 	reopenAt   uint64
 	// idx is the journal's index in the host's table (awake.go).
 	idx int
-	// attending: listed in the host's attention (handover.go).
-	attending bool
+	// attending: listed in the host's attention (handover.go);
+	// touched: listed in the host's touched (awake.go).
+	attending, touched bool
 	// tickedAt is the tick the node was last ticked or given a scrub turn
 	// (quiet.go): what a quiet journal's scrubber is owed.
 	tickedAt  uint64
@@ -266,6 +267,7 @@ func sortedSlots(m map[paxos.Slot]*parkedCall) []paxos.Slot {
 // the rest, then releases whatever is durable.
 func (h *Host) drain(j *journalRT) {
 	h.rouse(j) // touched: the next tick decides whether it rests
+	h.touch(j)
 	if j.draining {
 		return
 	}

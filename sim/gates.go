@@ -201,6 +201,7 @@ func GateNames() []string {
 		"a leader is elected",
 		// Quiescence (core/paxos/node_quiet.go, host/quiet.go).
 		"liveness: an idle journal has a leader at the end of the tail",
+		"many journals: every journal of a cell of a few hundred has a leader at the end of the tail",
 		"quiescence: the quiet journals of a killed leader machine are led again",
 		"quiescence: a settled leadership falls quiet",
 		"quiescence: a quiet node is woken",

@@ -239,8 +239,18 @@ func drawShape(g rng, o Options) Shape {
 	s.Tun.StayAwake = g.pct(25)
 	// Many seeds add idle journals beside the busy ones: a cell holds many
 	// journals, most of them quiet.
+	// About one in ten of those carries a few hundred: formation, the
+	// election burst, the machine beat and the quiet-leader kill at the
+	// scale where a walk over every journal per tick would show. Only
+	// where they can fall quiet (no replica, no proxy, quiescence on), as
+	// a cell of many journals runs: a few hundred journals awake for the
+	// whole seed cost the sweep seconds of simulation each.
 	if g.pct(40) {
-		for i := range 1 + g.intn(8) {
+		idle := 1 + g.intn(8)
+		if g.pct(30) && !s.Tun.StayAwake && len(s.Replicas) == 0 && len(s.Proxies) == 0 {
+			idle = 50 + g.intn(251)
+		}
+		for i := range idle {
 			s.Journals = append(s.Journals, JournalShape{ID: journal.ID{Tenant: 0x7e2, Journal: 0x200 + uint64(i)},
 				Mode: journal.ModeMulti, Idle: true})
 		}
