@@ -322,4 +322,3 @@ func (l localClient) JoinCell(ctx context.Context, in *pb.JoinCellRequest, _ ...
 func (l localClient) JoinJournal(ctx context.Context, in *pb.JoinJournalRequest, _ ...grpc.CallOption) (*pb.JoinJournalReply, error) {
 	return l.s.JoinJournal(ctx, in)
 }
-
