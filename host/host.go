@@ -47,6 +47,9 @@ type Host struct {
 	// touched is the journals drained since the audit last took them
 	// (TakeTouched; kept only with an observer).
 	touched []*journalRT
+	// due is the tick's journals whose campaign is due (campaigns.go),
+	// kept to reuse its array.
+	due []*journalRT
 }
 
 // Counters are observation only.
@@ -68,6 +71,9 @@ type Counters struct {
 	MachineBeats, PeersSilent, WokenByMachine uint64
 	// ScrubTurns counts scrub pages granted to quiet journals.
 	ScrubTurns uint64
+	// CampaignsHeld counts ticks a due campaign waited for the machine's
+	// campaign budget (campaigns.go).
+	CampaignsHeld uint64
 	// MatchmakerFaults counts matchmaker store faults (each closes the
 	// matchmaker for good).
 	MatchmakerFaults uint64
@@ -263,6 +269,8 @@ func (h *Host) OnTick() {
 	}
 	h.now++
 	h.tickLiveness()
+	campaigning := 0
+	due := h.due[:0]
 	h.eachAwake(func(j *journalRT) bool {
 		switch j.status {
 		case Live:
@@ -270,10 +278,14 @@ func (h *Host) OnTick() {
 				j.node.Rest()
 				return false // quiet: no timer runs until touched (quiet.go)
 			}
-			j.tickedAt = h.now
-			j.node.Tick()
-			h.expireCalls(j)
-			h.drain(j)
+			if j.node.CampaignDue() {
+				due = append(due, j) // ticked once the budget is shared (campaigns.go)
+				return true
+			}
+			h.tickJournal(j)
+			if j.node.Campaigning() {
+				campaigning++
+			}
 			return true
 		case Quarantined:
 			if h.now >= j.reopenAt {
@@ -289,6 +301,9 @@ func (h *Host) OnTick() {
 			return false // down (or retired): nothing is due again
 		}
 	})
+	h.tickDue(due, campaigning)
+	clear(due)
+	h.due = due[:0]
 	h.scrubTurns()
 	h.tickHandover()
 	h.checkStopped()

@@ -115,6 +115,9 @@ type journalRT struct {
 	reopenAt   uint64
 	// idx is the journal's index in the host's table (awake.go).
 	idx int
+	// dueSince is the tick this journal's due campaign was first held by
+	// the campaign budget (0: not held; campaigns.go).
+	dueSince uint64
 	// attending: listed in the host's attention (handover.go);
 	// touched: listed in the host's touched (awake.go).
 	attending, touched bool

@@ -39,8 +39,13 @@ type Tunables struct {
 	// DeliveryBatch bounds the messages in one Deliver (floor 8).
 	DeliveryBatch int
 	// FlushDeliversMax bounds the Delivers sent to one peer per event
-	// (floor 1); the rest wait in the mailbox.
+	// (floor 1; production 1,024, the runtime's queue per peer: each event
+	// empties the mailboxes, and the transport's bounded queue drops what
+	// a slow or dead peer cannot take); the rest wait in the mailbox.
 	FlushDeliversMax int
+	// CampaignsMax bounds the campaigns this process's nodes run at once
+	// (campaigns.go; floor 1; production 256).
+	CampaignsMax int
 	// QuarantineTicks is how long a faulted journal stays down before it is
 	// reopened from its store (floor 1; production 80).
 	QuarantineTicks int
@@ -110,7 +115,13 @@ func (t Tunables) withDefaults() Tunables {
 	def(&t.ReadBytesMax, journal.ReadBytesMax)
 	def(&t.LaneMessagesMax, 4096)
 	def(&t.DeliveryBatch, 64)
-	def(&t.FlushDeliversMax, 8)
+	// Eight Delivers per peer per event (the default until 10,000
+	// journals woke at once) held back a tick's beats of thousands of awake
+	// journals: the mailbox to every peer grew by thousands of messages a
+	// tick, to gigabytes toward a dead peer, and the beats to a live one
+	// came late enough to start elections.
+	def(&t.FlushDeliversMax, 1024)
+	def(&t.CampaignsMax, 256)
 	def(&t.QuarantineTicks, 80)
 	def(&t.ReadRetryTicks, 20)
 	def(&t.CallTimeoutTicks, 100)
@@ -139,7 +150,7 @@ func (t Tunables) Validate() error {
 		{"batch_records_max", t.BatchRecordsMax, 1}, {"batch_bytes_max", t.BatchBytesMax, 1},
 		{"read_records_max", t.ReadRecordsMax, 1}, {"read_bytes_max", t.ReadBytesMax, 1},
 		{"wait_ms_max", t.WaitMsMax, 0}, {"lane_messages_max", t.LaneMessagesMax, 16},
-		{"delivery_batch", t.DeliveryBatch, 8}, {"flush_delivers_max", t.FlushDeliversMax, 1},
+		{"delivery_batch", t.DeliveryBatch, 8}, {"flush_delivers_max", t.FlushDeliversMax, 1}, {"campaigns_max", t.CampaignsMax, 1},
 		{"quarantine_ticks", t.QuarantineTicks, 1}, {"read_retry_ticks", t.ReadRetryTicks, 1},
 		{"call_timeout_ticks", t.CallTimeoutTicks, 2}, {"proxy_evict_after", t.ProxyEvictAfter, 0},
 		{"handover_phase_elections", t.HandoverPhaseElections, 1},

@@ -84,6 +84,7 @@ func (w *World) collect(p *proc) {
 	}
 	w.counts.Quarantines += p.h.Counters().Quarantines
 	w.counts.WokenByMachine += p.h.Counters().WokenByMachine
+	w.counts.CampaignsHeld += p.h.Counters().CampaignsHeld
 	w.counts.Joined += p.h.Counters().Joined
 	w.counts.Retired += p.h.Counters().Retired
 	w.counts.HandedOnAgain += p.h.Counters().HandedOnAgain
@@ -122,6 +123,7 @@ func (w *World) gateCounts(r *Result) {
 	set("quiescence: a settled leadership falls quiet", c.Quiesced)
 	set("quiescence: a quiet node is woken", c.Woken)
 	set("quiescence: a silent leader machine wakes its quiet journals", c.WokenByMachine)
+	set("elections: a due campaign waits for the machine's campaign budget", c.CampaignsHeld)
 	if c.Elections >= 2 && r.Gates["every node converges at the end of the tail"] > 0 {
 		r.Gates["leadership turns over and the cluster recovers"]++
 	}
@@ -202,6 +204,7 @@ func GateNames() []string {
 		// Quiescence (core/paxos/node_quiet.go, host/quiet.go).
 		"liveness: an idle journal has a leader at the end of the tail",
 		"many journals: every journal of a cell of a few hundred has a leader at the end of the tail",
+		"elections: a due campaign waits for the machine's campaign budget",
 		"quiescence: the quiet journals of a killed leader machine are led again",
 		"quiescence: a settled leadership falls quiet",
 		"quiescence: a quiet node is woken",

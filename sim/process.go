@@ -281,6 +281,10 @@ func (w *World) start(p *proc, edited bool) {
 	p.inc++
 	p.up = true
 	p.diskFree, p.groupStart = w.sched.now, w.sched.now
+	// The new incarnation's host is being built: what it sends meanwhile
+	// (a boot's first messages) is its own, not the old host's, whose
+	// journals' statuses the audits must not judge it by.
+	p.h = nil
 	h, err := host.New(p.id, env{p: p, inc: p.inc}, w.shape.Tun, w.specs(p, claim, edited))
 	if err != nil {
 		w.audit.violation("sim: a process starts under a valid configuration", "node %d: %v", p.id, err)

@@ -91,6 +91,8 @@ type Counts struct {
 	// Quiescence: leaderships fallen quiet, quiet nodes woken, and quiet
 	// journals woken because their leader's machine went silent.
 	Quiesced, Woken, WokenByMachine uint64
+	// CampaignsHeld: ticks a due campaign waited for its machine's budget.
+	CampaignsHeld uint64
 	// QuietLeaderKills counts machines killed as the leader of quiet
 	// journals (quiet.go).
 	QuietLeaderKills                   uint64

@@ -264,6 +264,15 @@ func drawShape(g rng, o Options) Shape {
 		s.HoldMs = g.between(holdMsMin, holdMsMax)
 		s.HoldAtMs = g.between(holdLeadMs+100, s.ChaosMs-s.HoldMs-100)
 	}
+	// Half the seeds shrink the machine's campaign budget (production
+	// 256) so that due campaigns wait for it (host/campaigns.go): 2 to 9
+	// on a seed of many journals, 1 to 4 otherwise.
+	if g.pct(50) {
+		s.Tun.CampaignsMax = 1 + g.intn(4)
+		if len(s.Journals) >= manyJournals {
+			s.Tun.CampaignsMax = 2 + g.intn(8)
+		}
+	}
 	return s
 }
 

@@ -121,6 +121,7 @@ func (c *Counts) add(o Counts) {
 	c.Quiesced += o.Quiesced
 	c.Woken += o.Woken
 	c.WokenByMachine += o.WokenByMachine
+	c.CampaignsHeld += o.CampaignsHeld
 	c.QuietLeaderKills += o.QuietLeaderKills
 	c.Holds += o.Holds
 	c.HeldEnvelopes += o.HeldEnvelopes

@@ -9,14 +9,17 @@ type Counters struct {
 	Elections        uint64
 	StepDowns        uint64
 	CheckQuorumDowns uint64
-	GapFills         uint64
-	Recovered        uint64
-	Decided          uint64
-	CatchUps         uint64
-	TrimJumps        uint64
-	Truncations      uint64
-	ReadsServed      uint64
-	ReadsExpired     uint64
+	// CampaignsHeld counts ticks a due campaign waited for its host's
+	// campaign budget (HoldCampaign).
+	CampaignsHeld uint64
+	GapFills      uint64
+	Recovered     uint64
+	Decided       uint64
+	CatchUps      uint64
+	TrimJumps     uint64
+	Truncations   uint64
+	ReadsServed   uint64
+	ReadsExpired  uint64
 	// Malformed counts messages dropped by Message.Validate; Exhausted
 	// counts campaigns not opened because the next round would pass
 	// BallotRoundMax.

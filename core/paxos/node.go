@@ -79,6 +79,9 @@ type Node struct {
 	// since (node_quiet.go); its election timer stands still.
 	quiet           bool
 	electionElapsed int
+	// campaignHeld: the host's campaign budget holds this node's next
+	// campaign (HoldCampaign); its timer stays due.
+	campaignHeld    bool
 	electionTimeout int
 	wantTimeout     bool
 
@@ -256,6 +259,18 @@ func NewNode(cfg Config, opts Options, st Storage) (*Node, error) {
 	}
 	n.lrn.persistedChosen = max(hs.ChosenIndex, n.lrn.chosenIndex)
 	n.highestSeen = n.acc.Promised()
+	if p := n.acc.Promised(); n.opts.Quiesce && !cfg.Replica && !p.IsZero() && p.Node != cfg.ID {
+		// A rebooted member asks the leader of its promise to beat: the
+		// leader of a quiet journal sends nothing, so this node would
+		// campaign at the end of its timeout and take the leadership
+		// (a member restarted with 10,000 quiet journals re-elected them
+		// all). A plain ack at that ballot wakes the leader
+		// (node_quiet.go), whose beat resets this node's timer; to a
+		// leader that is gone it is lost, and the timeout runs as it
+		// should.
+		n.send(Message{Type: MsgHeartbeatAck, To: p.Node, Ballot: p, Commit: n.lrn.chosenIndex,
+			Watermark: n.acc.VoteWatermark()})
+	}
 	n.afterEvent()
 	// What boot read is durable: the fold past the hot window leaves memory.
 	n.evict()
@@ -378,6 +393,13 @@ func (n *Node) Tick() {
 		}
 		n.electionElapsed++
 		if n.electionElapsed >= n.electionTimeout {
+			if n.campaignHeld {
+				// The host's campaign budget is spent (node_election.go,
+				// HoldCampaign): stay due, ask again at the next tick.
+				n.electionElapsed = n.electionTimeout
+				n.counters.CampaignsHeld++
+				break
+			}
 			n.campaign()
 		}
 	}

@@ -24,6 +24,35 @@ func (n *Node) campaign() {
 	n.startPhase1(b, []quorum.System{n.sys}, Configuration{})
 }
 
+// CampaignDue reports whether the next Tick would start a campaign (or
+// restart one whose timer ran out): the node does not lead, is neither a
+// replica nor quiet, and its election timer expires at that tick. It
+// changes nothing.
+func (n *Node) CampaignDue() bool {
+	if _, leading := n.phase.(*leading); leading || n.cfg.Replica || n.quiet || n.contract.fault != nil {
+		return false
+	}
+	return n.electionElapsed+1 >= n.electionTimeout
+}
+
+// HoldCampaign tells the node whether its host's campaign budget lets it
+// campaign at its next Tick. A held node stays due, and campaigns at the
+// first tick it is not held. It is a liveness policy only: the budget
+// spreads a machine's elections over time (10,000 journals whose leader's
+// machine died all campaigning at once congested the links until no
+// campaign finished); Paxos is safe whoever campaigns when.
+func (n *Node) HoldCampaign(hold bool) { n.campaignHeld = hold }
+
+// Campaigning reports whether the node is in a round change (matchmaking
+// or Phase 1) it started.
+func (n *Node) Campaigning() bool {
+	switch n.phase.(type) {
+	case *campaigning, *matchmaking:
+		return true
+	}
+	return false
+}
+
 // nextBallot draws the campaign's ballot: one round above everything seen.
 // Every ballot the node has seen or promised passed Validate (or boot's
 // validateBoot), so the sum cannot wrap; a round past the bound would be
