@@ -17,9 +17,10 @@ import (
 // past that waits, due, for a later tick (paxos.Node.HoldCampaign), and
 // the longest waiting go first.
 //
-// Liveness: a campaign ends within one election timeout, won or due again
-// (its retry competes like any other), so a due journal waits at most
-// ceil(due journals / CampaignsMax) election timeouts for a slot. Safety
+// Liveness: a campaign holds its slot until it ends (won, or due again: its
+// retry competes like any other) and three base election timeouts at most,
+// so a due journal waits at most about ceil(due journals / CampaignsMax)
+// times three election timeouts for a slot. Safety
 // is untouched: the budget only delays campaigns, and Paxos is safe
 // whoever campaigns when.
 
@@ -48,7 +49,14 @@ func (h *Host) tickDue(due []*journalRT, campaigning int) {
 			j.dueSince = h.now
 		}
 		if !hold {
+			// The slot is the campaign's until it ends or for three base
+			// election timeouts at most (longer than any member's ranked
+			// timeout): a round change that neither wins nor times out
+			// (its timer reset by messages from a stale ballot's leader)
+			// must not hold a slot for good, or a budget of one starves
+			// every other journal (sweep seed 539).
 			j.dueSince = 0
+			j.slotUntil = h.now + uint64(3*h.tun.ElectionTicks)
 		}
 		j.node.HoldCampaign(hold)
 		h.tickJournal(j)

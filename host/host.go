@@ -283,7 +283,7 @@ func (h *Host) OnTick() {
 				return true
 			}
 			h.tickJournal(j)
-			if j.node.Campaigning() {
+			if j.status == Live && j.slotUntil > h.now && j.node.Campaigning() { // a drain may quarantine it
 				campaigning++
 			}
 			return true

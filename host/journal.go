@@ -118,6 +118,9 @@ type journalRT struct {
 	// dueSince is the tick this journal's due campaign was first held by
 	// the campaign budget (0: not held; campaigns.go).
 	dueSince uint64
+	// slotUntil is the tick until which a campaign the budget let start
+	// counts against it (campaigns.go).
+	slotUntil uint64
 	// attending: listed in the host's attention (handover.go);
 	// touched: listed in the host's touched (awake.go).
 	attending, touched bool

@@ -264,14 +264,15 @@ func drawShape(g rng, o Options) Shape {
 		s.HoldMs = g.between(holdMsMin, holdMsMax)
 		s.HoldAtMs = g.between(holdLeadMs+100, s.ChaosMs-s.HoldMs-100)
 	}
-	// Half the seeds shrink the machine's campaign budget (production
-	// 256) so that due campaigns wait for it (host/campaigns.go): 2 to 9
-	// on a seed of many journals, 1 to 4 otherwise.
-	if g.pct(50) {
-		s.Tun.CampaignsMax = 1 + g.intn(4)
-		if len(s.Journals) >= manyJournals {
-			s.Tun.CampaignsMax = 2 + g.intn(8)
-		}
+	// Seeds of many journals shrink the machine's campaign budget
+	// (production 256) to 8–31, so that their formation and the journals
+	// a killed machine led wait for it (host/campaigns.go). A budget far
+	// below the journals that need a leader at once is not drawn: a held
+	// campaign loses the stagger of the ranked timeouts, and one or two
+	// slots per machine for nine journals let two members' campaigns for
+	// one journal pre-empt each other for seconds (seed 539).
+	if len(s.Journals) >= manyJournals && g.pct(50) {
+		s.Tun.CampaignsMax = 8 + g.intn(24)
 	}
 	return s
 }

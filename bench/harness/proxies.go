@@ -19,12 +19,9 @@ package main
 // append.
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"net/http"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -222,30 +219,13 @@ func (c *leaderCost) proxiesCores() float64 { return safeDiv(c.ProxiesCPUSeconds
 // /metrics at addr (none where it does not answer).
 func scrapeMetrics(addr string) map[string]float64 {
 	out := map[string]float64{}
-	hc := http.Client{Timeout: 2 * time.Second}
-	resp, err := hc.Get("http://" + addr + "/metrics")
-	if err != nil {
-		return out
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		name, val, ok := strings.Cut(sc.Text(), " ")
-		if !ok {
-			continue
-		}
-		if strings.HasPrefix(name, metricCommits+"{") {
-			if v, err := strconv.ParseFloat(strings.TrimSpace(val), 64); err == nil {
-				out[metricCommits] += v
-			}
-			continue
-		}
-		switch name {
-		case metricSent, metricReceived, metricDelegated, metricDecided, metricEvicted, metricTakenBack:
-			if v, err := strconv.ParseFloat(strings.TrimSpace(val), 64); err == nil {
-				out[name] = v
-			}
+	for series, v := range scrapeSeries(addr) {
+		switch {
+		case strings.HasPrefix(series, metricCommits+"{"):
+			out[metricCommits] += v
+		case series == metricSent, series == metricReceived, series == metricDelegated, series == metricDecided,
+			series == metricEvicted, series == metricTakenBack:
+			out[series] = v
 		}
 	}
 	return out

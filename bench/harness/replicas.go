@@ -15,15 +15,11 @@ package main
 // system without replicas the readers dial the members alone, as before.
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"net/http"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/parosdb/paros/client"
@@ -142,34 +138,9 @@ func (s *parosSys) scrapeReads() []readCounters {
 }
 
 func scrapeOne(addr string) readCounters {
-	var rc readCounters
-	hc := http.Client{Timeout: 2 * time.Second}
-	resp, err := hc.Get("http://" + addr + "/metrics")
-	if err != nil {
-		return rc
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		name, val, ok := strings.Cut(sc.Text(), " ")
-		if !ok {
-			continue
-		}
-		v, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
-		if err != nil {
-			continue
-		}
-		switch name {
-		case `paros_call_seconds_count{kind="read"}`:
-			rc.Calls = v
-		case `paros_quorum_reads{outcome="served"}`:
-			rc.Served = v
-		case `paros_cold_reads{purpose="read_page"}`:
-			rc.Cold = v
-		}
-	}
-	return rc
+	all := scrapeSeries(addr)
+	return readCounters{Calls: all[`paros_call_seconds_count{kind="read"}`],
+		Served: all[`paros_quorum_reads{outcome="served"}`], Cold: all[`paros_cold_reads{purpose="read_page"}`]}
 }
 
 // summarizeProc is summarizeProfile for any process of a paros cell (a

@@ -8,14 +8,11 @@ package main
 // client.Writer for every write, Journal.Read for the reads.
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -71,22 +68,13 @@ func countersDelta(before, after []map[string]float64) map[string]float64 {
 // scrapeNames reads the series of the named metrics from the /metrics at
 // addr, keyed by name (labels summed).
 func scrapeNames(addr string, names []string) map[string]float64 {
-	out := map[string]float64{}
-	hc := http.Client{Timeout: 2 * time.Second}
-	resp, err := hc.Get("http://" + addr + "/metrics")
-	if err != nil {
+	all := scrapeSeries(addr)
+	if all == nil {
 		return nil
 	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
-	for sc.Scan() {
-		series, val, ok := strings.Cut(sc.Text(), " ")
-		name, _, _ := strings.Cut(series, "{")
-		if !ok || !slices.Contains(names, name) {
-			continue
-		}
-		if v, err := strconv.ParseFloat(strings.TrimSpace(val), 64); err == nil {
+	out := map[string]float64{}
+	for series, v := range all {
+		if name, _, _ := strings.Cut(series, "{"); slices.Contains(names, name) {
 			out[name] += v
 		}
 	}
