@@ -77,9 +77,10 @@ type Counters struct {
 	// MatchmakerFaults counts matchmaker store faults (each closes the
 	// matchmaker for good).
 	MatchmakerFaults uint64
-	// Joined and Retired count journals added as a joiner and removed by
+	// Joined, Created and Retired count journals added as a joiner, added
+	// as a member of a journal the control plane created, and removed by
 	// an honoured retire.
-	Joined, Retired uint64
+	Joined, Created, Retired uint64
 	// HandedOff counts leaderships a graceful shutdown handed on
 	// (HandOffAll); HandedOnAgain those among them a handoff had made
 	// this node's, which re-elected itself first.

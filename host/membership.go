@@ -11,12 +11,15 @@ import (
 	"github.com/parosdb/paros/storage"
 )
 
-// AddJournal starts serving a journal this process joins by
-// reconfiguration: its store is formatted as a joiner's (spec.Joiner, claim
-// FirstBoot), and the node believes nothing until a leader or the
-// matchmakers tell it its configuration. It answers Phase 1 at once, votes
+// AddJournal starts serving a journal at run time (claim FirstBoot). A
+// joiner of a reconfiguration (spec.Joiner) has its store formatted as a
+// joiner's, and the node believes nothing until a leader or the
+// matchmakers tell it its configuration: it answers Phase 1 at once, votes
 // once a ballot's configuration names it, and catches up (or jumps to the
-// trim point) like any lagging member.
+// trim point) like any lagging member. A journal the control plane created
+// (not a joiner) is formatted under its bootstrap configuration, as
+// formation formats the plan's: its members format it each when they fold
+// its creation, and it elects once a quorum of them has.
 func (h *Host) AddJournal(s JournalSpec) error {
 	if h.stopped {
 		return ErrStopped
@@ -27,8 +30,8 @@ func (h *Host) AddJournal(s JournalSpec) error {
 	if h.journal(s.ID) != nil {
 		return fmt.Errorf("paros/host: journal %s is already served here", s.ID)
 	}
-	if !s.Joiner || s.Claim != storage.ClaimFirstBoot {
-		return fmt.Errorf("paros/host: journal %s: only a joiner's first boot is added at run time", s.ID)
+	if s.Claim != storage.ClaimFirstBoot || s.Replica {
+		return fmt.Errorf("paros/host: journal %s: only an acceptor's first boot is added at run time", s.ID)
 	}
 	j, err := newJournalRT(h.id, s)
 	if err != nil {
@@ -37,7 +40,11 @@ func (h *Host) AddJournal(s JournalSpec) error {
 	i, _ := slices.BinarySearchFunc(h.journals, s.ID, func(j *journalRT, id journal.ID) int { return j.spec.ID.Compare(id) })
 	h.journals = slices.Insert(h.journals, i, j)
 	h.reindex()
-	h.counters.Joined++
+	if s.Joiner {
+		h.counters.Joined++
+	} else {
+		h.counters.Created++
+	}
 	h.boot(j, storage.ClaimFirstBoot)
 	h.flush()
 	if j.status != Live {
@@ -107,6 +114,19 @@ func (h *Host) admin(j *journalRT, c Call) AdminReply {
 		return h.handoffCall(j, c.Handoff)
 	}
 	return AdminReply{Refusal: "unknown_call"}
+}
+
+// RemoveJournal stops serving a journal the control plane deleted and
+// deletes its store: nothing of it is sent again and its parked calls are
+// answered unavailable. The caller recorded the removal first (a restart
+// must not serve the journal again, nor look for its store). Removing a
+// journal not served here is a no-op: the removal is idempotent.
+func (h *Host) RemoveJournal(id journal.ID) error {
+	j := h.journal(id)
+	if j == nil {
+		return nil
+	}
+	return h.retire(j)
 }
 
 // retire removes an honoured journal: nothing of it is sent again, its

@@ -143,9 +143,15 @@ func (f *formation) newPlan() *pb.CellPlan {
 	for i, a := range f.addrs {
 		plan.Members = append(plan.Members, &pb.Member{NodeId: f.ids[i], Addr: a})
 	}
-	for range max(f.journals, 1) {
+	for range f.journals {
 		plan.Journals = append(plan.Journals, wire.JournalIDToPB(journal.ID{Tenant: randomID(), Journal: randomID()}))
 	}
+	// The control plane's two journals share the cell's own tenant, which
+	// no user tenant ever takes (ids are random and the registry refuses
+	// one in use).
+	cellTenant := randomID()
+	plan.ControlJournal = wire.JournalIDToPB(journal.ID{Tenant: cellTenant, Journal: randomID()})
+	plan.ElectionJournal = wire.JournalIDToPB(journal.ID{Tenant: cellTenant, Journal: randomID()})
 	if !f.plain {
 		// Every founding machine runs a matchmaker, so the cell can
 		// reconfigure from its first day.

@@ -29,14 +29,24 @@ func planOf(r machinerecord.Record) *pb.CellPlan {
 	for _, m := range r.Proxies {
 		p.Proxies = append(p.Proxies, &pb.Member{NodeId: m.NodeID, Addr: m.Addr})
 	}
+	if r.Control != nil {
+		p.ControlJournal = wire.JournalIDToPB(r.Control.ID())
+		p.ElectionJournal = wire.JournalIDToPB(r.Election.ID())
+	}
 	return p
 }
 
 // recordWithPlan is r with the cell plan p in it, or an error if p is empty
 // or would make a record Validate refuses.
 func recordWithPlan(r machinerecord.Record, p *pb.CellPlan) (machinerecord.Record, error) {
-	if p.GetCellId() == 0 || len(p.GetMembers()) == 0 || len(p.GetJournals()) == 0 {
+	control, election := wire.JournalIDFromPB(p.GetControlJournal()), wire.JournalIDFromPB(p.GetElectionJournal())
+	if p.GetCellId() == 0 || len(p.GetMembers()) == 0 || len(p.GetJournals()) == 0 && !control.IsSet() {
 		return r, fmt.Errorf("empty plan")
+	}
+	r.Control, r.Election = nil, nil
+	if p.GetControlJournal() != nil || p.GetElectionJournal() != nil {
+		r.Control = &machinerecord.JournalID{Tenant: control.Tenant, Journal: control.Journal}
+		r.Election = &machinerecord.JournalID{Tenant: election.Tenant, Journal: election.Journal}
 	}
 	r.CellID = p.GetCellId()
 	r.Members, r.Journals = nil, nil

@@ -92,6 +92,9 @@ type Machine struct {
 	rt   *runtime.Runtime
 	done chan struct{} // closed when the runtime stops on its own
 	err  error
+	// cp is the machine's part in the control plane (control.go); nil
+	// on a cell without one, and before the cell forms.
+	cp *controlPlane
 	// proposing holds a token while a CellInit runs here: one proposer
 	// per machine at a time, so a ballot (whose node is this machine)
 	// names one proposer (CellInit, PrepareCell).
@@ -253,6 +256,21 @@ func (m *Machine) specs(claim storage.Claim) []host.JournalSpec {
 					Replicas: reps, Proxies: proxies})
 			}
 		}
+		// The control plane's journals (control.go): the registry is
+		// single-writer (fenced by the elected coordinator), the election
+		// journal multi-writer (every candidate appends to it).
+		if m.rec.Control != nil {
+			for _, c := range []struct {
+				id   journal.ID
+				mode journal.WriterMode
+			}{{m.rec.Control.ID(), journal.ModeSingle}, {m.rec.Election.ID(), journal.ModeMulti}} {
+				if !retired(c.id) {
+					out = append(out, host.JournalSpec{ID: c.id, Members: members, Quorum: quorum.Spec{Kind: quorum.KindMajority},
+						Mode: c.mode, Claim: claim, Matchmakers: mms, MatchmakerSet: matchmakerSetOf(m.rec),
+						Replicas: reps, Proxies: proxies})
+				}
+			}
+		}
 	}
 	for _, j := range m.rec.Joined {
 		if !retired(j.ID()) {
@@ -269,7 +287,7 @@ func (m *Machine) specs(claim storage.Claim) []host.JournalSpec {
 func (m *Machine) joinedSpec(j machinerecord.JoinedJournal, claim storage.Claim) host.JournalSpec {
 	s := host.JournalSpec{ID: j.ID(), Members: nodeIDs(j.Members),
 		Quorum: quorum.Spec{Kind: quorum.Kind(j.Kind), Q1: j.Q1, Q2: j.Q2, Rows: j.Rows, Cols: j.Cols},
-		Mode:   journal.WriterMode(j.Mode), Claim: claim, Matchmakers: nodeIDs(m.rec.Matchmakers), Joiner: true,
+		Mode:   journal.WriterMode(j.Mode), Claim: claim, Matchmakers: nodeIDs(m.rec.Matchmakers), Joiner: !j.Created,
 		MatchmakerSet: matchmakerSetOf(m.rec), Replicas: replicaIDs(m.rec), Proxies: proxyIDs(m.rec)}
 	if !j.Formatted {
 		s.Claim = storage.ClaimFirstBoot
@@ -317,6 +335,7 @@ func (m *Machine) serve(claim storage.Claim) error {
 		m.mu.Unlock()
 		close(m.done)
 	}()
+	m.startControl()
 	m.log.Info("serving the cell", "cell", m.rec.CellID, "journals", len(m.rec.Journals), "role", recordRole(m.rec).String(),
 		"replicas", len(m.rec.Replicas), "proxies", len(m.rec.Proxies))
 	return nil
@@ -350,8 +369,12 @@ func (m *Machine) HandOff(ctx context.Context) (int, error) {
 // Close stops the machine.
 func (m *Machine) Close() error {
 	m.mu.Lock()
-	rt := m.rt
+	rt, cp := m.rt, m.cp
+	m.cp = nil
 	m.mu.Unlock()
+	if cp != nil {
+		cp.stop()
+	}
 	if rt != nil {
 		rt.Stop()
 	}

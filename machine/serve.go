@@ -16,12 +16,14 @@ import (
 )
 
 // Register puts every service of the machine on a gRPC server: Journal,
-// Peer and Admin (which answer once the cell formed) and Machine.
+// Peer and Admin (which answer once the cell formed), Machine, and
+// Control (the control plane, on a cell formed with one).
 func (m *Machine) Register(gs *grpc.Server) {
 	pb.RegisterJournalServer(gs, &server.Journal{B: m})
 	pb.RegisterPeerServer(gs, &server.Peer{B: m, RoleOf: m.peerRole})
 	pb.RegisterAdminServer(gs, &server.Admin{B: m, Info: m.adminInfo})
 	pb.RegisterMachineServer(gs, &Service{M: m})
+	pb.RegisterControlServer(gs, &ControlService{M: m})
 }
 
 // peerRole is what node is to the cell by the machine record: a founding
@@ -51,7 +53,7 @@ func (m *Machine) peerRole(node uint64) paxos.Role {
 // with (server.ServerOptions over its credentials): TLS and the checks of
 // tokens and peer certificates, or plaintext in insecure mode.
 func (m *Machine) ServerOptions() []grpc.ServerOption {
-	return server.ServerOptions(server.Security{Node: m.cfg.TLS})
+	return server.ServerOptions(server.Security{Node: m.cfg.TLS, ControlPeer: m.ControlPeer})
 }
 
 // peerCredentials is how the machine dials another machine: mutual TLS

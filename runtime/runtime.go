@@ -442,6 +442,19 @@ func (r *Runtime) AddJournal(ctx context.Context, spec host.JournalSpec) error {
 	})
 }
 
+// RemoveJournal stops serving a deleted journal and deletes its store
+// (host.RemoveJournal), then forgets its spec.
+func (r *Runtime) RemoveJournal(ctx context.Context, id journal.ID) error {
+	if r.ph != nil {
+		return ErrProxy
+	}
+	err := r.onLoop(ctx, func() error { return r.h.RemoveJournal(id) })
+	if err == nil {
+		r.Forget(id)
+	}
+	return err
+}
+
 // HandOff is the first step of a graceful shutdown: it hands every journal
 // this process leads to a live follower (host.HandOffAll) and waits until
 // the Relinquish messages left: the batches carrying them durable and

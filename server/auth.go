@@ -49,6 +49,14 @@ const (
 	// too (which lists every journal), a peer machine's certificate or a
 	// token granting OpAdmin over every journal (Machine.Identify).
 	needIdentify
+	// needTenantAdmin: a token granting OpAdmin on some scope. The handler
+	// then resolves the tenant the request names and admits the call only
+	// if the token grants OpAdmin over that whole tenant
+	// (Caller.AllowsTenant): a name means nothing before it is resolved.
+	needTenantAdmin
+	// needAnyone: any authenticated principal; the handler shows each only
+	// what its scope covers (Caller.SeesTenant).
+	needAnyone
 )
 
 // rule is what one RPC needs.
@@ -64,11 +72,27 @@ type rule struct {
 //
 //	method                         needs
 //	-----------------------------  -------------------------------------------
-//	Journal/Read                   token: read on the request's journal
-//	Journal/Write                  token: write on the request's journal
-//	Journal/Truncate               token: write on the request's journal
-//	Journal/SetLeader              token: write on the request's journal
-//	Journal/WriteStream            token: write on the journal of every write
+//	Journal/Read                   token: read on the request's journal;
+//	                               or a peer certificate the machine's
+//	                               ControlPeer grants it (below)
+//	Journal/Write                  token: write on the request's journal;
+//	                               or a peer certificate, as Read
+//	Journal/Truncate               token: write on the request's journal;
+//	                               or a peer certificate, as Read
+//	Journal/SetLeader              token: write on the request's journal;
+//	                               or a peer certificate, as Read
+//	Journal/WriteStream            token: write on the journal of every
+//	                               write; or a peer certificate, as Read
+//	Control/CreateTenant           token: admin over every journal
+//	Control/DeleteTenant           token: admin over every journal
+//	Control/RegisterMachine        token: admin over every journal
+//	Control/DrainMachine           token: admin over every journal
+//	Control/CreateJournal          token: admin on some scope; the handler:
+//	                               admin over the whole tenant named
+//	Control/DeleteJournal          token: admin on some scope; the handler:
+//	                               admin over the whole tenant named
+//	Control/Registry               anyone authenticated; the handler shows
+//	                               the tenants the caller's scope covers
 //	Peer/Stream                    peer certificate; every from = its node id
 //	Admin/Inspect                  node_only: anyone; else a token covering
 //	                               the journal; list filtered to scope; the
@@ -102,6 +126,15 @@ type rule struct {
 //	Machine/JoinJournal            token: admin over every journal
 //	Machine/SetReplicas            token: admin over every journal
 //	Machine/SetProxies             token: admin over every journal
+//
+// Why the peer journal calls are safe. A machine's certificate grants a
+// journal call only where the machine's role needs it (ControlPeer): the
+// cell's control-plane journals, read by every acceptor machine to learn
+// the registry, written only by the founding members (the candidates of
+// the cell coordinator's election, and the coordinator that fences the
+// registry). A replica's or proxy's certificate, or one of a machine the
+// cell never admitted, writes to no journal, and no certificate writes to
+// a user's journal.
 //
 // Why each Machine rule is safe. Identify tells what a TLS handshake
 // already shows (the node id), and the plan (every journal) only to a
@@ -150,6 +183,13 @@ var rules = []rule{
 	{pb.Machine_JoinJournal_FullMethodName, needAdmin, 0},
 	{pb.Machine_SetReplicas_FullMethodName, needAdmin, 0},
 	{pb.Machine_SetProxies_FullMethodName, needAdmin, 0},
+	{pb.Control_CreateTenant_FullMethodName, needAdmin, 0},
+	{pb.Control_DeleteTenant_FullMethodName, needAdmin, 0},
+	{pb.Control_RegisterMachine_FullMethodName, needAdmin, 0},
+	{pb.Control_DrainMachine_FullMethodName, needAdmin, 0},
+	{pb.Control_CreateJournal_FullMethodName, needTenantAdmin, 0},
+	{pb.Control_DeleteJournal_FullMethodName, needTenantAdmin, 0},
+	{pb.Control_Registry_FullMethodName, needAnyone, 0},
 }
 
 // ruleOf indexes rules by full method name.
@@ -179,6 +219,14 @@ type principal struct {
 	claims *security.Claims
 	// addr is the remote host (without port): the --insecure mode's key.
 	addr string
+	// controlPeer is Security.ControlPeer, set when node is: the journal
+	// calls a peer machine may make (the control plane's journals).
+	controlPeer func(node uint64, id journal.ID, op security.Op) bool
+}
+
+// peerMay reports whether p's peer certificate grants op on journal id.
+func (p principal) peerMay(op security.Op, id journal.ID) bool {
+	return p.node != 0 && p.controlPeer != nil && p.controlPeer(p.node, id, op)
 }
 
 func (p principal) authenticated() bool { return p.node != 0 || p.claims != nil }
@@ -258,6 +306,51 @@ func CallerOf(ctx context.Context) (Caller, bool) {
 	return Caller{Secured: p.secured, Node: p.node, AdminAll: p.adminAll(), p: p}, true
 }
 
+// AllowsTenant reports whether the caller may make a call of op over the
+// whole of tenant: anyone on a server that authenticates nobody, a token
+// whose scope covers the tenant (or every journal) with op. A peer
+// certificate grants no tenant.
+func (c Caller) AllowsTenant(op security.Op, tenant uint64) bool {
+	if !c.Secured {
+		return true
+	}
+	if c.p.claims == nil || tenant == 0 {
+		return false
+	}
+	for _, s := range c.p.claims.Scopes {
+		if s.Ops&op == op && (s.Tenant == 0 && s.Journal == 0 || s.Tenant == tenant && s.Journal == 0) {
+			return true
+		}
+	}
+	return false
+}
+
+// SeesTenant reports whether the caller may see tenant and its journals
+// listed: a peer machine, anyone on an insecure server, a token with any
+// scope inside the tenant (a journal token sees its own tenant's name).
+func (c Caller) SeesTenant(tenant uint64) bool {
+	if !c.Secured || c.Node != 0 {
+		return true
+	}
+	if c.p.claims == nil {
+		return false
+	}
+	for _, s := range c.p.claims.Scopes {
+		if s.Ops != 0 && (s.Tenant == 0 || s.Tenant == tenant) {
+			return true
+		}
+	}
+	return false
+}
+
+// SeesJournal reports whether the caller may see journal id listed.
+func (c Caller) SeesJournal(id journal.ID) bool {
+	return !c.Secured || c.Node != 0 || c.p.claims != nil && c.p.claims.AllowsAny(id)
+}
+
+// SeesCell reports whether the caller may see the cell's machines.
+func (c Caller) SeesCell() bool { return c.p.seesCell() }
+
 // Denied is the PermissionDenied a handler refuses the caller with, worded
 // as the gate's own refusals (the caller and the method named) with why.
 func (c Caller) Denied(method, why string) error {
@@ -277,14 +370,20 @@ func (r rule) allows(p principal, req any) bool {
 	case needPeerOrAdmin:
 		return p.node != 0 || p.adminAll()
 	case needJournalOp:
-		if p.claims == nil {
-			return false
-		}
 		if req == nil {
-			return grantsOp(*p.claims, r.op)
+			// A stream's opening: each message is checked as it comes.
+			return p.claims != nil && grantsOp(*p.claims, r.op) || p.node != 0 && p.controlPeer != nil
 		}
 		j, ok := req.(interface{ GetJournal() *pb.JournalId })
-		return ok && p.claims.Allows(r.op, wire.JournalIDFromPB(j.GetJournal()))
+		if !ok {
+			return false
+		}
+		id := wire.JournalIDFromPB(j.GetJournal())
+		return p.claims != nil && p.claims.Allows(r.op, id) || p.peerMay(r.op, id)
+	case needTenantAdmin:
+		return p.claims != nil && grantsOp(*p.claims, security.OpAdmin)
+	case needAnyone:
+		return p.authenticated()
 	case needIdentify:
 		in, ok := req.(*pb.IdentifyRequest)
 		return ok && (!in.GetPlan() || p.node != 0 || p.adminAll())
@@ -309,14 +408,15 @@ func grantsOp(c security.Claims, op security.Op) bool {
 
 // gate authenticates, authorizes and bounds every call of one server.
 type gate struct {
-	node   *security.Node // nil: --insecure
+	node        *security.Node // nil: --insecure
+	controlPeer func(node uint64, id journal.ID, op security.Op) bool
 	now    func() time.Time
 	tokens *tokenCache
 	calls  *inflight
 }
 
 func newGate(sec Security) *gate {
-	g := &gate{node: sec.Node, now: sec.Now, tokens: newTokenCache(), calls: newInflight(sec.PrincipalCallsMax)}
+	g := &gate{node: sec.Node, controlPeer: sec.ControlPeer, now: sec.Now, tokens: newTokenCache(), calls: newInflight(sec.PrincipalCallsMax)}
 	if g.now == nil {
 		g.now = time.Now
 	}
@@ -422,7 +522,7 @@ func (g *gate) authenticate(ctx context.Context) (principal, error) {
 	if ok {
 		if ti, isTLS := pr.AuthInfo.(credentials.TLSInfo); isTLS {
 			if id, err := security.PeerNodeID(ti.State); err == nil {
-				p.node = id
+				p.node, p.controlPeer = id, g.controlPeer
 			}
 		}
 	}

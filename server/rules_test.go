@@ -32,7 +32,7 @@ import (
 func TestEveryMethodHasExactlyOneRule(t *testing.T) {
 	// Arrange: every method of every service a machine registers.
 	var methods []string
-	for _, sd := range []grpc.ServiceDesc{pb.Journal_ServiceDesc, pb.Peer_ServiceDesc, pb.Admin_ServiceDesc, pb.Machine_ServiceDesc} {
+	for _, sd := range []grpc.ServiceDesc{pb.Journal_ServiceDesc, pb.Peer_ServiceDesc, pb.Admin_ServiceDesc, pb.Machine_ServiceDesc, pb.Control_ServiceDesc} {
 		for _, m := range sd.Methods {
 			methods = append(methods, "/"+sd.ServiceName+"/"+m.MethodName)
 		}

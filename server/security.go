@@ -7,6 +7,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/keepalive"
 
+	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/runtime"
 	"github.com/parosdb/paros/security"
 )
@@ -27,6 +28,12 @@ type Security struct {
 	// Now reads the clock tokens' expiry is checked against. Nil means
 	// time.Now.
 	Now func() time.Time
+	// ControlPeer reports whether the peer machine node (its certificate
+	// verified) may make a journal call of op on journal id: the cell's
+	// control-plane journals, to the machines whose role reads or writes
+	// them (machine.Machine.ControlPeer). A machine's certificate grants
+	// no journal call but these. Nil: none.
+	ControlPeer func(node uint64, id journal.ID, op security.Op) bool
 }
 
 // Limits of a machine's gRPC server (STYLE rule 11). Each is a bound a

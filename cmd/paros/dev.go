@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	pb "github.com/parosdb/paros/api/parospb/paros/v1"
+	"github.com/parosdb/paros/client"
 	"github.com/parosdb/paros/machine"
 	"github.com/parosdb/paros/security"
 	"github.com/parosdb/paros/storage/machinerecord"
@@ -31,10 +32,10 @@ func init() {
 		var verbose, insecure bool
 		cmd := &cobra.Command{
 			Use:   "dev",
-			Short: "start a local three-machine cell with one journal (Ctrl-C stops it)",
+			Short: "start a local three-machine cell with a journal named demo (Ctrl-C stops it)",
 			Long: `dev starts three paros machines in this process, each with its own data dir and
-port on 127.0.0.1, forms them into a cell with one journal, and prints the
-endpoints and example parosctl commands. With --data the cell survives
+port on 127.0.0.1, forms them into a cell, creates the journal demo in the
+default tenant, and prints the endpoints and example parosctl commands. With --data the cell survives
 restarts (the ports must stay the same); the default is a temporary dir.
 
 --replicas N starts N replica machines besides the three (paros serve --role
@@ -172,8 +173,10 @@ func runDev(data string, portBase int, shape devShape, verbose, insecure bool) e
 	if err != nil {
 		return err
 	}
-	j := plan.GetJournals()[0]
-	jref := formatJournalID(j)
+	jref, err := devJournal(addrs, access)
+	if err != nil {
+		return err
+	}
 	env := devEnv(strings.Join(append(slices.Clone(addrs), repAddrs...), ","), sec)
 	envFile := filepath.Join(data, "parosctl.env")
 	if err := os.WriteFile(envFile, []byte(env), 0o600); err != nil {
@@ -199,7 +202,7 @@ func runDev(data string, portBase int, shape devShape, verbose, insecure bool) e
 	for i, a := range proxyAddrs {
 		fmt.Printf("  proxy %d    %s  node %016x  (proxy leader: no client calls)\n", i+1, a, nodes[devMachines+shape.replicas+i].m.NodeID())
 	}
-	fmt.Printf("\n  cell     %016x\n  journal  %s\n", plan.GetCellId(), jref)
+	fmt.Printf("\n  cell     %016x\n  journal  %s (in the tenant %s)\n", plan.GetCellId(), jref, client.DefaultTenant)
 	if sec != nil {
 		fmt.Printf("  tls      on: every machine's certificate is signed by the CA in %s\n", filepath.Dir(sec.caFile))
 	} else {
@@ -211,7 +214,9 @@ func runDev(data string, portBase int, shape devShape, verbose, insecure bool) e
 	}
 	fmt.Printf("  go run ./cmd/parosctl write %s hello world\n", jref)
 	fmt.Printf("  go run ./cmd/parosctl read %s\n", jref)
-	fmt.Printf("  go run ./cmd/parosctl inspect --journal %s\n\n", jref)
+	fmt.Printf("  go run ./cmd/parosctl inspect --journal %s\n", jref)
+	fmt.Printf("  go run ./cmd/parosctl journal create orders\n")
+	fmt.Printf("  go run ./cmd/parosctl journal list\n\n")
 	fmt.Println("Ctrl-C stops the cell.")
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
@@ -304,13 +309,38 @@ func devCredentials(data string, shape devShape) (*devSecrets, error) {
 func formDevCell(addrs, replicas, proxies []string, access machine.Access) (*pb.CellPlan, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	plan, err := machine.InitCellWith(ctx, addrs[0], &pb.CellInitRequest{Members: addrs, Replicas: replicas, Proxies: proxies, Journals: 1}, access)
+	// A replica serves the journals of the cell plan only, so a cell with
+	// replicas also gets one unnamed journal in its plan for them to serve.
+	journals := uint32(0)
+	if len(replicas) > 0 {
+		journals = 1
+	}
+	plan, err := machine.InitCellWith(ctx, addrs[0], &pb.CellInitRequest{Members: addrs, Replicas: replicas, Proxies: proxies, Journals: journals}, access)
 	if err != nil {
 		return nil, exitError{exitInfra, err}
 	}
 	return plan, nil
 }
 
-func formatJournalID(id *pb.JournalId) string {
-	return fmt.Sprintf("%016x/%016x", id.GetTenant(), id.GetJournal())
+// devJournalName is the journal paros dev creates by name.
+const devJournalName = "demo"
+
+// devJournal creates the journal named demo in the default tenant (a kept
+// cell already has it) through the client, as any application would.
+func devJournal(addrs []string, access machine.Access) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var opts []client.Option
+	if access.TLS != nil {
+		opts = append(opts, client.WithTLS(access.TLS), client.WithToken(access.Token))
+	}
+	c, err := client.Dial(ctx, addrs, opts...)
+	if err != nil {
+		return "", exitError{exitInfra, err}
+	}
+	defer c.Close()
+	if _, err := c.CreateJournal(ctx, devJournalName); err != nil && !errors.Is(err, client.ErrNameTaken) {
+		return "", exitError{exitInfra, fmt.Errorf("create the journal %s: %w", devJournalName, err)}
+	}
+	return devJournalName, nil
 }

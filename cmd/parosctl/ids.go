@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/binary"
+	"errors"
 	"encoding/hex"
 	"fmt"
 	"strconv"
@@ -11,13 +12,49 @@ import (
 	"github.com/parosdb/paros/core/journal"
 )
 
-// parseJournal reads TENANT/JOURNAL (hex halves, as inspect prints them).
+// parseJournal reads a journal reference: a name (TENANT/NAME, or NAME in
+// the default tenant), resolved through the cell's registry, or an id
+// (id:TENANT/JOURNAL, or two halves of 16 hex digits, as inspect prints
+// them).
 func parseJournal(s string) (journal.ID, error) {
-	id, err := journal.ParseID(strings.TrimPrefix(s, "id:"))
+	id, isName, err := client.ParseRef(strings.TrimSpace(s))
 	if err != nil {
-		return journal.ID{}, fail(exitBadArgs, "journal %q: want TENANT/JOURNAL in hex, both set", s)
+		return journal.ID{}, fail(exitBadArgs, "journal %q: want a name TENANT/NAME, or an id TENANT/JOURNAL in hex", s)
 	}
-	return id, nil
+	if !isName {
+		return id, nil
+	}
+	if resolveName == nil {
+		return journal.ID{}, fail(exitBadArgs, "journal %q: names need a cell to resolve them", s)
+	}
+	return resolveName(strings.TrimSpace(s))
+}
+
+// resolveName resolves a journal name through the cell's registry (set
+// once the root command parsed its flags).
+var resolveName func(ref string) (journal.ID, error)
+
+// resolveWith resolves names with one Client of g, dialled on first use.
+func resolveWith(g *globals) func(string) (journal.ID, error) {
+	return func(ref string) (journal.ID, error) {
+		c, err := g.dial()
+		if err != nil {
+			return journal.ID{}, err
+		}
+		defer c.Close()
+		ctx, cancel := g.ctx()
+		defer cancel()
+		id, err := c.Resolve(ctx, ref)
+		switch {
+		case errors.Is(err, client.ErrUnknownJournal):
+			return journal.ID{}, fail(exitRefused, "journal %q: no live journal has that name", ref)
+		case errors.Is(err, client.ErrNoControlPlane):
+			return journal.ID{}, fail(exitRefused, "journal %q: the cell has no control plane (formed without one): use the journal's id", ref)
+		case err != nil:
+			return journal.ID{}, controlExit(err)
+		}
+		return id, nil
+	}
 }
 
 // parseUUID reads a writer uuid: 32 hex digits (dashes ignored). "" and

@@ -30,8 +30,12 @@ func initCmd(g *globals) *cobra.Command {
 		Use:   "init --members a,b,c [--replicas d,e] [--proxies f,g] [--journals N] [--plain]",
 		Short: "form a cell over the founding members (resumes an interrupted formation)",
 		Long: `init forms a cell over the founding members (their addresses): each gets the
-cell plan, with --journals journals (at most 100,000), each replicated on every founding member
-with majority quorums. It prints the cell id and the journals' ids.
+cell plan, which names the cell's control plane (its registry of machines,
+tenants and journals by name, and the election of its coordinator). Journals
+are then created by name ('parosctl journal create NAME'). --journals N also
+puts N unnamed journals in the plan (at most 100,000), each replicated on
+every founding member with majority quorums; the replica tier serves those
+only. It prints the cell id and the unnamed journals' ids.
 
 By default every founding member also runs a matchmaker, so the journals can
 later move to other machines and quorum systems ('parosctl reconfigure').
@@ -84,7 +88,7 @@ Running init again with the same members resumes an interrupted formation.`,
 	cmd.Flags().StringVar(&members, "members", "", "founding members' addresses")
 	cmd.Flags().StringVar(&replicas, "replicas", "", "replica machines' addresses (paros serve --role replica); change them later with 'parosctl replicas set'")
 	cmd.Flags().StringVar(&proxies, "proxies", "", "proxy leaders' addresses (paros serve --role proxy); fixed for the life of the cell")
-	cmd.Flags().Uint32Var(&journals, "journals", 1, "initial journals")
+	cmd.Flags().Uint32Var(&journals, "journals", 0, "unnamed journals in the cell plan (journals by name: parosctl journal create)")
 	cmd.Flags().BoolVar(&plain, "plain", false, "no matchmakers: the journals' membership is fixed for good")
 	return cmd
 }

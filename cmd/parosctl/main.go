@@ -108,9 +108,11 @@ func newRoot() *cobra.Command {
 		if !g.tokenFlag {
 			g.token = os.Getenv("PAROSCTL_TOKEN")
 		}
+		resolveName = resolveWith(g)
 	}
 	root.AddCommand(initCmd(g), writeCmd(g), readCmd(g), tailCmd(g), truncateCmd(g), setLeaderCmd(g), inspectCmd(g),
-		reconfigureCmd(g), retireCmd(g), replicasCmd(g), proxiesCmd(g), handoffCmd(g), matchmakersCmd(g))
+		reconfigureCmd(g), retireCmd(g), replicasCmd(g), proxiesCmd(g), handoffCmd(g), matchmakersCmd(g),
+		journalCmd(g), tenantCmd(g), cellCmd(g))
 	return root
 }
 

@@ -46,9 +46,9 @@ const (
 	header   = "paros machine record v1\n"
 	crcTag   = "crc32c "
 
-	recordBytesMax = 1 << 20
+	recordBytesMax = 16 << 20
 	membersMax     = 1 << 10
-	journalsMax    = 1 << 14
+	journalsMax    = 1 << 17
 	addrBytesMax   = 1 << 10
 )
 
@@ -152,6 +152,19 @@ type Record struct {
 	// clears the flag. Absent (false) on every other record, so a record
 	// written before the field existed reads and re-encodes unchanged.
 	ProxyRemoved bool `json:"proxy_removed,omitempty"`
+	// Control and Election are the cell's control journal (the registry,
+	// single-writer) and its election journal (multi-writer), served by
+	// every founding member over the founders with a majority quorum. Nil
+	// on a cell formed without a control plane (a record written before
+	// the fields existed reads and re-encodes unchanged). Part of the plan.
+	Control  *JournalID `json:"control,omitempty"`
+	Election *JournalID `json:"election,omitempty"`
+	// ControlApplied is the control-journal position below which this
+	// machine has applied every placement to itself: a journal created
+	// below it and not among Joined is never formatted here (it was
+	// deleted, or its store was lost: formatting it afresh would be a
+	// member rejoining with amnesia).
+	ControlApplied uint64 `json:"control_applied,omitempty"`
 }
 
 // JoinedJournal is a journal a machine joined: the configuration the
@@ -170,6 +183,10 @@ type JoinedJournal struct {
 	Cols      int      `json:"cols,omitempty"`
 	Mode      uint8    `json:"mode"`
 	Formatted bool     `json:"formatted,omitempty"`
+	// Created: the journal was created by the control plane with this
+	// machine among its bootstrap acceptors (a founding member of the
+	// journal, not a joiner of a reconfiguration).
+	Created bool `json:"created,omitempty"`
 }
 
 // ID is the journal's id.
@@ -328,6 +345,15 @@ func (r Record) Validate() error {
 			return fmt.Errorf("%w: journal %s", ErrInvalid, j.ID())
 		}
 		ids[j] = true
+	}
+	if (r.Control == nil) != (r.Election == nil) || r.Control != nil && r.CellID == 0 {
+		return fmt.Errorf("%w: a control journal comes with an election journal, in a cell", ErrInvalid)
+	}
+	if r.Control != nil {
+		c, e := *r.Control, *r.Election
+		if !c.ID().IsSet() || !e.ID().IsSet() || c == e || ids[c] || ids[e] {
+			return fmt.Errorf("%w: control journal %s, election journal %s", ErrInvalid, c.ID(), e.ID())
+		}
 	}
 	return nil
 }

@@ -758,9 +758,15 @@ type CellPlan struct {
 	// leader hands the Phase 2 of slot s to proxies[s % len] once its
 	// leadership settled. A proxy persists nothing and votes on nothing.
 	// Named at formation for good. Empty: no proxies.
-	Proxies       []*Member `protobuf:"bytes,6,rep,name=proxies,proto3" json:"proxies,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Proxies []*Member `protobuf:"bytes,6,rep,name=proxies,proto3" json:"proxies,omitempty"`
+	// The cell's control journal (the registry: tenants, journals by name,
+	// the machine pool; single-writer) and its election journal (where the
+	// cell coordinator is elected; multi-writer), served by every founding
+	// member. Unset on a cell formed without a control plane.
+	ControlJournal  *JournalId `protobuf:"bytes,7,opt,name=control_journal,json=controlJournal,proto3" json:"control_journal,omitempty"`
+	ElectionJournal *JournalId `protobuf:"bytes,8,opt,name=election_journal,json=electionJournal,proto3" json:"election_journal,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *CellPlan) Reset() {
@@ -831,6 +837,20 @@ func (x *CellPlan) GetReplicas() []*Member {
 func (x *CellPlan) GetProxies() []*Member {
 	if x != nil {
 		return x.Proxies
+	}
+	return nil
+}
+
+func (x *CellPlan) GetControlJournal() *JournalId {
+	if x != nil {
+		return x.ControlJournal
+	}
+	return nil
+}
+
+func (x *CellPlan) GetElectionJournal() *JournalId {
+	if x != nil {
+		return x.ElectionJournal
 	}
 	return nil
 }
@@ -1347,14 +1367,16 @@ const file_paros_v1_machine_proto_rawDesc = "" +
 	"\acell_id\x18\x03 \x01(\x04R\x06cellId\x12 \n" +
 	"\vincarnation\x18\x04 \x01(\x04R\vincarnation\x12&\n" +
 	"\x04plan\x18\x05 \x01(\v2\x12.paros.v1.CellPlanR\x04plan\x12\x12\n" +
-	"\x04role\x18\x06 \x01(\tR\x04role\"\xfc\x01\n" +
+	"\x04role\x18\x06 \x01(\tR\x04role\"\xfa\x02\n" +
 	"\bCellPlan\x12\x17\n" +
 	"\acell_id\x18\x01 \x01(\x04R\x06cellId\x12*\n" +
 	"\amembers\x18\x02 \x03(\v2\x10.paros.v1.MemberR\amembers\x12/\n" +
 	"\bjournals\x18\x03 \x03(\v2\x13.paros.v1.JournalIdR\bjournals\x12 \n" +
 	"\vmatchmakers\x18\x04 \x03(\x04R\vmatchmakers\x12,\n" +
 	"\breplicas\x18\x05 \x03(\v2\x10.paros.v1.MemberR\breplicas\x12*\n" +
-	"\aproxies\x18\x06 \x03(\v2\x10.paros.v1.MemberR\aproxies\"5\n" +
+	"\aproxies\x18\x06 \x03(\v2\x10.paros.v1.MemberR\aproxies\x12<\n" +
+	"\x0fcontrol_journal\x18\a \x01(\v2\x13.paros.v1.JournalIdR\x0econtrolJournal\x12>\n" +
+	"\x10election_journal\x18\b \x01(\v2\x13.paros.v1.JournalIdR\x0felectionJournal\"5\n" +
 	"\x06Member\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\x04R\x06nodeId\x12\x12\n" +
 	"\x04addr\x18\x02 \x01(\tR\x04addr\"X\n" +
@@ -1449,37 +1471,39 @@ var file_paros_v1_machine_proto_depIdxs = []int32{
 	20, // 9: paros.v1.CellPlan.journals:type_name -> paros.v1.JournalId
 	13, // 10: paros.v1.CellPlan.replicas:type_name -> paros.v1.Member
 	13, // 11: paros.v1.CellPlan.proxies:type_name -> paros.v1.Member
-	22, // 12: paros.v1.PrepareCellRequest.ballot:type_name -> paros.v1.Ballot
-	22, // 13: paros.v1.PrepareCellReply.promise:type_name -> paros.v1.Ballot
-	12, // 14: paros.v1.PrepareCellReply.vote:type_name -> paros.v1.CellPlan
-	22, // 15: paros.v1.PrepareCellReply.vote_ballot:type_name -> paros.v1.Ballot
-	22, // 16: paros.v1.FormCellRequest.ballot:type_name -> paros.v1.Ballot
-	12, // 17: paros.v1.FormCellRequest.plan:type_name -> paros.v1.CellPlan
-	22, // 18: paros.v1.FormCellReply.promise:type_name -> paros.v1.Ballot
-	12, // 19: paros.v1.CellInitReply.plan:type_name -> paros.v1.CellPlan
-	10, // 20: paros.v1.Machine.Identify:input_type -> paros.v1.IdentifyRequest
-	14, // 21: paros.v1.Machine.PrepareCell:input_type -> paros.v1.PrepareCellRequest
-	16, // 22: paros.v1.Machine.FormCell:input_type -> paros.v1.FormCellRequest
-	18, // 23: paros.v1.Machine.CellInit:input_type -> paros.v1.CellInitRequest
-	4,  // 24: paros.v1.Machine.Admit:input_type -> paros.v1.AdmitRequest
-	6,  // 25: paros.v1.Machine.JoinCell:input_type -> paros.v1.JoinCellRequest
-	8,  // 26: paros.v1.Machine.JoinJournal:input_type -> paros.v1.JoinJournalRequest
-	2,  // 27: paros.v1.Machine.SetReplicas:input_type -> paros.v1.SetReplicasRequest
-	0,  // 28: paros.v1.Machine.SetProxies:input_type -> paros.v1.SetProxiesRequest
-	11, // 29: paros.v1.Machine.Identify:output_type -> paros.v1.IdentifyReply
-	15, // 30: paros.v1.Machine.PrepareCell:output_type -> paros.v1.PrepareCellReply
-	17, // 31: paros.v1.Machine.FormCell:output_type -> paros.v1.FormCellReply
-	19, // 32: paros.v1.Machine.CellInit:output_type -> paros.v1.CellInitReply
-	5,  // 33: paros.v1.Machine.Admit:output_type -> paros.v1.AdmitReply
-	7,  // 34: paros.v1.Machine.JoinCell:output_type -> paros.v1.JoinCellReply
-	9,  // 35: paros.v1.Machine.JoinJournal:output_type -> paros.v1.JoinJournalReply
-	3,  // 36: paros.v1.Machine.SetReplicas:output_type -> paros.v1.SetReplicasReply
-	1,  // 37: paros.v1.Machine.SetProxies:output_type -> paros.v1.SetProxiesReply
-	29, // [29:38] is the sub-list for method output_type
-	20, // [20:29] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	20, // 12: paros.v1.CellPlan.control_journal:type_name -> paros.v1.JournalId
+	20, // 13: paros.v1.CellPlan.election_journal:type_name -> paros.v1.JournalId
+	22, // 14: paros.v1.PrepareCellRequest.ballot:type_name -> paros.v1.Ballot
+	22, // 15: paros.v1.PrepareCellReply.promise:type_name -> paros.v1.Ballot
+	12, // 16: paros.v1.PrepareCellReply.vote:type_name -> paros.v1.CellPlan
+	22, // 17: paros.v1.PrepareCellReply.vote_ballot:type_name -> paros.v1.Ballot
+	22, // 18: paros.v1.FormCellRequest.ballot:type_name -> paros.v1.Ballot
+	12, // 19: paros.v1.FormCellRequest.plan:type_name -> paros.v1.CellPlan
+	22, // 20: paros.v1.FormCellReply.promise:type_name -> paros.v1.Ballot
+	12, // 21: paros.v1.CellInitReply.plan:type_name -> paros.v1.CellPlan
+	10, // 22: paros.v1.Machine.Identify:input_type -> paros.v1.IdentifyRequest
+	14, // 23: paros.v1.Machine.PrepareCell:input_type -> paros.v1.PrepareCellRequest
+	16, // 24: paros.v1.Machine.FormCell:input_type -> paros.v1.FormCellRequest
+	18, // 25: paros.v1.Machine.CellInit:input_type -> paros.v1.CellInitRequest
+	4,  // 26: paros.v1.Machine.Admit:input_type -> paros.v1.AdmitRequest
+	6,  // 27: paros.v1.Machine.JoinCell:input_type -> paros.v1.JoinCellRequest
+	8,  // 28: paros.v1.Machine.JoinJournal:input_type -> paros.v1.JoinJournalRequest
+	2,  // 29: paros.v1.Machine.SetReplicas:input_type -> paros.v1.SetReplicasRequest
+	0,  // 30: paros.v1.Machine.SetProxies:input_type -> paros.v1.SetProxiesRequest
+	11, // 31: paros.v1.Machine.Identify:output_type -> paros.v1.IdentifyReply
+	15, // 32: paros.v1.Machine.PrepareCell:output_type -> paros.v1.PrepareCellReply
+	17, // 33: paros.v1.Machine.FormCell:output_type -> paros.v1.FormCellReply
+	19, // 34: paros.v1.Machine.CellInit:output_type -> paros.v1.CellInitReply
+	5,  // 35: paros.v1.Machine.Admit:output_type -> paros.v1.AdmitReply
+	7,  // 36: paros.v1.Machine.JoinCell:output_type -> paros.v1.JoinCellReply
+	9,  // 37: paros.v1.Machine.JoinJournal:output_type -> paros.v1.JoinJournalReply
+	3,  // 38: paros.v1.Machine.SetReplicas:output_type -> paros.v1.SetReplicasReply
+	1,  // 39: paros.v1.Machine.SetProxies:output_type -> paros.v1.SetProxiesReply
+	31, // [31:40] is the sub-list for method output_type
+	22, // [22:31] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_paros_v1_machine_proto_init() }

@@ -1,0 +1,190 @@
+package machine
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/client/checkpoint"
+	"github.com/parosdb/paros/client/election"
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/registry"
+	"github.com/parosdb/paros/security"
+	"github.com/parosdb/paros/storage/machinerecord"
+)
+
+// The machine's part in the cell's control plane. A cell formed with one
+// has two journals of its own, served by every founding member: the
+// registry (the control journal: machines, tenants, journals by name and
+// their placements, folded by core/registry) and the election journal,
+// where the founders elect the cell coordinator (client/election). Every
+// acceptor machine runs a follower that folds the registry and applies to
+// itself the journals placed on it and the ones deleted; every founder
+// also campaigns, and the winner serves the control calls
+// (control_coord.go). Both speak to the cell through the public client
+// with the machine's own certificate, which the server grants the control
+// journals and nothing else (ControlPeer).
+//
+// Static stability: a machine serves the journals its record lists
+// whether or not the control plane answers; only creating, deleting and
+// placing wait for it.
+
+// controlPlane is one machine's control-plane loops and what they know.
+type controlPlane struct {
+	m                 *Machine
+	control, election journal.ID
+	cl                *client.Client
+	cancel            context.CancelFunc
+	done              sync.WaitGroup
+
+	mu sync.Mutex
+	// fold is the follower's registry (replaced whole, never mutated
+	// once published: readers may keep it); at is how far it folded.
+	fold *registry.State
+	// coord is the coordinator's desk while this machine leads; nil else.
+	coord *coordinator
+	elect *election.Election
+}
+
+// controlPollEvery is how long a loop waits before trying again after the
+// cell did not answer (a follower, a campaign, a deletion to finish).
+const controlPollEvery = 200 * time.Millisecond
+
+// ControlPeer reports whether the peer machine node may make a journal
+// call of op on journal id (server.Security.ControlPeer): every acceptor
+// machine of the cell (founders and admitted machines) reads the control
+// plane's journals, and only the founders write them (they campaign, and
+// the coordinator among them fences and writes the registry). No other
+// journal, and nothing to a replica or proxy machine.
+func (m *Machine) ControlPeer(node uint64, id journal.ID, op security.Op) bool {
+	r := m.Record()
+	if r.Control == nil || (id != r.Control.ID() && id != r.Election.ID()) {
+		return false
+	}
+	is := func(ms []machinerecord.Member) bool {
+		return slices.ContainsFunc(ms, func(x machinerecord.Member) bool { return x.NodeID == node })
+	}
+	switch op {
+	case security.OpRead:
+		return is(r.Members) || is(r.Admitted)
+	case security.OpWrite:
+		return is(r.Members)
+	}
+	return false
+}
+
+// startControl starts the control plane of a machine whose cell has one
+// and that is an acceptor machine (a replica or proxy takes no part).
+func (m *Machine) startControl() {
+	r := m.rec
+	if r.Control == nil || r.Replica() || r.Proxy() {
+		return
+	}
+	var servers []string
+	for _, mb := range r.Members {
+		servers = append(servers, mb.Addr)
+	}
+	opts := []client.Option{}
+	if m.cfg.TLS != nil {
+		opts = append(opts, client.WithTLS(m.cfg.TLS.PeerConfig(0)))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cl, err := client.Dial(ctx, servers, opts...)
+	if err != nil {
+		cancel()
+		m.log.Error("the control plane cannot dial the cell", "err", err)
+		return
+	}
+	cp := &controlPlane{m: m, control: r.Control.ID(), election: r.Election.ID(), cl: cl, cancel: cancel,
+		fold: registry.New()}
+	m.cp = cp
+	cp.done.Add(1)
+	go func() { defer cp.done.Done(); cp.follow(ctx) }()
+	if r.Founder() {
+		cp.done.Add(1)
+		go func() { defer cp.done.Done(); cp.campaign(ctx) }()
+	}
+}
+
+// stop ends the loops and waits for them.
+func (cp *controlPlane) stop() {
+	cp.cancel()
+	cp.done.Wait()
+	cp.cl.Close()
+}
+
+// Registry is the follower's fold of the registry (never mutated: the
+// caller may keep it) and the desk while this machine coordinates.
+func (cp *controlPlane) snapshot() (*registry.State, *coordinator) {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	return cp.fold, cp.coord
+}
+
+// coordinatorAddr is where the elected coordinator is reached ("" while
+// none is known).
+func (cp *controlPlane) coordinatorAddr() string {
+	cp.mu.Lock()
+	e := cp.elect
+	cp.mu.Unlock()
+	if e == nil {
+		return ""
+	}
+	st := e.Status()
+	if !st.Leader.IsSet() {
+		return ""
+	}
+	return st.Interface
+}
+
+// follow folds the registry from its start, forever, and applies each
+// page to this machine (applyPlacements) before reading the next.
+func (cp *controlPlane) follow(ctx context.Context) {
+	f := checkpoint.NewFolder(registry.New(), journal.FirstSeq)
+	rd := cp.cl.Journal(cp.control).NewReader(journal.FirstSeq, client.WithTailWait(time.Second))
+	for ctx.Err() == nil {
+		recs, err := rd.Next(ctx)
+		var gap *client.GapError
+		switch {
+		case errors.As(err, &gap):
+			f.Jump(gap.To)
+			continue
+		case err != nil:
+			sleep(ctx, controlPollEvery)
+			continue
+		}
+		for _, rec := range recs {
+			f.Fold(rec.Seq, rec.Data)
+		}
+		if len(recs) == 0 {
+			continue
+		}
+		st := f.State().Clone()
+		cp.mu.Lock()
+		cp.fold = st
+		cp.mu.Unlock()
+		// A folder past a gap knows only part of the registry until the
+		// next checkpoint heals it: nothing is applied from it.
+		for !f.Gapped() && ctx.Err() == nil {
+			err := cp.m.applyPlacements(ctx, st, f.Next())
+			if err == nil {
+				break
+			}
+			cp.m.log.Error("applying the registry to this machine failed; retrying", "err", err)
+			sleep(ctx, controlPollEvery)
+		}
+	}
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}

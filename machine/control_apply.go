@@ -1,0 +1,119 @@
+package machine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	pb "github.com/parosdb/paros/api/parospb/paros/v1"
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/registry"
+	"github.com/parosdb/paros/storage"
+	"github.com/parosdb/paros/storage/machinerecord"
+)
+
+// applyPlacements makes this machine serve what the registry st (folded
+// up to, not including, position at) places on it: it starts every live
+// journal created at or after the record's ControlApplied that names it
+// and that it does not serve yet, and removes every journal it serves
+// whose tombstone st holds. It is judged on the whole state, not on the
+// entries since the last call, so a failed call is simply made again.
+//
+// Invariant: a journal is formatted here only if its creation is at or
+// above ControlApplied, and ControlApplied moves up only once every
+// journal below it is formatted and recorded. A journal created below it
+// that the record does not list was deleted here, or its store was lost
+// with the record: formatting it again would make a member that forgot
+// its promises (amnesia), so it is never done.
+//
+// The order makes every crash safe: a creation is recorded (not yet
+// formatted) before its store is formatted, and marked formatted after
+// (joinedSpec adopts a store formatted under exactly its configuration);
+// a removal is recorded (the journal retired: never served again) before
+// its store is deleted.
+func (m *Machine) applyPlacements(ctx context.Context, st *registry.State, at journal.Seq) error {
+	rec := m.Record()
+	rt := m.Runtime()
+	if rt == nil {
+		return fmt.Errorf("paros/machine: not serving")
+	}
+	self := rec.NodeID
+	joined := func(id journal.ID) bool {
+		return slices.ContainsFunc(rec.Joined, func(j machinerecord.JoinedJournal) bool { return j.ID() == id })
+	}
+	retired := func(id journal.ID) bool {
+		return slices.ContainsFunc(rec.Retired, func(j machinerecord.JournalID) bool { return j.ID() == id })
+	}
+	var fresh []machinerecord.JoinedJournal
+	for _, j := range st.Placed(self) {
+		if j.Standing != pb.JournalStanding_JOURNAL_STANDING_LIVE || uint64(j.CreatedAt) < rec.ControlApplied ||
+			joined(j.ID) || retired(j.ID) {
+			continue
+		}
+		fresh = append(fresh, createdJournal(j))
+	}
+	var gone []journal.ID
+	for _, j := range rec.Joined {
+		if j.Created && st.Gone(j.ID()) {
+			gone = append(gone, j.ID())
+		}
+	}
+	if len(fresh) == 0 && len(gone) == 0 && uint64(at) <= rec.ControlApplied {
+		return nil
+	}
+	// 1. Record the new journals (unformatted) and the removals.
+	if err := m.updateRecord(func(r *machinerecord.Record) {
+		r.Joined = append(r.Joined, fresh...)
+		for _, id := range gone {
+			r.Joined = slices.DeleteFunc(r.Joined, func(x machinerecord.JoinedJournal) bool { return x.ID() == id })
+			r.Retired = append(r.Retired, machinerecord.JournalID{Tenant: id.Tenant, Journal: id.Journal})
+		}
+	}); err != nil {
+		return fmt.Errorf("paros/machine: record placements: %w", err)
+	}
+	// 2. Format and serve the new ones; stop and delete the removed ones.
+	for _, j := range fresh {
+		m.mu.Lock()
+		hs := m.joinedSpec(j, storage.ClaimFirstBoot)
+		m.mu.Unlock()
+		if hs.Claim != storage.ClaimFirstBoot {
+			continue // formatted by an earlier attempt: the next start adopts it
+		}
+		if _, served := rt.Spec(j.ID()); served {
+			continue
+		}
+		if err := rt.AddJournal(ctx, hs); err != nil {
+			return fmt.Errorf("paros/machine: start journal %s: %w", j.ID(), err)
+		}
+	}
+	for _, id := range gone {
+		if err := rt.RemoveJournal(ctx, id); err != nil {
+			return fmt.Errorf("paros/machine: remove journal %s: %w", id, err)
+		}
+		m.log.Info("removed a deleted journal", "journal", id)
+	}
+	// 3. Mark them formatted and move ControlApplied up.
+	if err := m.updateRecord(func(r *machinerecord.Record) {
+		for i := range r.Joined {
+			if slices.ContainsFunc(fresh, func(x machinerecord.JoinedJournal) bool { return x.ID() == r.Joined[i].ID() }) {
+				r.Joined[i].Formatted = true
+			}
+		}
+		r.ControlApplied = max(r.ControlApplied, uint64(at))
+	}); err != nil {
+		return fmt.Errorf("paros/machine: record placements: %w", err)
+	}
+	if len(fresh) > 0 {
+		m.log.Info("serving journals the control plane created", "journals", len(fresh))
+	}
+	return nil
+}
+
+// createdJournal is the record entry of a journal the registry places on
+// this machine: its bootstrap configuration, as its store is formatted.
+func createdJournal(j registry.Journal) machinerecord.JoinedJournal {
+	p := j.Placement
+	return machinerecord.JoinedJournal{Tenant: j.ID.Tenant, Journal: j.ID.Journal, Members: slices.Sorted(slices.Values(p.GetMembers())),
+		Kind: uint8(p.GetQuorumSystem()), Q1: int(p.GetPhase1Quorum()), Q2: int(p.GetPhase2Quorum()),
+		Rows: int(p.GetRows()), Cols: int(p.GetCols()), Mode: uint8(p.GetWriterMode()), Created: true}
+}

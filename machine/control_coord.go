@@ -1,0 +1,315 @@
+package machine
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	pb "github.com/parosdb/paros/api/parospb/paros/v1"
+	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/client/checkpoint"
+	"github.com/parosdb/paros/client/election"
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/registry"
+	"github.com/parosdb/paros/wire"
+)
+
+// The cell coordinator. Every founder campaigns on the election journal;
+// the winner takes the registry with SetLeader under its election uuid
+// (the fence: a deposed coordinator's writes are refused by the journal
+// itself, whatever it believes), folds it to its tail, and serves the
+// control calls from a desk: one goroutine that turns requests into
+// registry entries, appends them in batches through the checkpointer
+// (which folds each entry and checkpoints the registry when its log
+// outgrows its state), and answers each request with the outcome the fold
+// gave it. The election's lease is only a liveness hint; the fence alone
+// makes two coordinators harmless.
+
+// DefaultTenant is the tenant the first coordinator creates and journal
+// names without a tenant resolve in.
+const DefaultTenant = "default"
+
+// deskBatchMax bounds the requests one append carries: 256 creations are a
+// few tens of KiB, well inside one write.
+const deskBatchMax = 256
+
+// deskTick is how often the desk checks its leadership, checkpoints and
+// finishes deletions left half done.
+const deskTick = time.Second
+
+// coordinator is the desk of the elected coordinator.
+type coordinator struct {
+	reqs chan *deskReq
+	done chan struct{} // closed when the desk stops (deposed)
+}
+
+// deskReq is one control call waiting for the desk. entry builds the
+// registry entry from the desk's current state (nil entry with a refusal
+// answers without writing).
+type deskReq struct {
+	request []byte
+	entry   func(st *registry.State, pending map[uint64]int) (*pb.RegistryEntry, string)
+	reply   chan *pb.ControlReply
+}
+
+// campaign runs for the life of the machine: campaign, coordinate while
+// leading, campaign again when deposed.
+func (cp *controlPlane) campaign(ctx context.Context) {
+	for ctx.Err() == nil {
+		uuid := randomUUID()
+		e := election.New(cp.cl, cp.election, election.Interface(cp.m.cfg.Advertise), election.UUID(uuid))
+		cp.mu.Lock()
+		cp.elect = e
+		cp.mu.Unlock()
+		if _, err := e.Campaign(ctx); err != nil {
+			sleep(ctx, controlPollEvery)
+			continue
+		}
+		err := cp.lead(ctx, e, uuid)
+		cp.m.log.Info("no longer the cell coordinator", "err", err)
+		e.Close()
+	}
+}
+
+// lead is one term as coordinator. It returns when deposed (the
+// election moved on, or the registry refused a write) or ctx ends.
+func (cp *controlPlane) lead(ctx context.Context, e *election.Election, uuid journal.LeaderUUID) error {
+	w := cp.cl.Journal(cp.control).NewWriter(client.WithUUIDs(func() journal.LeaderUUID { return uuid }))
+	defer w.Close()
+	if err := w.Claim(ctx); err != nil {
+		return fmt.Errorf("take the registry: %w", err)
+	}
+	st, err := cp.foldTo(ctx, w.NextSeq())
+	if err != nil {
+		return err
+	}
+	ck := checkpoint.NewCheckpointer(w, st, checkpoint.Trigger{LogBytesMin: 64 << 10, TicksMax: 60})
+	if err := cp.bootstrap(ctx, ck); err != nil {
+		return err
+	}
+	d := &coordinator{reqs: make(chan *deskReq, deskBatchMax), done: make(chan struct{})}
+	cp.mu.Lock()
+	cp.coord = d
+	cp.mu.Unlock()
+	defer func() {
+		cp.mu.Lock()
+		cp.coord = nil
+		cp.mu.Unlock()
+		close(d.done)
+	}()
+	cp.m.log.Info("the cell coordinator", "registry_at", w.NextSeq())
+	return cp.desk(ctx, e, ck, d)
+}
+
+// foldTo folds the registry from its start up to (not including) next.
+func (cp *controlPlane) foldTo(ctx context.Context, next journal.Seq) (*registry.State, error) {
+	f := checkpoint.NewFolder(registry.New(), journal.FirstSeq)
+	rd := cp.cl.Journal(cp.control).NewReader(journal.FirstSeq, client.WithTailWait(0))
+	for rd.Cursor() < next {
+		recs, err := rd.Next(ctx)
+		var gap *client.GapError
+		switch {
+		case errors.As(err, &gap):
+			f.Jump(gap.To)
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("fold the registry: %w", err)
+		}
+		for _, r := range recs {
+			f.Fold(r.Seq, r.Data)
+		}
+	}
+	if f.Gapped() {
+		return nil, fmt.Errorf("fold the registry: no checkpoint heals the gap below %d", f.Next())
+	}
+	return f.State(), nil
+}
+
+// bootstrap registers the founders and creates the default tenant on a
+// registry that has neither (the first coordinator of the cell; a repeat
+// after a crash finds them and writes nothing).
+func (cp *controlPlane) bootstrap(ctx context.Context, ck *checkpoint.Checkpointer[*registry.State]) error {
+	st := ck.State()
+	var recs [][]byte
+	known := map[uint64]bool{}
+	for _, mc := range st.Machines() {
+		known[mc.ID] = true
+	}
+	for _, mb := range cp.m.Record().Members {
+		if !known[mb.NodeID] {
+			recs = append(recs, registry.Encode(&pb.RegistryEntry{Entry: &pb.RegistryEntry_RegisterMachine{
+				RegisterMachine: &pb.RegisterMachine{NodeId: mb.NodeID, Addr: mb.Addr}}}))
+		}
+	}
+	if len(st.Machines()) == 0 {
+		if _, ok := st.Tenant(DefaultTenant); !ok {
+			recs = append(recs, registry.Encode(&pb.RegistryEntry{Entry: &pb.RegistryEntry_CreateTenant{
+				CreateTenant: &pb.CreateTenant{Request: []byte("bootstrap:" + DefaultTenant), Name: DefaultTenant, TenantId: randomID()}}}))
+		}
+	}
+	if len(recs) == 0 {
+		return nil
+	}
+	_, err := ck.Append(ctx, recs...)
+	return err
+}
+
+// desk serves requests until deposed.
+func (cp *controlPlane) desk(ctx context.Context, e *election.Election, ck *checkpoint.Checkpointer[*registry.State], d *coordinator) error {
+	tick := time.NewTicker(deskTick)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+			if !e.Status().Mine {
+				return errors.New("the election moved on")
+			}
+			ck.Tick()
+			if _, err := ck.MaybeCheckpoint(ctx); err != nil {
+				return fmt.Errorf("checkpoint the registry: %w", err)
+			}
+			if err := cp.finishDeletions(ctx, ck); err != nil {
+				return err
+			}
+		case r := <-d.reqs:
+			batch := []*deskReq{r}
+			for len(batch) < deskBatchMax {
+				select {
+				case r := <-d.reqs:
+					batch = append(batch, r)
+					continue
+				default:
+				}
+				break
+			}
+			if err := cp.serveBatch(ctx, ck, batch); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// serveBatch writes the entries of a batch of requests in one append and
+// answers each with its outcome. A request already decided is answered
+// from its recorded outcome without writing.
+func (cp *controlPlane) serveBatch(ctx context.Context, ck *checkpoint.Checkpointer[*registry.State], batch []*deskReq) error {
+	st := ck.State()
+	pending := map[uint64]int{} // journals this batch places on each machine
+	var recs [][]byte
+	var written []*deskReq
+	for _, r := range batch {
+		if o, ok := st.Outcome(r.request); ok {
+			r.reply <- cp.answer(st, o)
+			continue
+		}
+		e, refusal := r.entry(st, pending)
+		if e == nil {
+			r.reply <- &pb.ControlReply{Refusal: refusal, RegistryAt: uint64(st.At())}
+			continue
+		}
+		recs = append(recs, registry.Encode(e))
+		written = append(written, r)
+	}
+	if len(recs) == 0 {
+		return nil
+	}
+	if _, err := ck.Append(ctx, recs...); err != nil {
+		for _, r := range written {
+			r.reply <- &pb.ControlReply{Refusal: "unavailable", Detail: err.Error()}
+		}
+		return fmt.Errorf("write the registry: %w", err)
+	}
+	var deleted bool
+	for _, r := range written {
+		o, ok := st.Outcome(r.request)
+		if !ok {
+			// A change the registry keeps no outcome of (a machine
+			// registered or drained) is done once written.
+			r.reply <- &pb.ControlReply{RegistryAt: uint64(st.At())}
+			continue
+		}
+		if o.Kind == registry.OutcomeDeleted {
+			deleted = true
+		}
+		defer func(r *deskReq, o registry.Outcome) { r.reply <- cp.answer(ck.State(), o) }(r, o)
+	}
+	if deleted {
+		// A delete is answered once its journal is gone: fenced, then
+		// tombstoned. If that cannot finish now, the answer still says
+		// deleted (the decision is made) and the desk finishes it later.
+		if err := cp.finishDeletions(ctx, ck); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// answer words an outcome as a ControlReply.
+func (cp *controlPlane) answer(st *registry.State, o registry.Outcome) *pb.ControlReply {
+	r := &pb.ControlReply{RegistryAt: uint64(st.At()), Journal: wire.JournalIDToPB(o.Journal), TenantId: o.Journal.Tenant}
+	switch o.Kind {
+	case registry.OutcomeCreated, registry.OutcomeDeleted:
+	default:
+		r.Refusal = o.Kind
+	}
+	if j, ok := st.JournalByID(o.Journal); ok {
+		r.Placement = j.Placement
+	}
+	return r
+}
+
+// finishDeletions fences every journal the registry holds as deleting and
+// writes its tombstone. A journal whose fence cannot be taken now (its
+// members do not answer) stays deleting and is tried again at the next
+// tick; only a refused registry write ends the term.
+func (cp *controlPlane) finishDeletions(ctx context.Context, ck *checkpoint.Checkpointer[*registry.State]) error {
+	for _, j := range ck.State().Deleting() {
+		if err := cp.fence(ctx, j); err != nil {
+			cp.m.log.Warn("fencing a deleted journal failed; trying again later", "journal", j.ID, "err", err)
+			continue
+		}
+		gone := registry.Encode(&pb.RegistryEntry{Entry: &pb.RegistryEntry_JournalGone{
+			JournalGone: &pb.JournalGone{Journal: wire.JournalIDToPB(j.ID)}}})
+		if _, err := ck.Append(ctx, gone); err != nil {
+			return fmt.Errorf("tombstone journal %s: %w", j.ID, err)
+		}
+	}
+	return nil
+}
+
+// fenceTimeout bounds one attempt to fence a deleted journal.
+const fenceTimeout = 5 * time.Second
+
+// fence moves a deleted single-writer journal's writer fence to a uuid
+// nobody holds, so no writer's append is accepted after it: the journal's
+// own log orders the deletion after every write it acknowledged. A
+// multi-writer journal has no fence (its writes are unfenced); it stops
+// when its members drop it at the tombstone.
+func (cp *controlPlane) fence(ctx context.Context, j registry.Journal) error {
+	if j.Placement.GetWriterMode() != pb.WriterMode_WRITER_MODE_SINGLE {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, fenceTimeout)
+	defer cancel()
+	w := cp.cl.Journal(j.ID).NewWriter()
+	defer w.Close()
+	return w.Claim(ctx)
+}
+
+func randomUUID() journal.LeaderUUID {
+	for {
+		var b [16]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			panic(err)
+		}
+		u := journal.LeaderUUID{Hi: binary.LittleEndian.Uint64(b[:8]), Lo: binary.LittleEndian.Uint64(b[8:])}
+		if u.IsSet() {
+			return u
+		}
+	}
+}

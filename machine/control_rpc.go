@@ -1,0 +1,254 @@
+package machine
+
+import (
+	"context"
+	"encoding/binary"
+	"slices"
+	"time"
+
+	pb "github.com/parosdb/paros/api/parospb/paros/v1"
+	"github.com/parosdb/paros/core/paxos"
+	"github.com/parosdb/paros/core/registry"
+	"github.com/parosdb/paros/security"
+	"github.com/parosdb/paros/server"
+	"github.com/parosdb/paros/storage/machinerecord"
+	"github.com/parosdb/paros/wire"
+)
+
+// ControlService answers the Control service: changes go to the elected
+// coordinator's desk (another machine answers not_coordinator, naming the
+// coordinator's address for the client to retry there); the registry is
+// answered by any machine from its own fold.
+type ControlService struct {
+	pb.UnimplementedControlServer
+	M *Machine
+}
+
+// Limits of a control request.
+const (
+	// requestIDBytes is the size of a request id: 16 random bytes.
+	requestIDBytes = 16
+	// deskWaitMax bounds how long a change waits for the desk's answer;
+	// past it the answer is unavailable and the outcome unknown (a retry
+	// with the same request id reads it back).
+	deskWaitMax = 30 * time.Second
+	// placementMembersMax bounds the acceptors a journal may ask for.
+	placementMembersMax = 9
+)
+
+func (m *Machine) controlPlane() *controlPlane {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.cp
+}
+
+// submit hands a change to this machine's desk and waits for its answer.
+func (s *ControlService) submit(ctx context.Context, request []byte,
+	entry func(st *registry.State, pending map[uint64]int) (*pb.RegistryEntry, string)) (*pb.ControlReply, error) {
+	cp := s.M.controlPlane()
+	if cp == nil {
+		return &pb.ControlReply{Refusal: "no_control_plane", Detail: "this cell was formed without a control plane, or this machine takes no part in it"}, nil
+	}
+	if len(request) != requestIDBytes {
+		return &pb.ControlReply{Refusal: "bad_request", Detail: "a request id is 16 bytes"}, nil
+	}
+	_, d := cp.snapshot()
+	if d == nil {
+		return &pb.ControlReply{Refusal: "not_coordinator", Coordinator: cp.coordinatorAddr()}, nil
+	}
+	r := &deskReq{request: request, entry: entry, reply: make(chan *pb.ControlReply, 1)}
+	ctx, cancel := context.WithTimeout(ctx, deskWaitMax)
+	defer cancel()
+	select {
+	case d.reqs <- r:
+	case <-d.done:
+		return &pb.ControlReply{Refusal: "not_coordinator", Coordinator: cp.coordinatorAddr()}, nil
+	case <-ctx.Done():
+		return &pb.ControlReply{Refusal: "unavailable", Detail: "the coordinator's desk is busy"}, nil
+	}
+	select {
+	case rep := <-r.reply:
+		return rep, nil
+	case <-ctx.Done():
+		return &pb.ControlReply{Refusal: "unavailable", Detail: "no answer in time; retry with the same request id"}, nil
+	}
+}
+
+// tenantAllowed checks the caller may administer tenant (by name) by this
+// machine's fold: a tenant unknown here is let through to the desk, which
+// answers unknown_tenant only to a caller allowed everywhere.
+func (s *ControlService) tenantAllowed(ctx context.Context, method, tenant string) error {
+	c, ok := server.CallerOf(ctx)
+	if !ok || !c.Secured {
+		return nil
+	}
+	cp := s.M.controlPlane()
+	if cp == nil {
+		return nil
+	}
+	st, _ := cp.snapshot()
+	t, found := st.Tenant(tenantOrDefault(tenant))
+	if !found {
+		if c.AdminAll {
+			return nil
+		}
+		return c.Denied(method, "no admin over tenant "+tenant)
+	}
+	if !c.AllowsTenant(security.OpAdmin, t.ID) {
+		return c.Denied(method, "no admin over tenant "+t.Name)
+	}
+	return nil
+}
+
+func tenantOrDefault(t string) string {
+	if t == "" {
+		return DefaultTenant
+	}
+	return t
+}
+
+// CreateTenant names a tenant.
+func (s *ControlService) CreateTenant(ctx context.Context, req *pb.CreateTenantRequest) (*pb.ControlReply, error) {
+	if err := registry.ValidName(req.GetName()); err != nil {
+		return &pb.ControlReply{Refusal: registry.OutcomeBadName, Detail: err.Error()}, nil
+	}
+	return s.submit(ctx, req.GetRequest(), func(st *registry.State, _ map[uint64]int) (*pb.RegistryEntry, string) {
+		id := randomID()
+		for st.TenantIDUsed(id) {
+			id = randomID()
+		}
+		return &pb.RegistryEntry{Entry: &pb.RegistryEntry_CreateTenant{CreateTenant: &pb.CreateTenant{
+			Request: req.GetRequest(), Name: req.GetName(), TenantId: id}}}, ""
+	})
+}
+
+// DeleteTenant removes a tenant that holds no journal.
+func (s *ControlService) DeleteTenant(ctx context.Context, req *pb.DeleteTenantRequest) (*pb.ControlReply, error) {
+	return s.submit(ctx, req.GetRequest(), func(*registry.State, map[uint64]int) (*pb.RegistryEntry, string) {
+		return &pb.RegistryEntry{Entry: &pb.RegistryEntry_DeleteTenant{DeleteTenant: &pb.DeleteTenant{
+			Request: req.GetRequest(), Name: req.GetName()}}}, ""
+	})
+}
+
+// CreateJournal names a journal of a tenant and places it: on the
+// machines asked for, or on the least loaded up machines, spread over
+// failure domains.
+func (s *ControlService) CreateJournal(ctx context.Context, req *pb.CreateJournalRequest) (*pb.ControlReply, error) {
+	if err := s.tenantAllowed(ctx, pb.Control_CreateJournal_FullMethodName, req.GetTenant()); err != nil {
+		return nil, err
+	}
+	if err := registry.ValidName(req.GetName()); err != nil {
+		return &pb.ControlReply{Refusal: registry.OutcomeBadName, Detail: err.Error()}, nil
+	}
+	n := int(req.GetMembers())
+	if n > placementMembersMax || len(req.GetMemberIds()) > placementMembersMax {
+		return &pb.ControlReply{Refusal: registry.OutcomeBadPlacement, Detail: "at most 9 members"}, nil
+	}
+	mode := req.GetWriterMode()
+	if mode == pb.WriterMode_WRITER_MODE_UNSPECIFIED {
+		mode = pb.WriterMode_WRITER_MODE_SINGLE
+	}
+	return s.submit(ctx, req.GetRequest(), func(st *registry.State, pending map[uint64]int) (*pb.RegistryEntry, string) {
+		t, ok := st.Tenant(tenantOrDefault(req.GetTenant()))
+		if !ok {
+			return nil, registry.OutcomeUnknownTenant
+		}
+		members := slices.Clone(req.GetMemberIds())
+		if len(members) == 0 {
+			want := n
+			if want == 0 {
+				want = min(3, st.UpMachines())
+			}
+			var err error
+			if members, err = st.PlaceWith(want, pending); err != nil {
+				return nil, registry.OutcomeBadPlacement
+			}
+		}
+		for _, id := range members {
+			pending[id]++
+		}
+		jid := randomID()
+		for st.JournalIDUsed(t.ID, jid) {
+			jid = randomID()
+		}
+		return &pb.RegistryEntry{Entry: &pb.RegistryEntry_CreateJournal{CreateJournal: &pb.CreateJournal{
+			Request: req.GetRequest(), Tenant: t.Name, Name: req.GetName(), JournalId: jid,
+			Placement: &pb.JournalPlacement{Members: members, QuorumSystem: req.GetQuorumSystem(),
+				Phase1Quorum: req.GetPhase1Quorum(), Phase2Quorum: req.GetPhase2Quorum(),
+				Rows: req.GetRows(), Cols: req.GetCols(), WriterMode: mode}}}}, ""
+	})
+}
+
+// DeleteJournal deletes a journal by name: decided at once, answered once
+// the journal is fenced and tombstoned.
+func (s *ControlService) DeleteJournal(ctx context.Context, req *pb.DeleteJournalRequest) (*pb.ControlReply, error) {
+	if err := s.tenantAllowed(ctx, pb.Control_DeleteJournal_FullMethodName, req.GetTenant()); err != nil {
+		return nil, err
+	}
+	return s.submit(ctx, req.GetRequest(), func(*registry.State, map[uint64]int) (*pb.RegistryEntry, string) {
+		return &pb.RegistryEntry{Entry: &pb.RegistryEntry_DeleteJournal{DeleteJournal: &pb.DeleteJournal{
+			Request: req.GetRequest(), Tenant: tenantOrDefault(req.GetTenant()), Name: req.GetName()}}}, ""
+	})
+}
+
+// RegisterMachine adds an acceptor machine of the cell to the pool. The
+// machine must already be one (admitted: parosctl cell add-machine admits
+// it first).
+func (s *ControlService) RegisterMachine(ctx context.Context, req *pb.RegisterMachineRequest) (*pb.ControlReply, error) {
+	r := s.M.Record()
+	known := slices.ContainsFunc(cellMachines(r), func(mb machinerecord.Member) bool {
+		return mb.NodeID == req.GetNodeId() && mb.Addr == req.GetAddr()
+	})
+	if !known || s.M.peerRole(req.GetNodeId()) != paxos.RoleAcceptor {
+		return &pb.ControlReply{Refusal: "unknown_machine", Detail: "admit the machine to the cell first"}, nil
+	}
+	return s.submit(ctx, randomRequest(), func(*registry.State, map[uint64]int) (*pb.RegistryEntry, string) {
+		return &pb.RegistryEntry{Entry: &pb.RegistryEntry_RegisterMachine{RegisterMachine: &pb.RegisterMachine{
+			NodeId: req.GetNodeId(), Addr: req.GetAddr(), FailureDomain: req.GetFailureDomain()}}}, ""
+	})
+}
+
+// DrainMachine takes a machine out of placement.
+func (s *ControlService) DrainMachine(ctx context.Context, req *pb.DrainMachineRequest) (*pb.ControlReply, error) {
+	return s.submit(ctx, randomRequest(), func(*registry.State, map[uint64]int) (*pb.RegistryEntry, string) {
+		return &pb.RegistryEntry{Entry: &pb.RegistryEntry_DrainMachine{DrainMachine: &pb.DrainMachine{NodeId: req.GetNodeId()}}}, ""
+	})
+}
+
+// Registry answers this machine's fold of the registry, filtered by the
+// caller's scope.
+func (s *ControlService) Registry(ctx context.Context, _ *pb.RegistryRequest) (*pb.RegistryReply, error) {
+	cp := s.M.controlPlane()
+	if cp == nil {
+		return &pb.RegistryReply{Refusal: "no_control_plane"}, nil
+	}
+	st, _ := cp.snapshot()
+	c, gated := server.CallerOf(ctx)
+	seesTenant := func(uint64) bool { return true }
+	seesCell := true
+	if gated && c.Secured {
+		seesTenant, seesCell = c.SeesTenant, c.SeesCell()
+	}
+	full := st.Proto()
+	out := &pb.RegistryState{}
+	if seesCell {
+		out.Machines = full.GetMachines()
+	}
+	for _, t := range full.GetTenants() {
+		if seesTenant(t.GetTenantId()) {
+			out.Tenants = append(out.Tenants, t)
+		}
+	}
+	return &pb.RegistryReply{State: out, RegistryAt: uint64(st.At()), Coordinator: cp.coordinatorAddr(),
+		ControlJournal: wire.JournalIDToPB(cp.control), ElectionJournal: wire.JournalIDToPB(cp.election)}, nil
+}
+
+// randomRequest is a fresh request id, for the changes the registry keeps
+// no outcome of (a machine registered or drained: repeating one is
+// harmless).
+func randomRequest() []byte {
+	b := make([]byte, requestIDBytes)
+	binary.LittleEndian.PutUint64(b, randomID())
+	binary.LittleEndian.PutUint64(b[8:], randomID())
+	return b
+}

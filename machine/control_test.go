@@ -1,0 +1,161 @@
+package machine_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/internal/testcell"
+)
+
+// startControlCell forms a cell of n machines with a control plane and
+// returns it with a client holding the admin token.
+func startControlCell(t *testing.T, n int, secure bool) (*testcell.Cell, *client.Client) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, err := testcell.Start(ctx, t.TempDir(), testcell.Options{Nodes: n, Secure: secure})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	cl, err := client.Dial(ctx, c.Addrs(), c.ClientOptions()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cl.Close() })
+	return c, cl
+}
+
+// appendOne claims the journal named ref and appends one record.
+func appendOne(ctx context.Context, t *testing.T, cl *client.Client, ref string, rec string) (journal.Seq, error) {
+	t.Helper()
+	j, err := cl.JournalNamed(ctx, ref)
+	if err != nil {
+		return 0, err
+	}
+	w := j.NewWriter()
+	defer w.Close()
+	if err := w.Claim(ctx); err != nil {
+		return 0, err
+	}
+	return w.Append(ctx, []byte(rec))
+}
+
+// A journal is created, written, listed and deleted by name; each bad
+// request gets its typed answer and changes nothing.
+func TestJournalsByName(t *testing.T) {
+	_, cl := startControlCell(t, 3, true)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	if _, err := cl.CreateTenant(ctx, "shop"); err != nil {
+		t.Fatalf("create tenant: %v", err)
+	}
+	if _, err := cl.CreateTenant(ctx, "shop"); !errors.Is(err, client.ErrNameTaken) {
+		t.Fatalf("second create tenant: %v, want ErrNameTaken", err)
+	}
+	info, err := cl.CreateJournal(ctx, "shop/orders")
+	if err != nil {
+		t.Fatalf("create journal: %v", err)
+	}
+	if len(info.Members) != 3 || info.Multi {
+		t.Fatalf("placement %+v: want 3 members, single-writer", info)
+	}
+	if seq, err := appendOne(ctx, t, cl, "shop/orders", "hello"); err != nil || seq != 1 {
+		t.Fatalf("append by name: seq %d, %v", seq, err)
+	}
+	for _, tc := range []struct {
+		name string
+		want error
+	}{
+		{"shop/orders", client.ErrNameTaken},
+		{"nowhere/orders", client.ErrUnknownTenant},
+		{"shop/", client.ErrBadName},
+		{"shop/0123456789abcdef", client.ErrBadName},
+		{"shop/\x01", client.ErrBadName},
+	} {
+		if _, err := cl.CreateJournal(ctx, tc.name); !errors.Is(err, tc.want) {
+			t.Errorf("create %q: %v, want %v", tc.name, err, tc.want)
+		}
+	}
+	if _, err := cl.CreateJournal(ctx, "shop/big", client.WithMembers(5)); !errors.Is(err, client.ErrBadPlacement) {
+		t.Errorf("five members on three machines: %v, want ErrBadPlacement", err)
+	}
+	js, err := cl.Journals(ctx, "shop")
+	if err != nil || len(js) != 1 || js[0].Name != "orders" || js[0].ID != info.ID {
+		t.Fatalf("list: %+v, %v", js, err)
+	}
+	if err := cl.DeleteTenant(ctx, "shop"); !errors.Is(err, client.ErrTenantNotEmpty) {
+		t.Fatalf("delete a tenant with a journal: %v, want ErrTenantNotEmpty", err)
+	}
+
+	// Delete: the old writer is fenced, the name resolves no more, and a
+	// journal created under the same name is another journal.
+	j := cl.Journal(info.ID)
+	w := j.NewWriter()
+	defer w.Close()
+	if err := w.Claim(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.DeleteJournal(ctx, "shop/orders"); err != nil {
+		t.Fatalf("delete: %v", err)
+	}
+	if _, err := w.Append(ctx, []byte("after the tombstone")); err == nil {
+		t.Fatal("an append was acknowledged after the journal's deletion")
+	}
+	if _, err := cl.Resolve(ctx, "shop/orders"); !errors.Is(err, client.ErrUnknownJournal) {
+		t.Fatalf("resolve a deleted journal: %v, want ErrUnknownJournal", err)
+	}
+	if err := cl.DeleteJournal(ctx, "shop/orders"); !errors.Is(err, client.ErrUnknownJournal) {
+		t.Fatalf("delete twice: %v, want ErrUnknownJournal", err)
+	}
+	again, err := cl.CreateJournal(ctx, "shop/orders")
+	if err != nil || again.ID == info.ID {
+		t.Fatalf("recreate: %+v, %v (want a new id)", again, err)
+	}
+	if err := cl.DeleteJournal(ctx, "shop/orders"); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.DeleteTenant(ctx, "shop"); err != nil {
+		t.Fatalf("delete an empty tenant: %v", err)
+	}
+}
+
+// Journals created by name survive a restart of every machine, and the
+// control plane elects a coordinator again afterwards.
+func TestJournalsByNameSurviveRestarts(t *testing.T) {
+	c, cl := startControlCell(t, 3, false)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	for _, name := range []string{"a", "b", "c"} {
+		if _, err := cl.CreateJournal(ctx, name); err != nil {
+			t.Fatalf("create %s: %v", name, err)
+		}
+		if _, err := appendOne(ctx, t, cl, name, "before"); err != nil {
+			t.Fatalf("append %s: %v", name, err)
+		}
+	}
+	if err := cl.DeleteJournal(ctx, "b"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range c.Nodes {
+		if err := c.Restart(i); err != nil {
+			t.Fatalf("restart %d: %v", i, err)
+		}
+	}
+	for _, name := range []string{"a", "c"} {
+		if seq, err := appendOne(ctx, t, cl, name, "after"); err != nil || seq != 2 {
+			t.Fatalf("append %s after the restarts: seq %d, %v", name, seq, err)
+		}
+	}
+	if _, err := cl.Resolve(ctx, "b"); !errors.Is(err, client.ErrUnknownJournal) {
+		t.Fatalf("resolve the deleted b: %v", err)
+	}
+	if _, err := cl.CreateJournal(ctx, "d"); err != nil {
+		t.Fatalf("create after the restarts: %v", err)
+	}
+}
