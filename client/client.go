@@ -78,6 +78,10 @@ type Client struct {
 	// leader and none answers (findLeader).
 	rotate int
 
+	// registryAt is the highest registry position a control change this
+	// Client made was decided at: Registry answers no older fold.
+	registryAt atomic.Uint64
+
 	// learnMu serialises learning node ids: one Inspect sweep at a time.
 	learnMu sync.Mutex
 

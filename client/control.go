@@ -170,12 +170,24 @@ func (c *Client) change(ctx context.Context, what string,
 		case r.GetRefusal() == "unavailable":
 			last, addr = fmt.Errorf("%w: %s: %s", ErrUnavailable, what, r.GetDetail()), ""
 		default:
+			c.sawRegistry(r.GetRegistryAt())
 			return r, controlError(what, r)
 		}
 		select {
 		case <-ctx.Done():
 			return nil, fmt.Errorf("%w: %s: %w (last: %w)", ErrAmbiguous, what, ctx.Err(), last)
 		case <-time.After(controlRetryPause):
+		}
+	}
+}
+
+// sawRegistry raises the registry position this Client's reads must
+// reach (Registry) to at.
+func (c *Client) sawRegistry(at uint64) {
+	for {
+		cur := c.registryAt.Load()
+		if at <= cur || c.registryAt.CompareAndSwap(cur, at) {
+			return
 		}
 	}
 }

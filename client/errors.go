@@ -31,6 +31,9 @@ var (
 	ErrTooLarge = sansio.ErrTooLarge
 	// ErrWrongMode: the call does not fit the journal's writer mode.
 	ErrWrongMode = sansio.ErrWrongMode
+	// ErrJournalDeleted: the journal was deleted; no call to it will ever
+	// succeed.
+	ErrJournalDeleted = sansio.ErrJournalDeleted
 	// ErrNotHolding: the Writer holds no fence (Claim first).
 	ErrNotHolding = sansio.ErrNotHolding
 	// ErrEmptyBatch: an append needs at least one record.

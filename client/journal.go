@@ -141,6 +141,9 @@ func (j *Journal) Read(ctx context.Context, req journal.ReadRequest) (journal.Re
 				continue
 			}
 			rr := wire.ReadReplyFromPB(r)
+			if rr.Deleted {
+				return rr, nil // final: no server will serve it
+			}
 			if rr.Served && !rr.UnknownJournal {
 				j.c.setReader(j.id, i)
 				return rr, nil

@@ -98,6 +98,8 @@ func (r *Reader) Next(ctx context.Context) ([]Record, error) {
 		return nil, &GapError{From: out.From, To: out.ResumedAt}
 	case sansio.ReadUnknownJournal:
 		return nil, fmt.Errorf("%w: %s", ErrUnknownJournal, r.j.id)
+	case sansio.ReadDeleted:
+		return nil, fmt.Errorf("%w: %s", ErrJournalDeleted, r.j.id)
 	}
 	return nil, fmt.Errorf("%w: %s at position %d", ErrUnavailable, r.j.id, req.FromSeq)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/peer"
@@ -43,9 +44,31 @@ type TenantInfo struct {
 	Name string
 }
 
+// registryCatchUpPause is the pause between two sweeps of Registry while
+// no server has folded the registry as far as this Client's own changes.
+const registryCatchUpPause = 20 * time.Millisecond
+
 // Registry asks the servers for their fold of the registry and returns
-// the most advanced answer.
+// the most advanced answer. It reads this Client's writes: the answer has
+// folded at least every change this Client saw decided (a journal it just
+// created resolves), waiting for a server to catch up if it must, until
+// ctx ends.
 func (c *Client) Registry(ctx context.Context) (Registry, error) {
+	for {
+		r, err := c.registryOnce(ctx)
+		if err != nil || uint64(r.At) >= c.registryAt.Load() {
+			return r, err
+		}
+		select {
+		case <-ctx.Done():
+			return r, nil
+		case <-time.After(registryCatchUpPause):
+		}
+	}
+}
+
+// registryOnce is one sweep of the servers: the most advanced answer.
+func (c *Client) registryOnce(ctx context.Context) (Registry, error) {
 	var best *pb.RegistryReply
 	var last error
 	for _, s := range c.list() {

@@ -173,8 +173,10 @@ func TestInspectReturnsOneMemberStatusPerServerWithExactlyOneLeader(t *testing.T
 	if leaders != 1 || len(nodes) != len(addrs) {
 		t.Fatalf("%d leaders among %d distinct nodes: %+v", leaders, len(nodes), members)
 	}
+	// Each machine serves the plan's journals and the cell's two
+	// control-plane journals (the registry and the election journal).
 	for i, m := range machines {
-		if m.Err != nil || m.NodeID != members[i].NodeID || len(m.Journals) != journalsPerCell || m.Role != "" {
+		if m.Err != nil || m.NodeID != members[i].NodeID || len(m.Journals) != journalsPerCell+2 || m.Role != "" {
 			t.Fatalf("machine status %d: %+v", i, m)
 		}
 	}

@@ -196,7 +196,7 @@ func (w *Writer) Claim(ctx context.Context) error {
 			}
 			req, a.maybeSent = w.p.BeginClaim(), false
 			return false, nil
-		case sansio.ResultWrongMode:
+		case sansio.ResultWrongMode, sansio.ResultDeleted:
 			return true, res.Err()
 		case sansio.ResultStale:
 			return true, fmt.Errorf("%w: a concurrent Claim on the same Writer replaced this one", ErrStale)

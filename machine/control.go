@@ -13,7 +13,9 @@ import (
 	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/core/registry"
 	"github.com/parosdb/paros/security"
+	"github.com/parosdb/paros/server"
 	"github.com/parosdb/paros/storage/machinerecord"
+	"github.com/parosdb/paros/wire/registrypb"
 )
 
 // The machine's part in the cell's control plane. A cell formed with one
@@ -36,9 +38,11 @@ import (
 type controlPlane struct {
 	m                 *Machine
 	control, election journal.ID
-	cl                *client.Client
-	cancel            context.CancelFunc
-	done              sync.WaitGroup
+	// cl is the control plane's client, set once dialed (before any loop
+	// that uses it starts); nil until then.
+	cl     *client.Client
+	cancel context.CancelFunc
+	done   sync.WaitGroup
 
 	mu sync.Mutex
 	// fold is the follower's registry (replaced whole, never mutated
@@ -53,27 +57,45 @@ type controlPlane struct {
 // cell did not answer (a follower, a campaign, a deletion to finish).
 const controlPollEvery = 200 * time.Millisecond
 
-// ControlPeer reports whether the peer machine node may make a journal
-// call of op on journal id (server.Security.ControlPeer): every acceptor
-// machine of the cell (founders and admitted machines) reads the control
-// plane's journals, and only the founders write them (they campaign, and
-// the coordinator among them fences and writes the registry). No other
-// journal, and nothing to a replica or proxy machine.
-func (m *Machine) ControlPeer(node uint64, id journal.ID, op security.Op) bool {
+// ControlPeer reports whether a peer machine may make a journal call
+// (server.Security.ControlPeer): every acceptor machine of the cell
+// (founders and admitted machines) reads the control plane's journals, and
+// only the founders write them (they campaign, and the coordinator among
+// them fences and writes the registry). A founder may also fence (a
+// SetLeader, which writes no record) a journal this machine's fold of the
+// registry holds as being deleted: the coordinator's fence orders the
+// deletion after every append the journal acknowledged. Nothing else, and
+// nothing to a replica or proxy machine.
+func (m *Machine) ControlPeer(c server.PeerCall) bool {
 	r := m.Record()
-	if r.Control == nil || (id != r.Control.ID() && id != r.Election.ID()) {
+	if r.Control == nil {
 		return false
 	}
 	is := func(ms []machinerecord.Member) bool {
-		return slices.ContainsFunc(ms, func(x machinerecord.Member) bool { return x.NodeID == node })
+		return slices.ContainsFunc(ms, func(x machinerecord.Member) bool { return x.NodeID == c.Node })
 	}
-	switch op {
+	if c.Journal != r.Control.ID() && c.Journal != r.Election.ID() {
+		return c.Fence && c.Op == security.OpWrite && is(r.Members) && m.deleting(c.Journal)
+	}
+	switch c.Op {
 	case security.OpRead:
 		return is(r.Members) || is(r.Admitted)
 	case security.OpWrite:
 		return is(r.Members)
 	}
 	return false
+}
+
+// deleting reports whether this machine's fold of the registry holds
+// journal id as being deleted.
+func (m *Machine) deleting(id journal.ID) bool {
+	cp := m.controlPlane()
+	if cp == nil {
+		return false
+	}
+	st, _ := cp.snapshot()
+	j, ok := st.JournalByID(id)
+	return ok && j.Standing == registry.StandingDeleting
 }
 
 // startControl starts the control plane of a machine whose cell has one
@@ -92,28 +114,42 @@ func (m *Machine) startControl() {
 		opts = append(opts, client.WithTLS(m.cfg.TLS.PeerConfig(0)))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	cl, err := client.Dial(ctx, servers, opts...)
-	if err != nil {
-		cancel()
-		m.log.Error("the control plane cannot dial the cell", "err", err)
-		return
-	}
-	cp := &controlPlane{m: m, control: r.Control.ID(), election: r.Election.ID(), cl: cl, cancel: cancel,
+	cp := &controlPlane{m: m, control: r.Control.ID(), election: r.Election.ID(), cancel: cancel,
 		fold: registry.New()}
 	m.cp = cp
+	founder := r.Founder()
 	cp.done.Add(1)
-	go func() { defer cp.done.Done(); cp.follow(ctx) }()
-	if r.Founder() {
-		cp.done.Add(1)
-		go func() { defer cp.done.Done(); cp.campaign(ctx) }()
-	}
+	go func() {
+		defer cp.done.Done()
+		// Dial waits for a machine of the cell to answer; the machine
+		// serves its journals meanwhile (static stability), so it never
+		// waits for it. A machine restarted with every other one down
+		// dials once they are back.
+		cl, err := client.Dial(ctx, servers, opts...)
+		if err != nil {
+			if ctx.Err() == nil {
+				m.log.Error("the control plane cannot dial the cell", "err", err)
+			}
+			return
+		}
+		cp.mu.Lock()
+		cp.cl = cl
+		cp.mu.Unlock()
+		if founder {
+			cp.done.Add(1)
+			go func() { defer cp.done.Done(); cp.campaign(ctx) }()
+		}
+		cp.follow(ctx)
+	}()
 }
 
 // stop ends the loops and waits for them.
 func (cp *controlPlane) stop() {
 	cp.cancel()
 	cp.done.Wait()
-	cp.cl.Close()
+	if cp.cl != nil {
+		cp.cl.Close()
+	}
 }
 
 // Registry is the follower's fold of the registry (never mutated: the
@@ -143,7 +179,7 @@ func (cp *controlPlane) coordinatorAddr() string {
 // follow folds the registry from its start, forever, and applies each
 // page to this machine (applyPlacements) before reading the next.
 func (cp *controlPlane) follow(ctx context.Context) {
-	f := checkpoint.NewFolder(registry.New(), journal.FirstSeq)
+	f := checkpoint.NewFolder(registrypb.New(), journal.FirstSeq)
 	rd := cp.cl.Journal(cp.control).NewReader(journal.FirstSeq, client.WithTailWait(time.Second))
 	for ctx.Err() == nil {
 		recs, err := rd.Next(ctx)
@@ -162,7 +198,7 @@ func (cp *controlPlane) follow(ctx context.Context) {
 		if len(recs) == 0 {
 			continue
 		}
-		st := f.State().Clone()
+		st := f.State().Clone().State
 		cp.mu.Lock()
 		cp.fold = st
 		cp.mu.Unlock()

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"slices"
 
-	pb "github.com/parosdb/paros/api/parospb/paros/v1"
 	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/core/registry"
+	"github.com/parosdb/paros/host"
 	"github.com/parosdb/paros/storage"
 	"github.com/parosdb/paros/storage/machinerecord"
 )
@@ -46,7 +46,7 @@ func (m *Machine) applyPlacements(ctx context.Context, st *registry.State, at jo
 	}
 	var fresh []machinerecord.JoinedJournal
 	for _, j := range st.Placed(self) {
-		if j.Standing != pb.JournalStanding_JOURNAL_STANDING_LIVE || uint64(j.CreatedAt) < rec.ControlApplied ||
+		if j.Standing != registry.StandingLive || uint64(j.CreatedAt) < rec.ControlApplied ||
 			joined(j.ID) || retired(j.ID) {
 			continue
 		}
@@ -113,7 +113,47 @@ func (m *Machine) applyPlacements(ctx context.Context, st *registry.State, at jo
 // this machine: its bootstrap configuration, as its store is formatted.
 func createdJournal(j registry.Journal) machinerecord.JoinedJournal {
 	p := j.Placement
-	return machinerecord.JoinedJournal{Tenant: j.ID.Tenant, Journal: j.ID.Journal, Members: slices.Sorted(slices.Values(p.GetMembers())),
-		Kind: uint8(p.GetQuorumSystem()), Q1: int(p.GetPhase1Quorum()), Q2: int(p.GetPhase2Quorum()),
-		Rows: int(p.GetRows()), Cols: int(p.GetCols()), Mode: uint8(p.GetWriterMode()), Created: true}
+	return machinerecord.JoinedJournal{Tenant: j.ID.Tenant, Journal: j.ID.Journal, Members: slices.Sorted(slices.Values(p.Members)),
+		Kind: uint8(p.QuorumSystem), Q1: int(p.Phase1Quorum), Q2: int(p.Phase2Quorum),
+		Rows: int(p.Rows), Cols: int(p.Cols), Mode: uint8(p.WriterMode), Created: true}
+}
+
+// markDeleted turns the answer "unknown journal" to a journal call into
+// "deleted" when this machine's fold of the registry holds the journal's
+// tombstone: the caller learns that no server will ever serve it, instead
+// of trying every server until its context ends.
+func (m *Machine) markDeleted(c host.Call, resp *host.Response) {
+	var id journal.ID
+	switch c.Kind {
+	case host.CallWrite:
+		id = c.Write.Journal
+	case host.CallTruncate:
+		id = c.Truncate.Journal
+	case host.CallSetLeader:
+		id = c.SetLeader.Journal
+	case host.CallRead:
+		id = c.Read.Journal
+	default:
+		return
+	}
+	unknown := resp.Read.UnknownJournal || resp.Reply.NoVerdict == journal.UnknownJournal
+	if !unknown || !m.tombstoned(id) {
+		return
+	}
+	if c.Kind == host.CallRead {
+		resp.Read.Deleted = true
+		return
+	}
+	resp.Reply.NoVerdict = journal.Deleted
+}
+
+// tombstoned reports whether this machine's fold of the registry holds
+// journal id's tombstone.
+func (m *Machine) tombstoned(id journal.ID) bool {
+	cp := m.controlPlane()
+	if cp == nil {
+		return false
+	}
+	st, _ := cp.snapshot()
+	return st.Gone(id)
 }

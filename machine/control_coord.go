@@ -15,6 +15,7 @@ import (
 	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/core/registry"
 	"github.com/parosdb/paros/wire"
+	"github.com/parosdb/paros/wire/registrypb"
 )
 
 // The cell coordinator. Every founder campaigns on the election journal;
@@ -105,8 +106,8 @@ func (cp *controlPlane) lead(ctx context.Context, e *election.Election, uuid jou
 }
 
 // foldTo folds the registry from its start up to (not including) next.
-func (cp *controlPlane) foldTo(ctx context.Context, next journal.Seq) (*registry.State, error) {
-	f := checkpoint.NewFolder(registry.New(), journal.FirstSeq)
+func (cp *controlPlane) foldTo(ctx context.Context, next journal.Seq) (*registrypb.State, error) {
+	f := checkpoint.NewFolder(registrypb.New(), journal.FirstSeq)
 	rd := cp.cl.Journal(cp.control).NewReader(journal.FirstSeq, client.WithTailWait(0))
 	for rd.Cursor() < next {
 		recs, err := rd.Next(ctx)
@@ -131,7 +132,7 @@ func (cp *controlPlane) foldTo(ctx context.Context, next journal.Seq) (*registry
 // bootstrap registers the founders and creates the default tenant on a
 // registry that has neither (the first coordinator of the cell; a repeat
 // after a crash finds them and writes nothing).
-func (cp *controlPlane) bootstrap(ctx context.Context, ck *checkpoint.Checkpointer[*registry.State]) error {
+func (cp *controlPlane) bootstrap(ctx context.Context, ck *checkpoint.Checkpointer[*registrypb.State]) error {
 	st := ck.State()
 	var recs [][]byte
 	known := map[uint64]bool{}
@@ -140,13 +141,13 @@ func (cp *controlPlane) bootstrap(ctx context.Context, ck *checkpoint.Checkpoint
 	}
 	for _, mb := range cp.m.Record().Members {
 		if !known[mb.NodeID] {
-			recs = append(recs, registry.Encode(&pb.RegistryEntry{Entry: &pb.RegistryEntry_RegisterMachine{
+			recs = append(recs, registrypb.Encode(&pb.RegistryEntry{Entry: &pb.RegistryEntry_RegisterMachine{
 				RegisterMachine: &pb.RegisterMachine{NodeId: mb.NodeID, Addr: mb.Addr}}}))
 		}
 	}
 	if len(st.Machines()) == 0 {
 		if _, ok := st.Tenant(DefaultTenant); !ok {
-			recs = append(recs, registry.Encode(&pb.RegistryEntry{Entry: &pb.RegistryEntry_CreateTenant{
+			recs = append(recs, registrypb.Encode(&pb.RegistryEntry{Entry: &pb.RegistryEntry_CreateTenant{
 				CreateTenant: &pb.CreateTenant{Request: []byte("bootstrap:" + DefaultTenant), Name: DefaultTenant, TenantId: randomID()}}}))
 		}
 	}
@@ -158,7 +159,7 @@ func (cp *controlPlane) bootstrap(ctx context.Context, ck *checkpoint.Checkpoint
 }
 
 // desk serves requests until deposed.
-func (cp *controlPlane) desk(ctx context.Context, e *election.Election, ck *checkpoint.Checkpointer[*registry.State], d *coordinator) error {
+func (cp *controlPlane) desk(ctx context.Context, e *election.Election, ck *checkpoint.Checkpointer[*registrypb.State], d *coordinator) error {
 	tick := time.NewTicker(deskTick)
 	defer tick.Stop()
 	for {
@@ -197,22 +198,22 @@ func (cp *controlPlane) desk(ctx context.Context, e *election.Election, ck *chec
 // serveBatch writes the entries of a batch of requests in one append and
 // answers each with its outcome. A request already decided is answered
 // from its recorded outcome without writing.
-func (cp *controlPlane) serveBatch(ctx context.Context, ck *checkpoint.Checkpointer[*registry.State], batch []*deskReq) error {
+func (cp *controlPlane) serveBatch(ctx context.Context, ck *checkpoint.Checkpointer[*registrypb.State], batch []*deskReq) error {
 	st := ck.State()
 	pending := map[uint64]int{} // journals this batch places on each machine
 	var recs [][]byte
 	var written []*deskReq
 	for _, r := range batch {
 		if o, ok := st.Outcome(r.request); ok {
-			r.reply <- cp.answer(st, o)
+			r.reply <- cp.answer(st.State, o)
 			continue
 		}
-		e, refusal := r.entry(st, pending)
+		e, refusal := r.entry(st.State, pending)
 		if e == nil {
 			r.reply <- &pb.ControlReply{Refusal: refusal, RegistryAt: uint64(st.At())}
 			continue
 		}
-		recs = append(recs, registry.Encode(e))
+		recs = append(recs, registrypb.Encode(e))
 		written = append(written, r)
 	}
 	if len(recs) == 0 {
@@ -236,7 +237,7 @@ func (cp *controlPlane) serveBatch(ctx context.Context, ck *checkpoint.Checkpoin
 		if o.Kind == registry.OutcomeDeleted {
 			deleted = true
 		}
-		defer func(r *deskReq, o registry.Outcome) { r.reply <- cp.answer(ck.State(), o) }(r, o)
+		defer func(r *deskReq, o registry.Outcome) { r.reply <- cp.answer(ck.State().State, o) }(r, o)
 	}
 	if deleted {
 		// A delete is answered once its journal is gone: fenced, then
@@ -253,12 +254,19 @@ func (cp *controlPlane) serveBatch(ctx context.Context, ck *checkpoint.Checkpoin
 func (cp *controlPlane) answer(st *registry.State, o registry.Outcome) *pb.ControlReply {
 	r := &pb.ControlReply{RegistryAt: uint64(st.At()), Journal: wire.JournalIDToPB(o.Journal), TenantId: o.Journal.Tenant}
 	switch o.Kind {
-	case registry.OutcomeCreated, registry.OutcomeDeleted:
+	case registry.OutcomeCreated:
+	case registry.OutcomeDeleted:
+		if o.Journal.Journal != 0 && !st.Gone(o.Journal) { // a journal, not a tenant
+			// Decided, not finished: a delete is answered once its
+			// journal is fenced and tombstoned. The caller asks again
+			// with the same request id.
+			r.Refusal, r.Detail = "unavailable", "the journal is being deleted: its fence is not taken yet"
+		}
 	default:
 		r.Refusal = o.Kind
 	}
 	if j, ok := st.JournalByID(o.Journal); ok {
-		r.Placement = j.Placement
+		r.Placement = registrypb.PlacementToPB(j.Placement)
 	}
 	return r
 }
@@ -267,13 +275,13 @@ func (cp *controlPlane) answer(st *registry.State, o registry.Outcome) *pb.Contr
 // writes its tombstone. A journal whose fence cannot be taken now (its
 // members do not answer) stays deleting and is tried again at the next
 // tick; only a refused registry write ends the term.
-func (cp *controlPlane) finishDeletions(ctx context.Context, ck *checkpoint.Checkpointer[*registry.State]) error {
+func (cp *controlPlane) finishDeletions(ctx context.Context, ck *checkpoint.Checkpointer[*registrypb.State]) error {
 	for _, j := range ck.State().Deleting() {
 		if err := cp.fence(ctx, j); err != nil {
 			cp.m.log.Warn("fencing a deleted journal failed; trying again later", "journal", j.ID, "err", err)
 			continue
 		}
-		gone := registry.Encode(&pb.RegistryEntry{Entry: &pb.RegistryEntry_JournalGone{
+		gone := registrypb.Encode(&pb.RegistryEntry{Entry: &pb.RegistryEntry_JournalGone{
 			JournalGone: &pb.JournalGone{Journal: wire.JournalIDToPB(j.ID)}}})
 		if _, err := ck.Append(ctx, gone); err != nil {
 			return fmt.Errorf("tombstone journal %s: %w", j.ID, err)
@@ -291,15 +299,28 @@ const fenceTimeout = 5 * time.Second
 // multi-writer journal has no fence (its writes are unfenced); it stops
 // when its members drop it at the tombstone.
 func (cp *controlPlane) fence(ctx context.Context, j registry.Journal) error {
-	if j.Placement.GetWriterMode() != pb.WriterMode_WRITER_MODE_SINGLE {
+	if j.Placement.WriterMode != registry.WriterSingle {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, fenceTimeout)
 	defer cancel()
-	w := cp.cl.Journal(j.ID).NewWriter()
-	defer w.Close()
-	return w.Claim(ctx)
+	for {
+		w := cp.cl.Journal(j.ID).NewWriter()
+		err := w.Claim(ctx)
+		w.Close()
+		// A member grants the fence once its own fold holds the journal
+		// as deleting (ControlPeer); a member a little behind the
+		// coordinator refuses it for a moment.
+		if err == nil || !errors.Is(err, client.ErrDenied) || ctx.Err() != nil {
+			return err
+		}
+		sleep(ctx, fenceRetryPause)
+	}
 }
+
+// fenceRetryPause is the pause between two fence attempts a member
+// refused because its fold has not reached the deletion yet.
+const fenceRetryPause = 20 * time.Millisecond
 
 func randomUUID() journal.LeaderUUID {
 	for {

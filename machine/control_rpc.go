@@ -13,6 +13,7 @@ import (
 	"github.com/parosdb/paros/server"
 	"github.com/parosdb/paros/storage/machinerecord"
 	"github.com/parosdb/paros/wire"
+	"github.com/parosdb/paros/wire/registrypb"
 )
 
 // ControlService answers the Control service: changes go to the elected
@@ -229,7 +230,7 @@ func (s *ControlService) Registry(ctx context.Context, _ *pb.RegistryRequest) (*
 	if gated && c.Secured {
 		seesTenant, seesCell = c.SeesTenant, c.SeesCell()
 	}
-	full := st.Proto()
+	full := registrypb.SnapshotToPB(st.Snapshot())
 	out := &pb.RegistryState{}
 	if seesCell {
 		out.Machines = full.GetMachines()

@@ -391,6 +391,9 @@ func (m *Machine) Call(ctx context.Context, c host.Call) (host.Response, error) 
 	if err == nil && c.Kind == host.CallRetire && resp.Admin.Refusal == "" {
 		m.retired(c.Retire.Journal)
 	}
+	if err == nil {
+		m.markDeleted(c, &resp)
+	}
 	return resp, err
 }
 
@@ -400,7 +403,10 @@ func (m *Machine) Submit(ctx context.Context, calls []host.Call, reply func(int,
 	if rt == nil {
 		return server.ErrNotServing
 	}
-	return rt.Submit(ctx, calls, reply)
+	return rt.Submit(ctx, calls, func(i int, resp host.Response) {
+		m.markDeleted(calls[i], &resp)
+		reply(i, resp)
+	})
 }
 
 // Deliver forwards inbound peer traffic to the runtime.

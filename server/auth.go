@@ -132,9 +132,12 @@ type rule struct {
 // cell's control-plane journals, read by every acceptor machine to learn
 // the registry, written only by the founding members (the candidates of
 // the cell coordinator's election, and the coordinator that fences the
-// registry). A replica's or proxy's certificate, or one of a machine the
-// cell never admitted, writes to no journal, and no certificate writes to
-// a user's journal.
+// registry); and a founder may move the writer fence (SetLeader, which
+// writes no record) of a user's journal the registry holds as being
+// deleted, so that no writer's append is accepted after the deletion. A
+// replica's or proxy's certificate, or one of a machine the cell never
+// admitted, writes to no journal, and no certificate reads a user's
+// journal or writes a record to it.
 //
 // Why each Machine rule is safe. Identify tells what a TLS handshake
 // already shows (the node id), and the plan (every journal) only to a
@@ -221,12 +224,13 @@ type principal struct {
 	addr string
 	// controlPeer is Security.ControlPeer, set when node is: the journal
 	// calls a peer machine may make (the control plane's journals).
-	controlPeer func(node uint64, id journal.ID, op security.Op) bool
+	controlPeer func(PeerCall) bool
 }
 
-// peerMay reports whether p's peer certificate grants op on journal id.
-func (p principal) peerMay(op security.Op, id journal.ID) bool {
-	return p.node != 0 && p.controlPeer != nil && p.controlPeer(p.node, id, op)
+// peerMay reports whether p's peer certificate grants op on journal id
+// (fence: the call is a SetLeader).
+func (p principal) peerMay(op security.Op, id journal.ID, fence bool) bool {
+	return p.node != 0 && p.controlPeer != nil && p.controlPeer(PeerCall{Node: p.node, Journal: id, Op: op, Fence: fence})
 }
 
 func (p principal) authenticated() bool { return p.node != 0 || p.claims != nil }
@@ -379,7 +383,8 @@ func (r rule) allows(p principal, req any) bool {
 			return false
 		}
 		id := wire.JournalIDFromPB(j.GetJournal())
-		return p.claims != nil && p.claims.Allows(r.op, id) || p.peerMay(r.op, id)
+		_, fence := req.(*pb.SetLeaderRequest)
+		return p.claims != nil && p.claims.Allows(r.op, id) || p.peerMay(r.op, id, fence)
 	case needTenantAdmin:
 		return p.claims != nil && grantsOp(*p.claims, security.OpAdmin)
 	case needAnyone:
@@ -409,10 +414,10 @@ func grantsOp(c security.Claims, op security.Op) bool {
 // gate authenticates, authorizes and bounds every call of one server.
 type gate struct {
 	node        *security.Node // nil: --insecure
-	controlPeer func(node uint64, id journal.ID, op security.Op) bool
-	now    func() time.Time
-	tokens *tokenCache
-	calls  *inflight
+	controlPeer func(PeerCall) bool
+	now         func() time.Time
+	tokens      *tokenCache
+	calls       *inflight
 }
 
 func newGate(sec Security) *gate {

@@ -28,12 +28,23 @@ type Security struct {
 	// Now reads the clock tokens' expiry is checked against. Nil means
 	// time.Now.
 	Now func() time.Time
-	// ControlPeer reports whether the peer machine node (its certificate
-	// verified) may make a journal call of op on journal id: the cell's
-	// control-plane journals, to the machines whose role reads or writes
-	// them (machine.Machine.ControlPeer). A machine's certificate grants
-	// no journal call but these. Nil: none.
-	ControlPeer func(node uint64, id journal.ID, op security.Op) bool
+	// ControlPeer reports whether a peer machine (its certificate
+	// verified) may make a journal call: the cell's control-plane
+	// journals, to the machines whose role reads or writes them, and the
+	// fence of a journal being deleted, to the founders
+	// (machine.Machine.ControlPeer). A machine's certificate grants no
+	// journal call but these. Nil: none.
+	ControlPeer func(PeerCall) bool
+}
+
+// PeerCall is a journal call made with a machine's certificate.
+type PeerCall struct {
+	Node    uint64      // the peer's node id, from its certificate
+	Journal journal.ID  // the journal the call names
+	Op      security.Op // OpRead or OpWrite
+	// Fence: the call is a SetLeader (it moves the writer fence and
+	// writes no record).
+	Fence bool
 }
 
 // Limits of a machine's gRPC server (STYLE rule 11). Each is a bound a

@@ -18,6 +18,7 @@ var refusalToPB = map[journal.NoVerdict]pb.Refusal{
 	journal.NotLeader: pb.Refusal_REFUSAL_NOT_LEADER, journal.UnknownJournal: pb.Refusal_REFUSAL_UNKNOWN_JOURNAL,
 	journal.TooLarge: pb.Refusal_REFUSAL_TOO_LARGE, journal.Lost: pb.Refusal_REFUSAL_LOST,
 	journal.Unavailable: pb.Refusal_REFUSAL_UNAVAILABLE, journal.Busy: pb.Refusal_REFUSAL_BUSY,
+	journal.Deleted: pb.Refusal_REFUSAL_DELETED,
 }
 
 // VerdictToPB encodes a Write/Truncate/SetLeader reply, marking it
@@ -51,11 +52,11 @@ func VerdictFromPB(v *pb.Verdict) journal.Reply {
 }
 
 func ReadReplyToPB(r journal.ReadReply) *pb.ReadReply {
-	return &pb.ReadReply{Served: r.Served, UnknownJournal: r.UnknownJournal, Truncated: r.Truncated,
+	return &pb.ReadReply{Served: r.Served, UnknownJournal: r.UnknownJournal, Deleted: r.Deleted, Truncated: r.Truncated,
 		FromSeq: uint64(r.FromSeq), Records: r.Records, State: ViewToPB(r.View)}
 }
 
 func ReadReplyFromPB(r *pb.ReadReply) journal.ReadReply {
-	return journal.ReadReply{Served: r.GetServed(), UnknownJournal: r.GetUnknownJournal(), Truncated: r.GetTruncated(),
+	return journal.ReadReply{Served: r.GetServed(), UnknownJournal: r.GetUnknownJournal(), Deleted: r.GetDeleted(), Truncated: r.GetTruncated(),
 		FromSeq: journal.Seq(r.GetFromSeq()), Records: r.GetRecords(), View: ViewFromPB(r.GetState())}
 }

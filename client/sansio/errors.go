@@ -16,6 +16,10 @@ var (
 	// ErrUnknownJournal: the server does not serve the journal. Nothing was
 	// proposed; another server may serve it.
 	ErrUnknownJournal = errors.New("paros/client: unknown journal")
+	// ErrJournalDeleted: the journal was deleted (the cell's registry holds
+	// its tombstone). Nothing was proposed, and no call to it will ever
+	// succeed.
+	ErrJournalDeleted = errors.New("paros/client: journal deleted")
 	// ErrTruncated: the write's position is below the journal's floor, so the
 	// log can no longer say whether it landed (ambiguous, and not retryable).
 	ErrTruncated = errors.New("paros/client: position below the journal's floor")

@@ -162,7 +162,7 @@ type pipeWrite struct {
 //	                              yet sent fail (not written); refused Writes are resent
 //	                              once more to learn their verdict
 //	Truncated                     fails the Write with ErrTruncated: ambiguous, and final
-//	WrongMode, TooLarge           fails the Write and stops the pipeline
+//	WrongMode, TooLarge, Deleted  fails the Write and stops the pipeline
 //
 // Errors an append can complete with, each wrapping ErrAmbiguous when the
 // records may still have landed: a Write abandoned by BeginClaim or Close
@@ -292,6 +292,8 @@ func (p *Pipeline) AbsorbClaim(req journal.SetLeaderRequest, r journal.Reply) Cl
 		// The next BeginClaim draws a fresh uuid against the leader named.
 	case ResultWrongMode:
 		p.stopErr = ErrWrongMode
+	case ResultDeleted:
+		p.stopErr = ErrJournalDeleted
 	}
 	return res
 }
@@ -308,7 +310,7 @@ func (p *Pipeline) Truncate(upTo journal.Seq) (journal.TruncateRequest, error) {
 // leader, or the other writer mode, stops the pipeline.
 func (p *Pipeline) AbsorbTruncate(req journal.TruncateRequest, r journal.Reply) TruncateResult {
 	res := p.w.AbsorbTruncate(req, r)
-	if res.Kind == ResultSuperseded || res.Kind == ResultWrongMode {
+	if res.Kind == ResultSuperseded || res.Kind == ResultWrongMode || res.Kind == ResultDeleted {
 		p.stop(res.Err())
 	}
 	return res
@@ -398,7 +400,7 @@ func (p *Pipeline) Absorb(id WriteID, r journal.Reply, received bool) {
 		p.stats.Appends += uint64(len(wr.appends))
 		p.finish(wr, nil)
 		return
-	case ResultTooLarge:
+	case ResultTooLarge, ResultDeleted:
 		// This attempt proposed nothing; an earlier ambiguous one may
 		// still have landed.
 		err := res.Err()

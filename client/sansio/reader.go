@@ -30,9 +30,12 @@ const (
 	// ReadStale: the reply answers a request for a position that is not the
 	// cursor (an older or duplicated request). It is ignored.
 	ReadStale
+	// ReadDeleted: the journal was deleted. The cursor did not move, and
+	// no server will ever serve it again.
+	ReadDeleted
 )
 
-var readerKindNames = [...]string{"invalid", "records", "gap", "unavailable", "unknown-journal", "stale"}
+var readerKindNames = [...]string{"invalid", "records", "gap", "unavailable", "unknown-journal", "stale", "deleted"}
 
 func (k ReaderKind) String() string {
 	if int(k) < len(readerKindNames) {
@@ -128,6 +131,8 @@ func (r *Reader) Absorb(req journal.ReadRequest, rep journal.ReadReply) ReaderOu
 	case rep.FromSeq != 0 && rep.FromSeq != req.FromSeq:
 		// The reply names another position: it does not answer req.
 		out.Kind = ReadStale
+	case rep.Deleted:
+		out.Kind = ReadDeleted
 	case rep.UnknownJournal:
 		out.Kind = ReadUnknownJournal
 	case !rep.Served:

@@ -51,10 +51,13 @@ const (
 	// ResultStale: the reply answers a request this writer no longer waits for.
 	// It is ignored.
 	ResultStale
+	// ResultDeleted: the journal was deleted; nothing was proposed and the
+	// writer stopped.
+	ResultDeleted
 )
 
 var resultKindNames = [...]string{"invalid", "written", "duplicate", "won", "trimmed", "superseded",
-	"refused", "truncated", "retry", "redirect", "busy", "too-large", "unknown-journal", "wrong-mode", "stale"}
+	"refused", "truncated", "retry", "redirect", "busy", "too-large", "unknown-journal", "wrong-mode", "stale", "deleted"}
 
 func (k ResultKind) String() string {
 	if int(k) < len(resultKindNames) {
@@ -88,6 +91,8 @@ func (k ResultKind) err() error {
 		return ErrWrongMode
 	case ResultStale:
 		return ErrStale
+	case ResultDeleted:
+		return ErrJournalDeleted
 	}
 	panic(fmt.Sprintf("client: no error for result kind %s", k))
 }
@@ -106,6 +111,8 @@ func noVerdictKind(r journal.Reply) ResultKind {
 		return ResultTooLarge
 	case journal.UnknownJournal:
 		return ResultUnknownJournal
+	case journal.Deleted:
+		return ResultDeleted
 	}
 	return ResultRetry
 }

@@ -179,6 +179,10 @@ func (w *Writer) AbsorbClaim(req journal.SetLeaderRequest, r journal.Reply) Clai
 		if k == ResultTooLarge {
 			k = ResultRetry // a SetLeader carries no batch: an answer that does not fit
 		}
+		if k == ResultDeleted {
+			w.claiming = false
+			w.stopErr = ErrJournalDeleted
+		}
 		return ClaimResult{Kind: k, Hint: r.LeaderHint}
 	}
 	switch out.Kind {

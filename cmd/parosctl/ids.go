@@ -2,8 +2,8 @@ package main
 
 import (
 	"encoding/binary"
-	"errors"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"

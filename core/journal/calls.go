@@ -110,7 +110,8 @@ type ReadRequest struct {
 type Reply struct {
 	Outcome Outcome
 	// NoVerdict explains a reply without an outcome; the call is ambiguous
-	// unless NoVerdict is NotLeader or UnknownJournal (nothing was proposed).
+	// unless NoVerdict is NotLeader, UnknownJournal, TooLarge, Busy or
+	// Deleted (nothing was proposed).
 	NoVerdict NoVerdict
 	// LeaderHint names the node believed to lead consensus (0 = unknown).
 	LeaderHint uint64
@@ -119,7 +120,7 @@ type Reply struct {
 // Ambiguous reports whether the call may or may not have taken effect.
 func (r Reply) Ambiguous() bool {
 	return r.Outcome.Kind == OutcomeInvalid && r.NoVerdict != NotLeader && r.NoVerdict != UnknownJournal &&
-		r.NoVerdict != TooLarge && r.NoVerdict != Busy ||
+		r.NoVerdict != TooLarge && r.NoVerdict != Busy && r.NoVerdict != Deleted ||
 		r.Outcome.Kind == Unheld
 }
 
@@ -142,6 +143,9 @@ const (
 	Unavailable
 	// Busy: the leader's proposal queue is full; nothing was proposed.
 	Busy
+	// Deleted: the journal was deleted (the cell's registry holds its
+	// tombstone); nothing was proposed and nothing ever will be.
+	Deleted
 )
 
 // ReadReply answers a Read. Served=false means this server could not confirm
@@ -150,6 +154,8 @@ const (
 type ReadReply struct {
 	Served         bool
 	UnknownJournal bool
+	// Deleted: the journal was deleted; no server will ever serve it.
+	Deleted        bool
 	Truncated      bool
 	FromSeq        Seq
 	Records        [][]byte

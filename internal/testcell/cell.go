@@ -30,6 +30,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -130,7 +131,9 @@ type Node struct {
 	mu      sync.Mutex
 	machine *machine.Machine // nil while stopped
 	gs      *grpc.Server
-	calls   map[string]int64 // gRPC full method -> calls received
+	calls   map[callKey]int64 // calls received, by method and journal
+	// control are the cell's control-plane journals (set once formed).
+	control []journal.ID
 }
 
 // Start opens opts.Nodes machines under dir (one subdirectory each), serves
@@ -194,6 +197,14 @@ func Start(ctx context.Context, dir string, opts Options) (*Cell, error) {
 		return nil, err
 	}
 	c.Plan = plan
+	if plan.GetControlJournal() != nil {
+		ids := []journal.ID{wire.JournalIDFromPB(plan.GetControlJournal()), wire.JournalIDFromPB(plan.GetElectionJournal())}
+		for _, n := range c.Nodes {
+			n.mu.Lock()
+			n.control = ids
+			n.mu.Unlock()
+		}
+	}
 	for _, j := range plan.GetJournals() {
 		c.Journals = append(c.Journals, wire.JournalIDFromPB(j))
 	}
@@ -457,29 +468,49 @@ func (c *Cell) Close() error {
 	return first
 }
 
+// callKey is a gRPC full method and the journal its request names (zero
+// for a stream or a call that names none).
+type callKey struct {
+	method  string
+	journal journal.ID
+}
+
 // Calls counts the gRPC calls node n received for a full method name, e.g.
-// "/paros.v1.Journal/Write".
+// "/paros.v1.Journal/Write". A unary call addressed to one of the cell's
+// control-plane journals (the registry or the election journal) is not
+// counted: the machines make those themselves, and a test counts the
+// calls its own clients cause.
 func (n *Node) Calls(method string) int64 {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.calls[method]
+	var sum int64
+	for k, v := range n.calls {
+		if k.method == method && !slices.Contains(n.control, k.journal) {
+			sum += v
+		}
+	}
+	return sum
 }
 
-func (n *Node) record(method string) {
+func (n *Node) record(k callKey) {
 	n.mu.Lock()
 	if n.calls == nil {
-		n.calls = map[string]int64{}
+		n.calls = map[callKey]int64{}
 	}
-	n.calls[method]++
+	n.calls[k]++
 	n.mu.Unlock()
 }
 
 func (n *Node) count(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-	n.record(info.FullMethod)
+	k := callKey{method: info.FullMethod}
+	if r, ok := req.(interface{ GetJournal() *pb.JournalId }); ok && r.GetJournal() != nil {
+		k.journal = wire.JournalIDFromPB(r.GetJournal())
+	}
+	n.record(k)
 	return h(ctx, req)
 }
 
 func (n *Node) countStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
-	n.record(info.FullMethod)
+	n.record(callKey{method: info.FullMethod})
 	return h(srv, ss)
 }

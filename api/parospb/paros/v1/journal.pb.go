@@ -109,6 +109,9 @@ const (
 	Refusal_REFUSAL_LOST            Refusal = 4
 	Refusal_REFUSAL_UNAVAILABLE     Refusal = 5
 	Refusal_REFUSAL_BUSY            Refusal = 6
+	// The journal was deleted (the cell's registry holds its tombstone):
+	// nothing was proposed and nothing ever will be.
+	Refusal_REFUSAL_DELETED Refusal = 7
 )
 
 // Enum value maps for Refusal.
@@ -121,6 +124,7 @@ var (
 		4: "REFUSAL_LOST",
 		5: "REFUSAL_UNAVAILABLE",
 		6: "REFUSAL_BUSY",
+		7: "REFUSAL_DELETED",
 	}
 	Refusal_value = map[string]int32{
 		"REFUSAL_NONE":            0,
@@ -130,6 +134,7 @@ var (
 		"REFUSAL_LOST":            4,
 		"REFUSAL_UNAVAILABLE":     5,
 		"REFUSAL_BUSY":            6,
+		"REFUSAL_DELETED":         7,
 	}
 )
 
@@ -634,10 +639,12 @@ type ReadReply struct {
 	Served         bool `protobuf:"varint,1,opt,name=served,proto3" json:"served,omitempty"`
 	UnknownJournal bool `protobuf:"varint,2,opt,name=unknown_journal,json=unknownJournal,proto3" json:"unknown_journal,omitempty"`
 	// truncated: from_seq < state.first_seq; resume at state.first_seq.
-	Truncated     bool          `protobuf:"varint,3,opt,name=truncated,proto3" json:"truncated,omitempty"`
-	FromSeq       uint64        `protobuf:"varint,4,opt,name=from_seq,json=fromSeq,proto3" json:"from_seq,omitempty"`
-	Records       [][]byte      `protobuf:"bytes,5,rep,name=records,proto3" json:"records,omitempty"`
-	State         *JournalState `protobuf:"bytes,6,opt,name=state,proto3" json:"state,omitempty"`
+	Truncated bool          `protobuf:"varint,3,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	FromSeq   uint64        `protobuf:"varint,4,opt,name=from_seq,json=fromSeq,proto3" json:"from_seq,omitempty"`
+	Records   [][]byte      `protobuf:"bytes,5,rep,name=records,proto3" json:"records,omitempty"`
+	State     *JournalState `protobuf:"bytes,6,opt,name=state,proto3" json:"state,omitempty"`
+	// deleted: the journal was deleted; no server will ever serve it.
+	Deleted       bool `protobuf:"varint,7,opt,name=deleted,proto3" json:"deleted,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -712,6 +719,13 @@ func (x *ReadReply) GetState() *JournalState {
 		return x.State
 	}
 	return nil
+}
+
+func (x *ReadReply) GetDeleted() bool {
+	if x != nil {
+		return x.Deleted
+	}
+	return false
 }
 
 type TruncateRequest struct {
@@ -958,14 +972,15 @@ const file_paros_v1_journal_proto_rawDesc = "" +
 	"\ajournal\x18\x01 \x01(\v2\x13.paros.v1.JournalIdR\ajournal\x12\x19\n" +
 	"\bfrom_seq\x18\x02 \x01(\x04R\afromSeq\x12\x14\n" +
 	"\x05limit\x18\x03 \x01(\rR\x05limit\x12\x17\n" +
-	"\await_ms\x18\x04 \x01(\rR\x06waitMs\"\xcd\x01\n" +
+	"\await_ms\x18\x04 \x01(\rR\x06waitMs\"\xe7\x01\n" +
 	"\tReadReply\x12\x16\n" +
 	"\x06served\x18\x01 \x01(\bR\x06served\x12'\n" +
 	"\x0funknown_journal\x18\x02 \x01(\bR\x0eunknownJournal\x12\x1c\n" +
 	"\ttruncated\x18\x03 \x01(\bR\ttruncated\x12\x19\n" +
 	"\bfrom_seq\x18\x04 \x01(\x04R\afromSeq\x12\x18\n" +
 	"\arecords\x18\x05 \x03(\fR\arecords\x12,\n" +
-	"\x05state\x18\x06 \x01(\v2\x16.paros.v1.JournalStateR\x05state\"\x83\x01\n" +
+	"\x05state\x18\x06 \x01(\v2\x16.paros.v1.JournalStateR\x05state\x12\x18\n" +
+	"\adeleted\x18\a \x01(\bR\adeleted\"\x83\x01\n" +
 	"\x0fTruncateRequest\x12-\n" +
 	"\ajournal\x18\x01 \x01(\v2\x13.paros.v1.JournalIdR\ajournal\x12\x13\n" +
 	"\x05up_to\x18\x02 \x01(\x04R\x04upTo\x12,\n" +
@@ -993,7 +1008,7 @@ const file_paros_v1_journal_proto_rawDesc = "" +
 	"\x12OUTCOME_WRONG_MODE\x10\t\x12\x10\n" +
 	"\fOUTCOME_NOOP\x10\n" +
 	"\x12\x12\n" +
-	"\x0eOUTCOME_UNHELD\x10\v*\xa4\x01\n" +
+	"\x0eOUTCOME_UNHELD\x10\v*\xb9\x01\n" +
 	"\aRefusal\x12\x10\n" +
 	"\fREFUSAL_NONE\x10\x00\x12\x16\n" +
 	"\x12REFUSAL_NOT_LEADER\x10\x01\x12\x1b\n" +
@@ -1001,7 +1016,8 @@ const file_paros_v1_journal_proto_rawDesc = "" +
 	"\x11REFUSAL_TOO_LARGE\x10\x03\x12\x10\n" +
 	"\fREFUSAL_LOST\x10\x04\x12\x17\n" +
 	"\x13REFUSAL_UNAVAILABLE\x10\x05\x12\x10\n" +
-	"\fREFUSAL_BUSY\x10\x062\xc4\x02\n" +
+	"\fREFUSAL_BUSY\x10\x06\x12\x13\n" +
+	"\x0fREFUSAL_DELETED\x10\a2\xc4\x02\n" +
 	"\aJournal\x125\n" +
 	"\x05Write\x12\x16.paros.v1.WriteRequest\x1a\x14.paros.v1.WriteReply\x122\n" +
 	"\x04Read\x12\x15.paros.v1.ReadRequest\x1a\x13.paros.v1.ReadReply\x12>\n" +

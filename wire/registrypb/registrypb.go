@@ -6,7 +6,7 @@
 // MOVE ME: this directory imports api/parospb and google.golang.org/protobuf,
 // which archtest's core-stdlib-only rule forbids anywhere under core/. It
 // depends on nothing but core/ and the generated code, so it moves as is,
-// e.g. git mv core/registry/registrypb wire/registrypb (wire/ is the
+// e.g. git mv wire/registrypb wire/registrypb (wire/ is the
 // module's pb <-> core conversion layer), with its import path updated.
 //
 // Decoding is strict: a record that does not unmarshal, that sets no case of
