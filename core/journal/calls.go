@@ -155,9 +155,9 @@ type ReadReply struct {
 	Served         bool
 	UnknownJournal bool
 	// Deleted: the journal was deleted; no server will ever serve it.
-	Deleted        bool
-	Truncated      bool
-	FromSeq        Seq
-	Records        [][]byte
-	View           View
+	Deleted   bool
+	Truncated bool
+	FromSeq   Seq
+	Records   [][]byte
+	View      View
 }
