@@ -14,6 +14,7 @@ import (
 	pb "github.com/parosdb/paros/api/parospb/paros/v1"
 	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/core/quorum"
+	"github.com/parosdb/paros/core/registry"
 	"github.com/parosdb/paros/wire"
 )
 
@@ -99,24 +100,41 @@ func SplitName(name string) (tenant, journalName string) {
 	return DefaultTenant, name
 }
 
-// ParseRef reads a journal reference: "id:TENANT/JOURNAL" or two halves of
-// 16 hex digits each (an id, as Inspect prints it) is an id; anything
-// else is a name (name false when it is an id). A name never has the form
-// of an id: the registry refuses one.
+// CheckName reports why a journal name ("TENANT/NAME" or "NAME") cannot
+// name a journal, wrapping ErrBadName; nil if it can. The registry makes
+// the same check; this one answers before any call.
+func CheckName(ref string) error {
+	tenant, name := SplitName(ref)
+	if err := registry.ValidTenantName(tenant); err != nil {
+		return fmt.Errorf("%w: tenant: %w", ErrBadName, err)
+	}
+	if err := registry.ValidName(name); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadName, err)
+	}
+	return nil
+}
+
+// ParseRef reads a journal reference: "id:TENANT/JOURNAL", or any
+// "TENANT/JOURNAL" whose tenant half is 1 to 16 hex digits (an id, as
+// Inspect prints it), is an id; anything else is a name (name false when
+// it is an id). A name never has the form of an id: the registry refuses
+// a tenant named with hex digits alone.
 func ParseRef(ref string) (id journal.ID, name bool, err error) {
 	if s, ok := strings.CutPrefix(ref, "id:"); ok {
 		id, err := journal.ParseID(s)
 		return id, false, err
 	}
-	if t, j, ok := strings.Cut(ref, "/"); ok && isHex16(t) && isHex16(j) {
+	if t, _, ok := strings.Cut(ref, "/"); ok && isHex(t) {
+		// No tenant is named with hex digits alone: this is an id.
 		id, err := journal.ParseID(ref)
 		return id, false, err
 	}
 	return journal.ID{}, true, nil
 }
 
-func isHex16(s string) bool {
-	if len(s) != 16 {
+// isHex reports whether s is 1 to 16 hex digits: the form of an id's half.
+func isHex(s string) bool {
+	if s == "" || len(s) > 16 {
 		return false
 	}
 	for _, c := range s {

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/grpc"
+
 	"github.com/parosdb/paros/client"
 	"github.com/parosdb/paros/client/checkpoint"
 	"github.com/parosdb/paros/client/election"
@@ -52,6 +54,11 @@ type controlPlane struct {
 	coord *coordinator
 	elect *election.Election
 }
+
+// ControlPlaneUserAgent is the gRPC user agent of the calls a machine's
+// control plane makes (its follower, campaign and coordinator), so that
+// the cell's own traffic can be told from its clients'.
+const ControlPlaneUserAgent = "paros-control-plane"
 
 // controlPollEvery is how long a loop waits before trying again after the
 // cell did not answer (a follower, a campaign, a deletion to finish).
@@ -109,7 +116,7 @@ func (m *Machine) startControl() {
 	for _, mb := range r.Members {
 		servers = append(servers, mb.Addr)
 	}
-	opts := []client.Option{}
+	opts := []client.Option{client.WithDialOptions(grpc.WithUserAgent(ControlPlaneUserAgent))}
 	if m.cfg.TLS != nil {
 		opts = append(opts, client.WithTLS(m.cfg.TLS.PeerConfig(0)))
 	}

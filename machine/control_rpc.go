@@ -110,7 +110,7 @@ func tenantOrDefault(t string) string {
 
 // CreateTenant names a tenant.
 func (s *ControlService) CreateTenant(ctx context.Context, req *pb.CreateTenantRequest) (*pb.ControlReply, error) {
-	if err := registry.ValidName(req.GetName()); err != nil {
+	if err := registry.ValidTenantName(req.GetName()); err != nil {
 		return &pb.ControlReply{Refusal: registry.OutcomeBadName, Detail: err.Error()}, nil
 	}
 	return s.submit(ctx, req.GetRequest(), func(st *registry.State, _ map[uint64]int) (*pb.RegistryEntry, string) {

@@ -24,6 +24,9 @@ func parseJournal(s string) (journal.ID, error) {
 	if !isName {
 		return id, nil
 	}
+	if err := client.CheckName(strings.TrimSpace(s)); err != nil {
+		return journal.ID{}, fail(exitBadArgs, "journal %q: %v", s, err)
+	}
 	if resolveName == nil {
 		return journal.ID{}, fail(exitBadArgs, "journal %q: names need a cell to resolve them", s)
 	}

@@ -166,7 +166,7 @@ func TestHandoffReadsTheJournalAndTheSuccessor(t *testing.T) {
 			t.Errorf("parseHandoff(%q, %q) = %s, %x, %v; want %s, %x", in[0], in[1], id, to, err, want.id, want.to)
 		}
 	}
-	for _, in := range [][2]string{{"", ""}, {"a", ""}, {"0/1b", ""}, {"a/1b", "0"}, {"a/1b", "node3"}, {"a/1b", "-1"},
+	for _, in := range [][2]string{{"", ""}, {"a/", ""}, {"shop/a/b", ""}, {"0/1b", ""}, {"a/1b", "0"}, {"a/1b", "node3"}, {"a/1b", "-1"},
 		{"a/1b", "10000000000000000a"}} {
 		if _, _, err := parseHandoff(in[0], in[1]); !isBadArgs(err) {
 			t.Errorf("parseHandoff(%q, %q): %v, want exit 2", in[0], in[1], err)
@@ -179,7 +179,7 @@ func TestHandoffCommandRefusesBadArgumentsBeforeDialling(t *testing.T) {
 		{"handoff"},
 		{"handoff", "a/1b", "c/2d"},
 		{"handoff", "a/1b", "--to", "zz"},
-		{"handoff", "not-a-journal"},
+		{"handoff", "not/a/journal"},
 	} {
 		// Arrange: no server is named; a command that got past its
 		// arguments would fail to dial (exit 2 too, but with another

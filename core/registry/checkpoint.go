@@ -108,7 +108,7 @@ func (s *State) restoreMachine(m Machine) error {
 }
 
 func (s *State) restoreTenant(ts TenantSnapshot) error {
-	if ts.ID == 0 || ValidName(ts.Name) != nil {
+	if ts.ID == 0 || ValidTenantName(ts.Name) != nil {
 		return badSnapshot("tenant %d %q", ts.ID, ts.Name)
 	}
 	if _, dup := s.tenantIDs[ts.ID]; dup {

@@ -42,6 +42,19 @@ func ValidName(s string) error {
 	return nil
 }
 
+// ValidTenantName is ValidName, and refuses a name made of hex digits
+// alone: a reference TENANT/NAME whose tenant half is hex is a journal id
+// (two hex halves), so no tenant may be named like one.
+func ValidTenantName(s string) error {
+	if err := ValidName(s); err != nil {
+		return err
+	}
+	if allHex(s) && len(s) <= hexIDLen {
+		return badName(fmt.Sprintf("tenant %q reads as the first half of a hex id", s))
+	}
+	return nil
+}
+
 func badName(reason string) error { return fmt.Errorf("%w: %s", ErrBadName, reason) }
 
 // isControl is unicode.IsControl (core/ may not import unicode): the C0
@@ -51,8 +64,11 @@ func isControl(r rune) bool {
 }
 
 // looksLikeHexID reports whether s is exactly 16 hex digits (either case).
-func looksLikeHexID(s string) bool {
-	if len(s) != hexIDLen {
+func looksLikeHexID(s string) bool { return len(s) == hexIDLen && allHex(s) }
+
+// allHex reports whether s is non-empty and made of hex digits alone.
+func allHex(s string) bool {
+	if s == "" {
 		return false
 	}
 	for i := 0; i < len(s); i++ {

@@ -208,7 +208,7 @@ func (s *State) drainMachine(e Entry) Outcome {
 }
 
 func (s *State) createTenant(e Entry) Outcome {
-	if ValidName(e.Name) != nil {
+	if ValidTenantName(e.Name) != nil {
 		return Outcome{Kind: OutcomeBadName}
 	}
 	if s.TenantIDUsed(e.TenantID) {

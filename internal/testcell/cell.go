@@ -30,11 +30,12 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 
 	pb "github.com/parosdb/paros/api/parospb/paros/v1"
 	"github.com/parosdb/paros/client"
@@ -131,9 +132,7 @@ type Node struct {
 	mu      sync.Mutex
 	machine *machine.Machine // nil while stopped
 	gs      *grpc.Server
-	calls   map[callKey]int64 // calls received, by method and journal
-	// control are the cell's control-plane journals (set once formed).
-	control []journal.ID
+	calls   map[string]int64 // gRPC full method -> calls received
 }
 
 // Start opens opts.Nodes machines under dir (one subdirectory each), serves
@@ -197,14 +196,6 @@ func Start(ctx context.Context, dir string, opts Options) (*Cell, error) {
 		return nil, err
 	}
 	c.Plan = plan
-	if plan.GetControlJournal() != nil {
-		ids := []journal.ID{wire.JournalIDFromPB(plan.GetControlJournal()), wire.JournalIDFromPB(plan.GetElectionJournal())}
-		for _, n := range c.Nodes {
-			n.mu.Lock()
-			n.control = ids
-			n.mu.Unlock()
-		}
-	}
 	for _, j := range plan.GetJournals() {
 		c.Journals = append(c.Journals, wire.JournalIDFromPB(j))
 	}
@@ -468,49 +459,47 @@ func (c *Cell) Close() error {
 	return first
 }
 
-// callKey is a gRPC full method and the journal its request names (zero
-// for a stream or a call that names none).
-type callKey struct {
-	method  string
-	journal journal.ID
-}
-
 // Calls counts the gRPC calls node n received for a full method name, e.g.
-// "/paros.v1.Journal/Write". A unary call addressed to one of the cell's
-// control-plane journals (the registry or the election journal) is not
-// counted: the machines make those themselves, and a test counts the
-// calls its own clients cause.
+// "/paros.v1.Journal/Write". The calls of the machines' own control plane
+// (machine.ControlPlaneUserAgent) are not counted: a test counts what its
+// clients cause.
 func (n *Node) Calls(method string) int64 {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	var sum int64
-	for k, v := range n.calls {
-		if k.method == method && !slices.Contains(n.control, k.journal) {
-			sum += v
-		}
-	}
-	return sum
+	return n.calls[method]
 }
 
-func (n *Node) record(k callKey) {
+func (n *Node) record(method string) {
 	n.mu.Lock()
 	if n.calls == nil {
-		n.calls = map[callKey]int64{}
+		n.calls = map[string]int64{}
 	}
-	n.calls[k]++
+	n.calls[method]++
 	n.mu.Unlock()
 }
 
 func (n *Node) count(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-	k := callKey{method: info.FullMethod}
-	if r, ok := req.(interface{ GetJournal() *pb.JournalId }); ok && r.GetJournal() != nil {
-		k.journal = wire.JournalIDFromPB(r.GetJournal())
+	if !controlPlaneCall(ctx) {
+		n.record(info.FullMethod)
 	}
-	n.record(k)
 	return h(ctx, req)
 }
 
 func (n *Node) countStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
-	n.record(callKey{method: info.FullMethod})
+	if !controlPlaneCall(ss.Context()) {
+		n.record(info.FullMethod)
+	}
 	return h(srv, ss)
+}
+
+// controlPlaneCall reports whether a call comes from a machine's control
+// plane (its gRPC user agent starts with machine.ControlPlaneUserAgent).
+func controlPlaneCall(ctx context.Context) bool {
+	md, _ := metadata.FromIncomingContext(ctx)
+	for _, ua := range md.Get("user-agent") {
+		if strings.HasPrefix(ua, machine.ControlPlaneUserAgent) {
+			return true
+		}
+	}
+	return false
 }
