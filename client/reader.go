@@ -56,6 +56,7 @@ type Reader struct {
 	r      *sansio.Reader
 	limit  uint32
 	waitMs uint32
+	tail   journal.Seq // Tail
 }
 
 // NewReader returns a reader of this journal whose cursor is at from (a
@@ -70,6 +71,11 @@ func (j *Journal) NewReader(from journal.Seq, opts ...ReaderOption) *Reader {
 
 // Cursor is the next position the reader needs.
 func (r *Reader) Cursor() journal.Seq { return r.r.Cursor() }
+
+// Tail is the highest next position (the journal's tail) a page this
+// reader read named; 0 before the first. Cursor() >= Tail() means the
+// reader has read everything the journal held when it last answered.
+func (r *Reader) Tail() journal.Seq { return r.tail }
 
 // Next reads the page at the cursor and moves the cursor past it. The page
 // holds at least one record unless the tail wait passed with nothing new
@@ -89,12 +95,14 @@ func (r *Reader) Next(ctx context.Context) ([]Record, error) {
 	out := r.r.Absorb(req, rep)
 	switch out.Kind {
 	case sansio.ReadRecords:
+		r.tail = max(r.tail, out.View.NextSeq)
 		recs := make([]Record, len(out.Records))
 		for i, d := range out.Records {
 			recs[i] = Record{Seq: out.From + journal.Seq(i), Data: d}
 		}
 		return recs, nil
 	case sansio.ReadGap:
+		r.tail = max(r.tail, out.View.NextSeq)
 		return nil, &GapError{From: out.From, To: out.ResumedAt}
 	case sansio.ReadUnknownJournal:
 		return nil, fmt.Errorf("%w: %s", ErrUnknownJournal, r.j.id)

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -56,11 +57,21 @@ const registryCatchUpPause = 20 * time.Millisecond
 func (c *Client) Registry(ctx context.Context) (Registry, error) {
 	for {
 		r, err := c.registryOnce(ctx)
-		if err != nil || uint64(r.At) >= c.registryAt.Load() {
+		switch {
+		case errors.Is(err, ErrUnavailable):
+			// Every machine is still folding the registry (the cell
+			// just restarted): wait for one.
+			if ctx.Err() != nil {
+				return r, err
+			}
+		case err != nil || uint64(r.At) >= c.registryAt.Load():
 			return r, err
 		}
 		select {
 		case <-ctx.Done():
+			if err != nil {
+				return r, err
+			}
 			return r, nil
 		case <-time.After(registryCatchUpPause):
 		}
@@ -84,6 +95,10 @@ func (c *Client) registryOnce(ctx context.Context) (Registry, error) {
 			continue
 		case r.GetRefusal() == "no_control_plane":
 			last = ErrNoControlPlane
+			continue
+		case r.GetRefusal() == "unavailable":
+			// A machine still folding the registry since it started.
+			last = fmt.Errorf("%w: %s is still reading the cell's registry", ErrUnavailable, s.addr)
 			continue
 		}
 		if best == nil || r.GetRegistryAt() > best.GetRegistryAt() {

@@ -48,8 +48,12 @@ type controlPlane struct {
 
 	mu sync.Mutex
 	// fold is the follower's registry (replaced whole, never mutated
-	// once published: readers may keep it); at is how far it folded.
+	// once published: readers may keep it).
 	fold *registry.State
+	// caughtUp: fold has reached the registry's tail at least once since
+	// this machine started. Before that, a name missing from it may exist
+	// (a restarted machine folds from the start), so it answers no query.
+	caughtUp bool
 	// coord is the coordinator's desk while this machine leads; nil else.
 	coord *coordinator
 	elect *election.Election
@@ -167,6 +171,14 @@ func (cp *controlPlane) snapshot() (*registry.State, *coordinator) {
 	return cp.fold, cp.coord
 }
 
+// ready reports whether the fold has caught up with the registry since
+// this machine started (caughtUp).
+func (cp *controlPlane) ready() bool {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	return cp.caughtUp
+}
+
 // coordinatorAddr is where the elected coordinator is reached ("" while
 // none is known).
 func (cp *controlPlane) coordinatorAddr() string {
@@ -202,12 +214,19 @@ func (cp *controlPlane) follow(ctx context.Context) {
 		for _, rec := range recs {
 			f.Fold(rec.Seq, rec.Data)
 		}
+		atTail := !f.Gapped() && rd.Cursor() >= rd.Tail()
 		if len(recs) == 0 {
+			if atTail {
+				cp.mu.Lock()
+				cp.caughtUp = true
+				cp.mu.Unlock()
+			}
 			continue
 		}
 		st := f.State().Clone().State
 		cp.mu.Lock()
 		cp.fold = st
+		cp.caughtUp = cp.caughtUp || atTail
 		cp.mu.Unlock()
 		// A folder past a gap knows only part of the registry until the
 		// next checkpoint heals it: nothing is applied from it.

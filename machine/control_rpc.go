@@ -223,6 +223,9 @@ func (s *ControlService) Registry(ctx context.Context, _ *pb.RegistryRequest) (*
 	if cp == nil {
 		return &pb.RegistryReply{Refusal: "no_control_plane"}, nil
 	}
+	if !cp.ready() {
+		return &pb.RegistryReply{Refusal: "unavailable"}, nil
+	}
 	st, _ := cp.snapshot()
 	c, gated := server.CallerOf(ctx)
 	seesTenant := func(uint64) bool { return true }

@@ -177,11 +177,14 @@ func newCell(t *testing.T) *cell { return newCellWith(t, nil) }
 // newCellWith starts three secure machines; shape, when set, adjusts each
 // one (its advertised address, say) before its certificate is issued and it
 // starts.
-func newCellWith(t *testing.T, shape func(i int, p *proc)) *cell {
+func newCellWith(t *testing.T, shape func(i int, p *proc)) *cell { return newCellOf(t, 3, shape) }
+
+// newCellOf starts n secure machines, shaped as newCellWith's.
+func newCellOf(t *testing.T, n int, shape func(i int, p *proc)) *cell {
 	c := &cell{t: t}
 	base := t.TempDir()
 	c.makePKI(base)
-	for i := range 3 {
+	for i := range n {
 		p := &proc{addr: freeAddr(t), data: filepath.Join(base, fmt.Sprintf("m%d", i+1))}
 		if shape != nil {
 			shape(i, p)

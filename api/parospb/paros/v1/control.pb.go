@@ -552,13 +552,16 @@ func (*RegistryRequest) Descriptor() ([]byte, []int) {
 }
 
 type RegistryReply struct {
-	state           protoimpl.MessageState `protogen:"open.v1"`
-	Refusal         string                 `protobuf:"bytes,1,opt,name=refusal,proto3" json:"refusal,omitempty"`
-	State           *RegistryState         `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
-	RegistryAt      uint64                 `protobuf:"varint,3,opt,name=registry_at,json=registryAt,proto3" json:"registry_at,omitempty"`
-	Coordinator     string                 `protobuf:"bytes,4,opt,name=coordinator,proto3" json:"coordinator,omitempty"`
-	ControlJournal  *JournalId             `protobuf:"bytes,5,opt,name=control_journal,json=controlJournal,proto3" json:"control_journal,omitempty"`
-	ElectionJournal *JournalId             `protobuf:"bytes,6,opt,name=election_journal,json=electionJournal,proto3" json:"election_journal,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// refusal: "no_control_plane" (the cell was formed without one), or
+	// "unavailable" (this machine has not folded the registry to its tail
+	// since it started: ask another).
+	Refusal         string         `protobuf:"bytes,1,opt,name=refusal,proto3" json:"refusal,omitempty"`
+	State           *RegistryState `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
+	RegistryAt      uint64         `protobuf:"varint,3,opt,name=registry_at,json=registryAt,proto3" json:"registry_at,omitempty"`
+	Coordinator     string         `protobuf:"bytes,4,opt,name=coordinator,proto3" json:"coordinator,omitempty"`
+	ControlJournal  *JournalId     `protobuf:"bytes,5,opt,name=control_journal,json=controlJournal,proto3" json:"control_journal,omitempty"`
+	ElectionJournal *JournalId     `protobuf:"bytes,6,opt,name=election_journal,json=electionJournal,proto3" json:"election_journal,omitempty"`
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
