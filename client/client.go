@@ -422,12 +422,19 @@ func (c *Client) indexOfNode(ctx context.Context, node uint64) int {
 		return i
 	}
 	// A machine of the cell the Client was not given (a reconfiguration
-	// added it): dial it by the address the cell lists, and learn it.
-	if i := c.learnMachine(node); i >= 0 {
-		c.learn(ctx, func(s *server) bool { return !s.known })
-		if c.knownNode(node) == i {
-			return i
+	// or an admission added it): dial it by the address the cell lists,
+	// and learn it. The cell's list is asked again when the machine is not
+	// on it yet (admitted after this Client learned the list); learnRetry
+	// bounds how often.
+	for range 2 {
+		if i := c.learnMachine(node); i >= 0 {
+			c.learn(ctx, func(s *server) bool { return !s.known })
+			if c.knownNode(node) == i {
+				return i
+			}
+			return -1
 		}
+		c.learn(ctx, func(*server) bool { return true })
 	}
 	return -1
 }

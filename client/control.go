@@ -260,8 +260,9 @@ func (c *Client) DeleteTenant(ctx context.Context, name string) error {
 }
 
 // CreateJournal creates a journal by name ("TENANT/NAME", or "NAME" in the
-// default tenant), placed by the coordinator, and returns once the journal
-// answers a read: a quorum of its members serves it and elected a leader.
+// default tenant), placed by the coordinator, and returns once a member
+// serves it (its first writer's claim may still wait for the members to
+// elect a leader, a few round trips).
 // A retry of one call has exactly one effect (one request id rides every
 // attempt); a later call with a taken name is ErrNameTaken.
 func (c *Client) CreateJournal(ctx context.Context, name string, opts ...CreateOption) (JournalInfo, error) {
@@ -282,18 +283,26 @@ func (c *Client) CreateJournal(ctx context.Context, name string, opts ...CreateO
 
 // awaitServed waits until journal id answers a read.
 func (c *Client) awaitServed(ctx context.Context, id journal.ID) error {
-	j := c.Journal(id)
+	in := &pb.ReadRequest{Journal: wire.JournalIDToPB(id), FromSeq: uint64(journal.FirstSeq), Limit: 1}
 	for {
-		_, err := j.Read(ctx, journal.ReadRequest{Journal: id, FromSeq: journal.FirstSeq})
-		if err == nil {
-			return nil
+		for _, s := range c.list() {
+			actx, cancel := context.WithTimeout(ctx, adminCallTimeout)
+			r, err := s.journal.Read(actx, in)
+			cancel()
+			if err == nil && !r.GetUnknownJournal() && !r.GetDeleted() {
+				return nil // a member serves it (a leader may not be elected yet)
+			}
 		}
-		if ctx.Err() != nil {
-			return fmt.Errorf("%w: journal %s was created but does not answer yet: %w", ErrUnavailable, id, err)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: journal %s was created but no member serves it yet: %w", ErrUnavailable, id, ctx.Err())
+		case <-time.After(awaitServedPause):
 		}
-		time.Sleep(controlRetryPause / 2)
 	}
 }
+
+// awaitServedPause is the pause between two sweeps of awaitServed.
+const awaitServedPause = 10 * time.Millisecond
 
 // DeleteJournal deletes a journal by name. It returns once the journal is
 // fenced (no writer's append is accepted after it) and tombstoned (its
