@@ -47,6 +47,8 @@ func main() {
 		err = natsMember(os.Args[2:])
 	case "render": // hidden: rewrite the .md and .svg of a results .json
 		err = render(os.Args[2:])
+	case "names": // journals by name against JetStream streams
+		err = names(os.Args[2:])
 	default:
 		usage()
 		os.Exit(2)

@@ -386,7 +386,7 @@ func TestPlainCellRefusesReconfigure(t *testing.T) {
 	var out string
 	var code int
 	for range 50 { // the processes may still be binding their ports
-		if out, code = c.ctl("init", "--members", c.servers(), "--plain"); code == 0 {
+		if out, code = c.ctl("init", "--members", c.servers(), "--plain", "--journals", "1"); code == 0 {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)

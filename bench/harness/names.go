@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// The names rows: journals created and deleted at run time, by name,
+// through the client, against JetStream streams (R3, file storage, sync
+// always) created and deleted through its client in the same run. Each
+// side creates n, inflight at a time, then deletes the same n; a sample of
+// them measures the time from the create call to the first acknowledged
+// append (paros: create, claim, append; JetStream: create, publish).
+
+// namesResult is one system's names rows.
+type namesResult struct {
+	System           string
+	Created, Deleted int
+	CreateS, DeleteS float64
+	FirstAck         []time.Duration // sorted
+	Errors           int
+	FirstError       string
+}
+
+func (r namesResult) createRate() float64 { return float64(r.Created) / r.CreateS }
+func (r namesResult) deleteRate() float64 { return float64(r.Deleted) / r.DeleteS }
+func (r namesResult) firstAck(q float64) time.Duration {
+	if len(r.FirstAck) == 0 {
+		return 0
+	}
+	return r.FirstAck[min(len(r.FirstAck)-1, int(q*float64(len(r.FirstAck))))]
+}
+
+// namesSample is how many of the journals also measure create to first ack.
+const namesSample = 200
+
+func names(args []string) error {
+	fs := flag.NewFlagSet("names", flag.ExitOnError)
+	n := fs.Int("journals", 10_000, "journals (paros) and streams (JetStream) to create, then delete")
+	inflight := fs.Int("inflight", 16, "calls in flight")
+	out := fs.String("out", "", "write the markdown table to this file too")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	_, root, err := findDirs()
+	if err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	work, err := os.MkdirTemp("", "paros-bench-names-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+
+	var results []namesResult
+	p := newParos(root, true)
+	if err := p.start(ctx, filepath.Join(work, "paros")); err != nil {
+		return err
+	}
+	results = append(results, p.namesRows(ctx, *n, *inflight))
+	p.stop()
+	s := newNATS(self, true)
+	if err := s.start(ctx, filepath.Join(work, "nats")); err != nil {
+		return err
+	}
+	results = append(results, s.namesRows(ctx, *n, *inflight))
+	s.stop()
+
+	table := namesTable(results, *n, *inflight)
+	fmt.Print(table)
+	if *out != "" {
+		return os.WriteFile(*out, []byte(table), 0o644)
+	}
+	return nil
+}
+
+// namesRun creates then deletes n things with create and remove, inflight
+// at a time; the first namesSample also measure create to first ack.
+func namesRun(ctx context.Context, system string, n, inflight int,
+	create func(i int, sampled bool) (time.Duration, error), remove func(i int) error) namesResult {
+	r := namesResult{System: system}
+	var mu sync.Mutex
+	fail := func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if r.Errors == 0 {
+			r.FirstError = err.Error()
+		}
+		r.Errors++
+	}
+	t0 := time.Now()
+	var created []int
+	forEach(ctx, n, inflight, func(i int) {
+		d, err := create(i, i < namesSample)
+		if err != nil {
+			fail(err)
+			return
+		}
+		mu.Lock()
+		created = append(created, i)
+		if i < namesSample {
+			r.FirstAck = append(r.FirstAck, d)
+		}
+		mu.Unlock()
+	})
+	r.CreateS, r.Created = time.Since(t0).Seconds(), len(created)
+	slices.Sort(r.FirstAck)
+	t0 = time.Now()
+	var deleted int
+	forEach(ctx, len(created), inflight, func(k int) {
+		if err := remove(created[k]); err != nil {
+			fail(err)
+			return
+		}
+		mu.Lock()
+		deleted++
+		mu.Unlock()
+	})
+	r.DeleteS, r.Deleted = time.Since(t0).Seconds(), deleted
+	return r
+}
+
+func (s *parosSys) namesRows(ctx context.Context, n, inflight int) namesResult {
+	name := func(i int) string { return fmt.Sprintf("bench/j%05d", i) }
+	if _, err := s.cl.CreateTenant(ctx, "bench"); err != nil {
+		return namesResult{System: "paros", Errors: 1, FirstError: err.Error()}
+	}
+	return namesRun(ctx, "paros (TLS, tokens)", n, inflight, func(i int, sampled bool) (time.Duration, error) {
+		cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		defer cancel()
+		t0 := time.Now()
+		info, err := s.cl.CreateJournal(cctx, name(i))
+		if err != nil || !sampled {
+			return 0, err
+		}
+		w := s.cl.Journal(info.ID).NewWriter()
+		defer w.Close()
+		if err := w.Claim(cctx); err != nil {
+			return 0, err
+		}
+		if _, err := w.Append(cctx, []byte("first")); err != nil {
+			return 0, err
+		}
+		return time.Since(t0), nil
+	}, func(i int) error {
+		cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		defer cancel()
+		return s.cl.DeleteJournal(cctx, name(i))
+	})
+}
+
+func (s *natsSys) namesRows(ctx context.Context, n, inflight int) namesResult {
+	stream := func(i int) string { return fmt.Sprintf("NAMES_%d", i) }
+	return namesRun(ctx, "JetStream (R3, sync always)", n, inflight, func(i int, sampled bool) (time.Duration, error) {
+		cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		defer cancel()
+		t0 := time.Now()
+		_, err := s.admin.CreateStream(cctx, jetstream.StreamConfig{
+			Name: stream(i), Subjects: []string{fmt.Sprintf("names.%d", i)}, Storage: jetstream.FileStorage,
+			Replicas: 3, Retention: jetstream.LimitsPolicy, Discard: jetstream.DiscardOld,
+		})
+		if err != nil || !sampled {
+			return 0, err
+		}
+		if _, err := s.admin.Publish(cctx, fmt.Sprintf("names.%d", i), []byte("first")); err != nil {
+			return 0, err
+		}
+		return time.Since(t0), nil
+	}, func(i int) error {
+		cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		defer cancel()
+		return s.admin.DeleteStream(cctx, stream(i))
+	})
+}
+
+func namesTable(rs []namesResult, n, inflight int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "| %d by name, %d in flight | created/s | deleted/s | create → first ack p50 | p99 | errors |\n", n, inflight)
+	b.WriteString("|---|---|---|---|---|---|\n")
+	for _, r := range rs {
+		fmt.Fprintf(&b, "| %s | %.0f (%d in %.1f s) | %.0f (%d in %.1f s) | %v | %v | %d %s |\n", r.System,
+			r.createRate(), r.Created, r.CreateS, r.deleteRate(), r.Deleted, r.DeleteS,
+			r.firstAck(0.5).Round(time.Millisecond), r.firstAck(0.99).Round(time.Millisecond), r.Errors, r.FirstError)
+	}
+	return b.String()
+}
