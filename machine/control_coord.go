@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	pb "github.com/parosdb/paros/api/parospb/paros/v1"
@@ -272,23 +273,49 @@ func (cp *controlPlane) answer(st *registry.State, o registry.Outcome) *pb.Contr
 }
 
 // finishDeletions fences every journal the registry holds as deleting and
-// writes its tombstone. A journal whose fence cannot be taken now (its
-// members do not answer) stays deleting and is tried again at the next
-// tick; only a refused registry write ends the term.
+// writes the tombstones of the fenced ones. The fences are taken in
+// parallel (each is a claim on its own journal, fenceParallel at a time)
+// and the tombstones go out in batches of deskBatchMax, so a burst of
+// deletes costs a few registry writes, not two per journal. A journal
+// whose fence cannot be taken now (its members do not answer) stays
+// deleting and is tried again at the next tick; only a refused registry
+// write ends the term.
 func (cp *controlPlane) finishDeletions(ctx context.Context, ck *checkpoint.Checkpointer[*registrypb.State]) error {
-	for _, j := range ck.State().Deleting() {
-		if err := cp.fence(ctx, j); err != nil {
-			cp.m.log.Warn("fencing a deleted journal failed; trying again later", "journal", j.ID, "err", err)
-			continue
+	del := ck.State().Deleting()
+	fenced := make([]bool, len(del))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, fenceParallel)
+	for i, j := range del {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if err := cp.fence(ctx, j); err != nil {
+				cp.m.log.Warn("fencing a deleted journal failed; trying again later", "journal", j.ID, "err", err)
+				return
+			}
+			fenced[i] = true
+		})
+	}
+	wg.Wait()
+	var recs [][]byte
+	for i, j := range del {
+		if fenced[i] {
+			recs = append(recs, registrypb.Encode(&pb.RegistryEntry{Entry: &pb.RegistryEntry_JournalGone{
+				JournalGone: &pb.JournalGone{Journal: wire.JournalIDToPB(j.ID)}}}))
 		}
-		gone := registrypb.Encode(&pb.RegistryEntry{Entry: &pb.RegistryEntry_JournalGone{
-			JournalGone: &pb.JournalGone{Journal: wire.JournalIDToPB(j.ID)}}})
-		if _, err := ck.Append(ctx, gone); err != nil {
-			return fmt.Errorf("tombstone journal %s: %w", j.ID, err)
+	}
+	for len(recs) > 0 {
+		n := min(len(recs), deskBatchMax)
+		if _, err := ck.Append(ctx, recs[:n]...); err != nil {
+			return fmt.Errorf("write %d tombstones: %w", n, err)
 		}
+		recs = recs[n:]
 	}
 	return nil
 }
+
+// fenceParallel bounds the fences finishDeletions takes at once.
+const fenceParallel = 64
 
 // fenceTimeout bounds one attempt to fence a deleted journal.
 const fenceTimeout = 5 * time.Second

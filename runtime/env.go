@@ -78,7 +78,12 @@ func (e env) PersistRegistry(t host.Token, ops []matchmaker.WriteOp) {
 }
 
 // DeleteStore deletes a retired journal's keys (one synced range delete).
-func (e env) DeleteStore(j journal.ID) error { return e.r.cfg.DB.DeleteJournal(j) }
+// DeleteStore queues the store's deletion behind every batch of the
+// journal the storer holds (persistReq.remove); an error is logged there.
+func (e env) DeleteStore(j journal.ID) error {
+	e.r.store.submit(persistReq{journal: j, remove: true})
+	return nil
+}
 
 // KeepMatchmakerSet implements host.MatchmakerSetEnv.
 func (e env) KeepMatchmakerSet(s paxos.MatchmakerSet) {

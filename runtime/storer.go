@@ -18,6 +18,11 @@ type persistReq struct {
 	sync    bool
 	// registry: a matchmaker batch (applied alone, synced, in order).
 	registry []matchmaker.WriteOp
+	// remove: delete the journal's store (no token, no ops). It is queued
+	// behind every batch of the journal, so no group commit ever holds a
+	// batch for a store already deleted (which would fail the whole
+	// group, and with it every other journal in it).
+	remove bool
 }
 
 // groupBatchesMax bounds the journal batches of one group commit (the
@@ -86,8 +91,20 @@ func (s *storer) run() {
 		batches = batches[:0]
 		sync := false
 		regErr := s.applyRegistry(reqs)
+		// A journal removed in this turn: its batches are moot (its store
+		// goes), and committing them after another journal's would be
+		// refused once the store is gone; they are dropped.
+		var removed map[journal.ID]bool
 		for _, p := range reqs {
-			if p.registry == nil {
+			if p.remove {
+				if removed == nil {
+					removed = map[journal.ID]bool{}
+				}
+				removed[p.journal] = true
+			}
+		}
+		for _, p := range reqs {
+			if p.registry == nil && !p.remove && !removed[p.journal] {
 				batches = append(batches, pebblestore.Batch{Journal: p.journal, Ops: p.ops, Sync: p.sync})
 				sync = sync || p.sync
 			}
@@ -101,9 +118,17 @@ func (s *storer) run() {
 		if err != nil {
 			s.r.log.Error("storage commit failed", "batches", len(reqs), "err", err)
 		}
+		for id := range removed {
+			if rerr := s.r.cfg.DB.DeleteJournal(id); rerr != nil {
+				s.r.log.Error("deleting a removed journal's store failed", "journal", id, "err", rerr)
+			}
+		}
 		done := reqs
 		_ = s.r.postStorage(func() {
 			for _, p := range done {
+				if p.remove {
+					continue
+				}
 				if p.registry != nil {
 					s.r.h.OnPersisted(p.token, regErr)
 					continue

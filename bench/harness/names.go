@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/parosdb/paros/client"
 )
 
 // The names rows: journals created and deleted at run time, by name,
@@ -74,8 +76,13 @@ func names(args []string) error {
 	}
 	results = append(results, p.namesRows(ctx, *n, *inflight))
 	p.stop()
+	fmt.Print(namesTable(results, *n, *inflight))
 	s := newNATS(self, true)
-	if err := s.start(ctx, filepath.Join(work, "nats")); err != nil {
+	natsDir := filepath.Join(work, "nats")
+	if err := os.MkdirAll(natsDir, 0o755); err != nil {
+		return err
+	}
+	if err := s.start(ctx, natsDir); err != nil {
 		return err
 	}
 	results = append(results, s.namesRows(ctx, *n, *inflight))
@@ -137,18 +144,24 @@ func namesRun(ctx context.Context, system string, n, inflight int,
 
 func (s *parosSys) namesRows(ctx context.Context, n, inflight int) namesResult {
 	name := func(i int) string { return fmt.Sprintf("bench/j%05d", i) }
-	if _, err := s.cl.CreateTenant(ctx, "bench"); err != nil {
+	// Creating tenants and journals takes an admin token.
+	cl, err := client.Dial(ctx, s.addrs, client.WithCAFile(s.creds.caFile), client.WithToken(s.creds.admin))
+	if err != nil {
+		return namesResult{System: "paros", Errors: 1, FirstError: err.Error()}
+	}
+	defer cl.Close()
+	if _, err := cl.CreateTenant(ctx, "bench"); err != nil {
 		return namesResult{System: "paros", Errors: 1, FirstError: err.Error()}
 	}
 	return namesRun(ctx, "paros (TLS, tokens)", n, inflight, func(i int, sampled bool) (time.Duration, error) {
 		cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 		defer cancel()
 		t0 := time.Now()
-		info, err := s.cl.CreateJournal(cctx, name(i))
+		info, err := cl.CreateJournal(cctx, name(i))
 		if err != nil || !sampled {
 			return 0, err
 		}
-		w := s.cl.Journal(info.ID).NewWriter()
+		w := cl.Journal(info.ID).NewWriter()
 		defer w.Close()
 		if err := w.Claim(cctx); err != nil {
 			return 0, err
@@ -160,7 +173,7 @@ func (s *parosSys) namesRows(ctx context.Context, n, inflight int) namesResult {
 	}, func(i int) error {
 		cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 		defer cancel()
-		return s.cl.DeleteJournal(cctx, name(i))
+		return cl.DeleteJournal(cctx, name(i))
 	})
 }
 
