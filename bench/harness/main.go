@@ -62,6 +62,7 @@ func main() {
 
 func usage() {
 	fmt.Fprintln(os.Stderr, "usage: go run ./bench compare [--quick] [--out DIR]   (from the repository root)")
+	fmt.Fprintln(os.Stderr, "       go run ./bench names [--journals N] [--inflight N] [--out FILE]   journals by name against JetStream streams")
 }
 
 // timing is how long each phase runs.
