@@ -3,8 +3,10 @@ package machine_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -191,4 +193,95 @@ func TestJournalsByNameSurviveRestarts(t *testing.T) {
 	if _, err := cl.CreateJournal(ctx, "d"); err != nil {
 		t.Fatalf("create after the restarts: %v", err)
 	}
+}
+
+// Deleting journals under load leaves the other journals of the same
+// machines alone: a removed journal's store goes only after the batches
+// it had queued, never failing a group commit that carries another
+// journal's writes.
+func TestDeletesUnderLoadSpareTheOtherJournals(t *testing.T) {
+	c, cl := startControlCell(t, 3, false)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	if _, err := cl.CreateJournal(ctx, "keep"); err != nil {
+		t.Fatal(err)
+	}
+	var doomed []string
+	for i := range 40 {
+		doomed = append(doomed, fmt.Sprintf("doomed-%02d", i))
+	}
+	for _, name := range doomed {
+		if _, err := cl.CreateJournal(ctx, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keep, err := cl.JournalNamed(ctx, "keep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := keep.NewWriter()
+	defer w.Close()
+	if err := w.Claim(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Writers keep every doomed journal busy while it is deleted, and
+	// one keeps the kept journal busy throughout.
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for _, name := range doomed {
+		wg.Go(func() {
+			j, err := cl.JournalNamed(ctx, name)
+			if err != nil {
+				return
+			}
+			dw := j.NewWriter()
+			defer dw.Close()
+			if dw.Claim(ctx) != nil {
+				return
+			}
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := dw.Append(ctx, []byte("doomed")); err != nil {
+					return // fenced or deleted
+				}
+			}
+		})
+	}
+	var keptErr error
+	var kept int
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := w.Append(ctx, []byte("kept")); err != nil {
+				keptErr = err
+				return
+			}
+			kept++
+		}
+	})
+	for _, name := range doomed {
+		if err := cl.DeleteJournal(ctx, name); err != nil {
+			t.Fatalf("delete %s: %v", name, err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if keptErr != nil {
+		t.Fatalf("the kept journal failed after %d appends while others were deleted: %v", kept, keptErr)
+	}
+	for i := range c.Nodes {
+		r, err := c.Inspect(ctx, i, keep.ID())
+		if err != nil || r.Quarantined {
+			t.Fatalf("machine %d: the kept journal is quarantined (%v): %+v", i+1, err, r)
+		}
+	}
+	t.Logf("%d appends to the kept journal while %d journals were deleted", kept, len(doomed))
 }
