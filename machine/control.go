@@ -201,21 +201,13 @@ func (cp *controlPlane) follow(ctx context.Context) {
 	f := checkpoint.NewFolder(registrypb.New(), journal.FirstSeq)
 	rd := cp.cl.Journal(cp.control).NewReader(journal.FirstSeq, client.WithTailWait(time.Second))
 	for ctx.Err() == nil {
-		recs, err := rd.Next(ctx)
-		var gap *client.GapError
-		switch {
-		case errors.As(err, &gap):
-			f.Jump(gap.To)
-			continue
-		case err != nil:
+		n, err := foldNext(ctx, rd, f)
+		if err != nil {
 			sleep(ctx, controlPollEvery)
 			continue
 		}
-		for _, rec := range recs {
-			f.Fold(rec.Seq, rec.Data)
-		}
 		atTail := !f.Gapped() && rd.Cursor() >= rd.Tail()
-		if len(recs) == 0 {
+		if n == 0 {
 			if atTail {
 				cp.mu.Lock()
 				cp.caughtUp = true
@@ -239,6 +231,25 @@ func (cp *controlPlane) follow(ctx context.Context) {
 			sleep(ctx, controlPollEvery)
 		}
 	}
+}
+
+// foldNext reads the registry's next page into f: a gap moves f past it
+// (a checkpoint after it heals the fold), records are folded. It returns
+// how many records it folded and the reader's error (a gap is none).
+func foldNext(ctx context.Context, rd *client.Reader, f *checkpoint.Folder[*registrypb.State]) (int, error) {
+	recs, err := rd.Next(ctx)
+	var gap *client.GapError
+	switch {
+	case errors.As(err, &gap):
+		f.Jump(gap.To)
+		return 0, nil
+	case err != nil:
+		return 0, err
+	}
+	for _, r := range recs {
+		f.Fold(r.Seq, r.Data)
+	}
+	return len(recs), nil
 }
 
 // sleep waits d or until ctx ends.

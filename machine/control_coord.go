@@ -111,17 +111,8 @@ func (cp *controlPlane) foldTo(ctx context.Context, next journal.Seq) (*registry
 	f := checkpoint.NewFolder(registrypb.New(), journal.FirstSeq)
 	rd := cp.cl.Journal(cp.control).NewReader(journal.FirstSeq, client.WithTailWait(0))
 	for rd.Cursor() < next {
-		recs, err := rd.Next(ctx)
-		var gap *client.GapError
-		switch {
-		case errors.As(err, &gap):
-			f.Jump(gap.To)
-			continue
-		case err != nil:
+		if _, err := foldNext(ctx, rd, f); err != nil {
 			return nil, fmt.Errorf("fold the registry: %w", err)
-		}
-		for _, r := range recs {
-			f.Fold(r.Seq, r.Data)
 		}
 	}
 	if f.Gapped() {
