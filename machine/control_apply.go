@@ -38,16 +38,18 @@ func (m *Machine) applyPlacements(ctx context.Context, st *registry.State, at jo
 		return fmt.Errorf("paros/machine: not serving")
 	}
 	self := rec.NodeID
-	joined := func(id journal.ID) bool {
-		return slices.ContainsFunc(rec.Joined, func(j machinerecord.JoinedJournal) bool { return j.ID() == id })
+	// Sets, not scans: a machine may hold tens of thousands of journals,
+	// and this runs on every registry page.
+	known := make(map[journal.ID]bool, len(rec.Joined)+len(rec.Retired))
+	for _, j := range rec.Joined {
+		known[j.ID()] = true
 	}
-	retired := func(id journal.ID) bool {
-		return slices.ContainsFunc(rec.Retired, func(j machinerecord.JournalID) bool { return j.ID() == id })
+	for _, j := range rec.Retired {
+		known[j.ID()] = true
 	}
 	var fresh []machinerecord.JoinedJournal
 	for _, j := range st.Placed(self) {
-		if j.Standing != registry.StandingLive || uint64(j.CreatedAt) < rec.ControlApplied ||
-			joined(j.ID) || retired(j.ID) {
+		if j.Standing != registry.StandingLive || uint64(j.CreatedAt) < rec.ControlApplied || known[j.ID] {
 			continue
 		}
 		fresh = append(fresh, createdJournal(j))
@@ -64,10 +66,12 @@ func (m *Machine) applyPlacements(ctx context.Context, st *registry.State, at jo
 	// 1. Record the new journals (unformatted) and the removals.
 	if err := m.updateRecord(func(r *machinerecord.Record) {
 		r.Joined = append(r.Joined, fresh...)
+		removed := make(map[journal.ID]bool, len(gone))
 		for _, id := range gone {
-			r.Joined = slices.DeleteFunc(r.Joined, func(x machinerecord.JoinedJournal) bool { return x.ID() == id })
+			removed[id] = true
 			r.Retired = append(r.Retired, machinerecord.JournalID{Tenant: id.Tenant, Journal: id.Journal})
 		}
+		r.Joined = slices.DeleteFunc(r.Joined, func(x machinerecord.JoinedJournal) bool { return removed[x.ID()] })
 	}); err != nil {
 		return fmt.Errorf("paros/machine: record placements: %w", err)
 	}
@@ -93,9 +97,13 @@ func (m *Machine) applyPlacements(ctx context.Context, st *registry.State, at jo
 		m.log.Info("removed a deleted journal", "journal", id)
 	}
 	// 3. Mark them formatted and move ControlApplied up.
+	formatted := make(map[journal.ID]bool, len(fresh))
+	for _, j := range fresh {
+		formatted[j.ID()] = true
+	}
 	if err := m.updateRecord(func(r *machinerecord.Record) {
 		for i := range r.Joined {
-			if slices.ContainsFunc(fresh, func(x machinerecord.JoinedJournal) bool { return x.ID() == r.Joined[i].ID() }) {
+			if formatted[r.Joined[i].ID()] {
 				r.Joined[i].Formatted = true
 			}
 		}
