@@ -46,6 +46,11 @@ func (h *Host) AddJournal(s JournalSpec) error {
 		h.counters.Created++
 	}
 	h.boot(j, storage.ClaimFirstBoot)
+	if !s.Joiner && j.status == Live && h.electionRank(j) == 0 {
+		// A journal created at run time: its first member in the
+		// election order campaigns at the next tick (CampaignSoon).
+		j.node.CampaignSoon()
+	}
 	h.flush()
 	if j.status != Live {
 		return j.fault

@@ -43,6 +43,16 @@ func (n *Node) CampaignDue() bool {
 // campaign finished); Paxos is safe whoever campaigns when.
 func (n *Node) HoldCampaign(hold bool) { n.campaignHeld = hold }
 
+// CampaignSoon makes the next tick end the follower's election timeout.
+// The host calls it on the first member in the election order of a
+// journal created at run time: its members boot empty, so no leader can
+// exist yet, and waiting a full timeout only delays the journal's first
+// answer. Liveness only: a campaign is always safe, and one that finds
+// its peers not yet serving the journal times out and is retried as any.
+func (n *Node) CampaignSoon() {
+	n.electionElapsed = max(n.electionElapsed, n.electionTimeout-1)
+}
+
 // Campaigning reports whether the node is in a round change (matchmaking
 // or Phase 1) it started.
 func (n *Node) Campaigning() bool {
