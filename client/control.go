@@ -24,8 +24,9 @@ import (
 // whose answer was lost) have exactly one effect; queries are answered by
 // any machine from its own fold of the cell's registry.
 
-// DefaultTenant is the tenant a journal name without one belongs to.
-const DefaultTenant = "default"
+// DefaultTenant is the tenant a journal name without one belongs to (the
+// registry's, which the cell's first coordinator creates).
+const DefaultTenant = registry.DefaultTenant
 
 // Errors of the control plane. Each wraps the server's refusal.
 var (

@@ -30,9 +30,8 @@ import (
 // gave it. The election's lease is only a liveness hint; the fence alone
 // makes two coordinators harmless.
 
-// DefaultTenant is the tenant the first coordinator creates and journal
-// names without a tenant resolve in.
-const DefaultTenant = "default"
+// DefaultTenant is registry.DefaultTenant.
+const DefaultTenant = registry.DefaultTenant
 
 // deskBatchMax bounds the requests one append carries: 256 creations are a
 // few tens of KiB, well inside one write.

@@ -6,6 +6,10 @@ import (
 	"unicode/utf8"
 )
 
+// DefaultTenant is the tenant the cell's first coordinator creates, and
+// the one a journal name written without a tenant belongs to.
+const DefaultTenant = "default"
+
 // NameMax is the longest tenant or journal name, in bytes.
 const NameMax = 128
 
