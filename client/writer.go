@@ -449,7 +449,7 @@ func RandomUUIDs() journal.LeaderUUID {
 	var b [16]byte
 	for {
 		_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (it crashes the process instead)
-		if u := (journal.LeaderUUID{Hi: binary.LittleEndian.Uint64(b[:8]), Lo: binary.LittleEndian.Uint64(b[8:])}); u.IsSet() {
+		if u := (journal.LeaderUUID{Hi: binary.LittleEndian.Uint64(b[:8]), Lo: binary.LittleEndian.Uint64(b[8:])}); journal.UsableUUID(u) {
 			return u
 		}
 	}

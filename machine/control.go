@@ -72,11 +72,11 @@ const controlPollEvery = 200 * time.Millisecond
 // (server.Security.ControlPeer): every acceptor machine of the cell
 // (founders and admitted machines) reads the control plane's journals, and
 // only the founders write them (they campaign, and the coordinator among
-// them fences and writes the registry). A founder may also fence (a
-// SetLeader, which writes no record) a journal this machine's fold of the
-// registry holds as being deleted: the coordinator's fence orders the
-// deletion after every append the journal acknowledged. Nothing else, and
-// nothing to a replica or proxy machine.
+// them fences and writes the registry). A founder may also seal (a
+// SetLeader installing journal.Sealed, which writes no record) a journal
+// this machine's fold of the registry holds as being deleted: the seal
+// orders the deletion after every append the journal ever accepted.
+// Nothing else, and nothing to a replica or proxy machine.
 func (m *Machine) ControlPeer(c server.PeerCall) bool {
 	r := m.Record()
 	if r.Control == nil {
@@ -86,7 +86,7 @@ func (m *Machine) ControlPeer(c server.PeerCall) bool {
 		return slices.ContainsFunc(ms, func(x machinerecord.Member) bool { return x.NodeID == c.Node })
 	}
 	if c.Journal != r.Control.ID() && c.Journal != r.Election.ID() {
-		return c.Fence && c.Op == security.OpWrite && is(r.Members) && m.deleting(c.Journal)
+		return c.Seal && c.Op == security.OpWrite && is(r.Members) && m.deleting(c.Journal)
 	}
 	switch c.Op {
 	case security.OpRead:

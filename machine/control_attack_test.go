@@ -201,3 +201,47 @@ func tenantNamed(t *testing.T, ctx context.Context, cl *client.Client, name stri
 	}
 	return client.TenantInfo{}, false
 }
+
+// Only the control plane seals a journal, and only one it is deleting: a
+// token with every right over a journal cannot install the seal (which
+// would freeze the journal for good), nor can a founder's certificate on
+// a live journal. Once the journal is deleted its writer is told so, and
+// no claim takes it back.
+func TestOnlyTheControlPlaneSeals(t *testing.T) {
+	c, admin := startControlCell(t, 3, true)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	info, err := admin.CreateJournal(ctx, "doomed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := admin.Journal(info.ID).NewWriter()
+	defer w.Close()
+	if err := w.Claim(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Append(ctx, []byte("before")); err != nil {
+		t.Fatal(err)
+	}
+	seal := journal.SetLeaderRequest{Journal: info.ID, New: journal.Sealed, Old: w.Fence()}
+	_, err = admin.Journal(info.ID).SetLeader(ctx, seal)
+	mustBeDenied(t, "an admin token seals a live journal", err)
+	founder := certClient(t, ctx, c, c.Machine(0).Record().NodeID)
+	_, err = founder.Journal(info.ID).SetLeader(ctx, seal)
+	mustBeDenied(t, "a founder's certificate seals a live journal", err)
+	if _, err := w.Append(ctx, []byte("still mine")); err != nil {
+		t.Fatalf("the writer lost its journal to a refused seal: %v", err)
+	}
+
+	if err := admin.DeleteJournal(ctx, "doomed"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Append(ctx, []byte("after")); !errors.Is(err, client.ErrJournalDeleted) {
+		t.Errorf("an append after the deletion: %v, want ErrJournalDeleted", err)
+	}
+	again := admin.Journal(info.ID).NewWriter()
+	defer again.Close()
+	if err := again.Claim(ctx); !errors.Is(err, client.ErrJournalDeleted) {
+		t.Errorf("a claim after the deletion: %v, want ErrJournalDeleted", err)
+	}
+}

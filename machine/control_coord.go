@@ -304,39 +304,48 @@ func (cp *controlPlane) finishDeletions(ctx context.Context, ck *checkpoint.Chec
 	return nil
 }
 
-// fenceParallel bounds the fences finishDeletions takes at once.
+// fenceParallel bounds the seals finishDeletions installs at once.
 const fenceParallel = 64
 
-// fenceTimeout bounds one attempt to fence a deleted journal.
+// fenceTimeout bounds one attempt to seal a deleted journal.
 const fenceTimeout = 5 * time.Second
 
-// fence moves a deleted single-writer journal's writer fence to a uuid
-// nobody holds, so no writer's append is accepted after it: the journal's
-// own log orders the deletion after every write it acknowledged. A
-// multi-writer journal has no fence (its writes are unfenced); it stops
-// when its members drop it at the tombstone.
+// fence seals a deleted single-writer journal: a SetLeader installing
+// journal.Sealed, which nothing moves again and under which nothing is
+// written, so the journal's own log orders the deletion after every append
+// it ever accepted, whichever member answers a writer and whatever that
+// member knows of the deletion. A multi-writer journal has no fence (its
+// writes are unfenced); it stops when its members drop it at the tombstone.
 func (cp *controlPlane) fence(ctx context.Context, j registry.Journal) error {
 	if j.Placement.WriterMode != registry.WriterSingle {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, fenceTimeout)
 	defer cancel()
+	h := cp.cl.Journal(j.ID)
+	var old journal.LeaderUUID // the fence in force, as last seen
 	for {
-		w := cp.cl.Journal(j.ID).NewWriter()
-		err := w.Claim(ctx)
-		w.Close()
-		// A member grants the fence once its own fold holds the journal
-		// as deleting (ControlPeer); a member a little behind the
-		// coordinator refuses it for a moment.
-		if err == nil || !errors.Is(err, client.ErrDenied) || ctx.Err() != nil {
+		r, err := h.SetLeader(ctx, journal.SetLeaderRequest{New: journal.Sealed, Old: old})
+		switch {
+		case err == nil && r.Outcome.View.Leader == journal.Sealed:
+			return nil // sealed now, or by an earlier attempt
+		case err == nil && r.Outcome.Kind == journal.LeaderRefused:
+			old = r.Outcome.View.Leader // compare-and-set against the fence in force
+			continue
+		case err == nil:
+			return fmt.Errorf("seal: the journal answered %s", r.Outcome.Kind)
+		case !errors.Is(err, client.ErrDenied) && !errors.Is(err, client.ErrAmbiguous) || ctx.Err() != nil:
 			return err
 		}
+		// A member grants the seal once its own fold holds the journal
+		// as deleting (ControlPeer): one a little behind the coordinator
+		// refuses it for a moment. An ambiguous attempt is resent as is.
 		sleep(ctx, fenceRetryPause)
 	}
 }
 
-// fenceRetryPause is the pause between two fence attempts a member
-// refused because its fold has not reached the deletion yet.
+// fenceRetryPause is the pause between two seal attempts a member refused
+// because its fold has not reached the deletion yet.
 const fenceRetryPause = 20 * time.Millisecond
 
 func randomUUID() journal.LeaderUUID {
@@ -346,7 +355,7 @@ func randomUUID() journal.LeaderUUID {
 			panic(err)
 		}
 		u := journal.LeaderUUID{Hi: binary.LittleEndian.Uint64(b[:8]), Lo: binary.LittleEndian.Uint64(b[8:])}
-		if u.IsSet() {
+		if journal.UsableUUID(u) {
 			return u
 		}
 	}

@@ -80,7 +80,9 @@ type rule struct {
 //	Journal/Truncate               token: write on the request's journal;
 //	                               or a peer certificate, as Read
 //	Journal/SetLeader              token: write on the request's journal;
-//	                               or a peer certificate, as Read
+//	                               or a peer certificate, as Read; one
+//	                               that installs the seal: only a peer
+//	                               certificate ControlPeer grants it
 //	Journal/WriteStream            token: write on the journal of every
 //	                               write; or a peer certificate, as Read
 //	Control/CreateTenant           token: admin over every journal
@@ -228,9 +230,9 @@ type principal struct {
 }
 
 // peerMay reports whether p's peer certificate grants op on journal id
-// (fence: the call is a SetLeader).
-func (p principal) peerMay(op security.Op, id journal.ID, fence bool) bool {
-	return p.node != 0 && p.controlPeer != nil && p.controlPeer(PeerCall{Node: p.node, Journal: id, Op: op, Fence: fence})
+// (seal: the call is a SetLeader installing journal.Sealed).
+func (p principal) peerMay(op security.Op, id journal.ID, seal bool) bool {
+	return p.node != 0 && p.controlPeer != nil && p.controlPeer(PeerCall{Node: p.node, Journal: id, Op: op, Seal: seal})
 }
 
 func (p principal) authenticated() bool { return p.node != 0 || p.claims != nil }
@@ -383,8 +385,13 @@ func (r rule) allows(p principal, req any) bool {
 			return false
 		}
 		id := wire.JournalIDFromPB(j.GetJournal())
-		_, fence := req.(*pb.SetLeaderRequest)
-		return p.claims != nil && p.claims.Allows(r.op, id) || p.peerMay(r.op, id, fence)
+		sl, _ := req.(*pb.SetLeaderRequest)
+		if seal := sl != nil && wire.UUIDFromPB(sl.GetNewLeader()) == journal.Sealed; seal {
+			// Only the control plane seals a journal, and only one it is
+			// deleting: a token's write right does not reach it.
+			return p.peerMay(r.op, id, true)
+		}
+		return p.claims != nil && p.claims.Allows(r.op, id) || p.peerMay(r.op, id, false)
 	case needTenantAdmin:
 		return p.claims != nil && grantsOp(*p.claims, security.OpAdmin)
 	case needAnyone:

@@ -31,7 +31,7 @@ type Security struct {
 	// ControlPeer reports whether a peer machine (its certificate
 	// verified) may make a journal call: the cell's control-plane
 	// journals, to the machines whose role reads or writes them, and the
-	// fence of a journal being deleted, to the founders
+	// seal of a journal being deleted, to the founders
 	// (machine.Machine.ControlPeer). A machine's certificate grants no
 	// journal call but these. Nil: none.
 	ControlPeer func(PeerCall) bool
@@ -42,9 +42,9 @@ type PeerCall struct {
 	Node    uint64      // the peer's node id, from its certificate
 	Journal journal.ID  // the journal the call names
 	Op      security.Op // OpRead or OpWrite
-	// Fence: the call is a SetLeader (it moves the writer fence and
-	// writes no record).
-	Fence bool
+	// Seal: the call is a SetLeader installing the seal (journal.Sealed):
+	// it writes no record, and nothing moves the fence after it.
+	Seal bool
 }
 
 // Limits of a machine's gRPC server (STYLE rule 11). Each is a bound a

@@ -19,7 +19,7 @@ func SeededUUIDs(seed uint64) func() journal.LeaderUUID {
 	return func() journal.LeaderUUID {
 		for {
 			u := journal.LeaderUUID{Hi: next(), Lo: next()}
-			if u.IsSet() {
+			if journal.UsableUUID(u) {
 				return u
 			}
 		}

@@ -149,7 +149,7 @@ func (w *Writer) Claim() journal.SetLeaderRequest {
 func (w *Writer) drawUUID() journal.LeaderUUID {
 	for range claimDrawsMax {
 		u := w.newUUID()
-		if u.IsSet() && u != w.believed && u != w.fence {
+		if journal.UsableUUID(u) && u != w.believed && u != w.fence {
 			return u
 		}
 	}
@@ -198,6 +198,10 @@ func (w *Writer) AbsorbClaim(req journal.SetLeaderRequest, r journal.Reply) Clai
 			return ClaimResult{Kind: ResultWon, Leader: req.New, Earlier: true, View: out.View}
 		}
 		w.claiming = false
+		if out.View.Leader == journal.Sealed {
+			w.seal()
+			return ClaimResult{Kind: ResultDeleted, View: out.View}
+		}
 		w.believed = out.View.Leader
 		return ClaimResult{Kind: ResultRefused, Leader: out.View.Leader, View: out.View}
 	case journal.WrongMode:
@@ -352,6 +356,11 @@ func (w *Writer) AbsorbWrite(req journal.WriteRequest, r journal.Reply) WriteRes
 		}
 		return WriteResult{Kind: k, Seq: out.Seq, Count: out.Count, View: out.View}
 	case journal.Refused:
+		if out.View.Leader == journal.Sealed {
+			w.settle(i) // nothing lands on a sealed journal
+			w.seal()
+			return WriteResult{Kind: ResultDeleted, View: out.View}
+		}
 		if out.View.Leader != req.Leader {
 			w.supersede(out.View.Leader)
 			return WriteResult{Kind: ResultSuperseded, Leader: out.View.Leader, View: out.View}
@@ -413,6 +422,14 @@ func (w *Writer) settle(i int) {
 	w.assertInvariants()
 }
 
+// seal stops the writer for good: the journal's fence is the seal
+// (journal.Sealed), installed by its deletion, and nothing moves it.
+func (w *Writer) seal() {
+	w.believed = journal.Sealed
+	w.holding = false
+	w.stopErr = ErrJournalDeleted
+}
+
 func (w *Writer) supersede(leader journal.LeaderUUID) {
 	w.believed = leader
 	w.holding = false
@@ -459,6 +476,10 @@ func (w *Writer) AbsorbTruncate(req journal.TruncateRequest, r journal.Reply) Tr
 	case journal.Trimmed:
 		return TruncateResult{Kind: ResultTrimmed, View: out.View}
 	case journal.TruncateRefused:
+		if out.View.Leader == journal.Sealed {
+			w.seal()
+			return TruncateResult{Kind: ResultDeleted, View: out.View}
+		}
 		if out.View.Leader != req.Leader {
 			w.supersede(out.View.Leader)
 			return TruncateResult{Kind: ResultSuperseded, Leader: out.View.Leader, View: out.View}

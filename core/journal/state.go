@@ -174,9 +174,14 @@ type Positions interface {
 //     NextSeq → Duplicate iff the identical write starts at seq, else
 //     Refused; otherwise Accepted iff the uuid is the leader in force, seq ==
 //     NextSeq and there is at least one record, else Refused.
-//   - SetLeader: wins iff Old is the leader in force, New is set and differs.
-//   - Truncate: unset uuid → WrongMode; refused unless the uuid leads; else
-//     FirstSeq = max(FirstSeq, min(UpTo, NextSeq)).
+//   - SetLeader: wins iff Old is the leader in force and not Sealed, New is
+//     set and differs.
+//   - Truncate: unset uuid → WrongMode; refused unless the uuid leads and is
+//     not Sealed; else FirstSeq = max(FirstSeq, min(UpTo, NextSeq)).
+//
+// Invariant: once Sealed is the leader in force it stays so, and no Write
+// is accepted after it (the seal: see Sealed). A Write carrying Sealed is
+// Refused.
 //
 // Multi-writer rules: a Write with an unset uuid and records is accepted at
 // NextSeq whatever seq it names; an unset-uuid Truncate is open to anyone;
@@ -201,7 +206,7 @@ func apply(s State, mode WriterMode, c Command, pos Positions) (State, Outcome) 
 		if mode != ModeSingle {
 			return s, Outcome{Kind: WrongMode, View: s.View()}
 		}
-		if c.Old != s.Leader || !c.New.IsSet() || c.New == s.Leader || s.term >= TermMax {
+		if c.Old != s.Leader || c.Old == Sealed || !c.New.IsSet() || c.New == s.Leader || s.term >= TermMax {
 			return s, Outcome{Kind: LeaderRefused, View: s.View()}
 		}
 		s.Leader = c.New
@@ -214,7 +219,7 @@ func apply(s State, mode WriterMode, c Command, pos Positions) (State, Outcome) 
 		if (mode != ModeSingle && mode != ModeMulti) || (mode == ModeSingle) != c.Leader.IsSet() {
 			return s, Outcome{Kind: WrongMode, View: s.View()}
 		}
-		if mode == ModeSingle && c.Leader != s.Leader {
+		if mode == ModeSingle && (c.Leader != s.Leader || c.Leader == Sealed) {
 			return s, Outcome{Kind: TruncateRefused, View: s.View()}
 		}
 		s.FirstSeq = max(s.FirstSeq, min(c.UpTo, s.NextSeq))
@@ -259,7 +264,7 @@ func applyWrite(s State, mode WriterMode, e Entry, pos Positions) (State, Outcom
 		}
 		return s, Outcome{Kind: Refused, View: s.View()}
 	}
-	if e.Leader != s.Leader || e.Seq != s.NextSeq || n == 0 || n > uint64(SeqMax-s.NextSeq) {
+	if e.Leader != s.Leader || e.Leader == Sealed || e.Seq != s.NextSeq || n == 0 || n > uint64(SeqMax-s.NextSeq) {
 		return s, Outcome{Kind: Refused, View: s.View()}
 	}
 	s.NextSeq += Seq(n)
@@ -277,6 +282,9 @@ func assertTransition(before, after State, c Command, out Outcome) {
 	}
 	if (after.Leader != before.Leader) != (after.term != before.term) {
 		panic(fmt.Sprintf("journal: leader changed without term: %s -> %s", before, after))
+	}
+	if before.Leader == Sealed && after != before {
+		panic(fmt.Sprintf("journal: a sealed journal moved: %s -> %s on %s", before, after, c))
 	}
 	moved := after != before
 	switch out.Kind {

@@ -112,7 +112,22 @@ func applyCases() []applyCase {
 	accepted := func(seq Seq, count uint64, after State) Outcome {
 		return Outcome{Kind: Accepted, Seq: seq, Count: count, View: after.View()}
 	}
+	sealed := state(Sealed, 3, 10, 4)
 	return []applyCase{
+		// The seal (Sealed): installed like any fence, then nothing moves
+		// it, and it writes and truncates nothing.
+		{name: "single set-leader installs the seal", mode: ModeSingle, before: S,
+			cmd: SetLeader(Sealed, uB), want: judged(LeaderSet, sealed), after: sealed},
+		{name: "single set-leader away from the seal is LeaderRefused", mode: ModeSingle, before: sealed,
+			cmd: SetLeader(uA, Sealed), want: judged(LeaderRefused, sealed), after: sealed},
+		{name: "single write under the seal is Refused", mode: ModeSingle, before: sealed,
+			cmd: w(Sealed, 10, recs("x")), pos: held, want: judged(Refused, sealed), after: sealed},
+		{name: "single write under the old fence after the seal is Refused", mode: ModeSingle, before: sealed,
+			cmd: w(uB, 10, recs("x")), pos: held, want: judged(Refused, sealed), after: sealed},
+		{name: "single truncate under the seal is TruncateRefused", mode: ModeSingle, before: sealed,
+			cmd: Truncate(Sealed, 8), want: judged(TruncateRefused, sealed), after: sealed},
+		{name: "single duplicate of an earlier write stays Duplicate after the seal", mode: ModeSingle, before: sealed,
+			cmd: w(uA, 4, recs("ab", "c")), pos: held, want: Outcome{Kind: Duplicate, Seq: 4, Count: 2, View: sealed.View()}, after: sealed},
 		// Single-writer Write (reference design §3.1).
 		{name: "single write unset uuid is WrongMode", mode: ModeSingle, before: S,
 			cmd: w(unset, 10, recs("x")), pos: held, want: judged(WrongMode, S), after: S},

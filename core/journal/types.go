@@ -26,9 +26,27 @@ type LeaderUUID struct{ Hi, Lo uint64 }
 // IsSet reports whether u names a writer.
 func (u LeaderUUID) IsSet() bool { return u.Hi != 0 || u.Lo != 0 }
 
+// Sealed is the seal: the fence of a single-writer journal that is being
+// deleted. Once a SetLeader installs it, nothing moves it again (a
+// SetLeader whose Old is Sealed is refused) and it writes and truncates
+// nothing (a Write or Truncate carrying it is refused), so the journal's
+// own log orders its deletion after every write it ever accepted, whichever
+// server answers and whatever that server knows of the deletion. Its value
+// is public: what keeps a writer from sealing a journal is the service's
+// authorization (only the cell's control plane may), not secrecy. A writer
+// never draws it (UsableUUID).
+var Sealed = LeaderUUID{Hi: ^uint64(0), Lo: ^uint64(0)}
+
+// UsableUUID reports whether a writer may take u as its fence: set, and not
+// the seal.
+func UsableUUID(u LeaderUUID) bool { return u.IsSet() && u != Sealed }
+
 func (u LeaderUUID) String() string {
 	if !u.IsSet() {
 		return "unset"
+	}
+	if u == Sealed {
+		return "sealed"
 	}
 	return fmt.Sprintf("%016x%016x", u.Hi, u.Lo)
 }

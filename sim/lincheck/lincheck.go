@@ -132,7 +132,8 @@ func apply(s *state, mode journal.WriterMode, c journal.Command) (*state, journa
 		if !single {
 			return s, out(journal.WrongMode)
 		}
-		if c.Old != s.leader || !c.New.IsSet() || c.New == s.leader {
+		// The seal is never moved (journal.Sealed).
+		if c.Old != s.leader || c.Old == journal.Sealed || !c.New.IsSet() || c.New == s.leader {
 			return s, out(journal.LeaderRefused)
 		}
 		n := s.clone()
@@ -143,7 +144,7 @@ func apply(s *state, mode journal.WriterMode, c journal.Command) (*state, journa
 		if single != c.Leader.IsSet() {
 			return s, out(journal.WrongMode)
 		}
-		if single && c.Leader != s.leader {
+		if single && (c.Leader != s.leader || c.Leader == journal.Sealed) {
 			return s, out(journal.TruncateRefused)
 		}
 		n := s.clone()
@@ -168,7 +169,7 @@ func apply(s *state, mode journal.WriterMode, c journal.Command) (*state, journa
 				}
 				return s, out(journal.Refused)
 			}
-			if e.Leader != s.leader || e.Seq != s.next || k == 0 {
+			if e.Leader != s.leader || e.Leader == journal.Sealed || e.Seq != s.next || k == 0 {
 				return s, out(journal.Refused)
 			}
 		} else {
