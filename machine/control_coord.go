@@ -231,7 +231,7 @@ func (cp *controlPlane) serveBatch(ctx context.Context, ck *checkpoint.Checkpoin
 		defer func(r *deskReq, o registry.Outcome) { r.reply <- cp.answer(ck.State().State, o) }(r, o)
 	}
 	if deleted {
-		// A delete is answered once its journal is gone: fenced, then
+		// A delete is answered once its journal is gone: sealed, then
 		// tombstoned. If that cannot finish now, the answer still says
 		// deleted (the decision is made) and the desk finishes it later.
 		if err := cp.finishDeletions(ctx, ck); err != nil {
@@ -249,9 +249,9 @@ func (cp *controlPlane) answer(st *registry.State, o registry.Outcome) *pb.Contr
 	case registry.OutcomeDeleted:
 		if o.Journal.Journal != 0 && !st.Gone(o.Journal) { // a journal, not a tenant
 			// Decided, not finished: a delete is answered once its
-			// journal is fenced and tombstoned. The caller asks again
+			// journal is sealed and tombstoned. The caller asks again
 			// with the same request id.
-			r.Refusal, r.Detail = "unavailable", "the journal is being deleted: its fence is not taken yet"
+			r.Refusal, r.Detail = "unavailable", "the journal is being deleted: it is not sealed yet"
 		}
 	default:
 		r.Refusal = o.Kind
@@ -262,34 +262,34 @@ func (cp *controlPlane) answer(st *registry.State, o registry.Outcome) *pb.Contr
 	return r
 }
 
-// finishDeletions fences every journal the registry holds as deleting and
-// writes the tombstones of the fenced ones. The fences are taken in
-// parallel (each is a claim on its own journal, fenceParallel at a time)
+// finishDeletions seals every journal the registry holds as deleting and
+// writes the tombstones of the sealed ones. The seals are installed in
+// parallel (each is a SetLeader on its own journal, sealParallel at a time)
 // and the tombstones go out in batches of deskBatchMax, so a burst of
 // deletes costs a few registry writes, not two per journal. A journal
-// whose fence cannot be taken now (its members do not answer) stays
+// whose seal cannot be installed now (its members do not answer) stays
 // deleting and is tried again at the next tick; only a refused registry
 // write ends the term.
 func (cp *controlPlane) finishDeletions(ctx context.Context, ck *checkpoint.Checkpointer[*registrypb.State]) error {
 	del := ck.State().Deleting()
-	fenced := make([]bool, len(del))
+	sealed := make([]bool, len(del))
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, fenceParallel)
+	sem := make(chan struct{}, sealParallel)
 	for i, j := range del {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			if err := cp.fence(ctx, j); err != nil {
-				cp.m.log.Warn("fencing a deleted journal failed; trying again later", "journal", j.ID, "err", err)
+			if err := cp.seal(ctx, j); err != nil {
+				cp.m.log.Warn("sealing a deleted journal failed; trying again later", "journal", j.ID, "err", err)
 				return
 			}
-			fenced[i] = true
+			sealed[i] = true
 		})
 	}
 	wg.Wait()
 	var recs [][]byte
 	for i, j := range del {
-		if fenced[i] {
+		if sealed[i] {
 			recs = append(recs, registrypb.Encode(&pb.RegistryEntry{Entry: &pb.RegistryEntry_JournalGone{
 				JournalGone: &pb.JournalGone{Journal: wire.JournalIDToPB(j.ID)}}}))
 		}
@@ -304,23 +304,23 @@ func (cp *controlPlane) finishDeletions(ctx context.Context, ck *checkpoint.Chec
 	return nil
 }
 
-// fenceParallel bounds the seals finishDeletions installs at once.
-const fenceParallel = 64
+// sealParallel bounds the seals finishDeletions installs at once.
+const sealParallel = 64
 
-// fenceTimeout bounds one attempt to seal a deleted journal.
-const fenceTimeout = 5 * time.Second
+// sealTimeout bounds one attempt to seal a deleted journal.
+const sealTimeout = 5 * time.Second
 
-// fence seals a deleted single-writer journal: a SetLeader installing
+// seal seals a deleted single-writer journal: a SetLeader installing
 // journal.Sealed, which nothing moves again and under which nothing is
 // written, so the journal's own log orders the deletion after every append
 // it ever accepted, whichever member answers a writer and whatever that
 // member knows of the deletion. A multi-writer journal has no fence (its
 // writes are unfenced); it stops when its members drop it at the tombstone.
-func (cp *controlPlane) fence(ctx context.Context, j registry.Journal) error {
+func (cp *controlPlane) seal(ctx context.Context, j registry.Journal) error {
 	if j.Placement.WriterMode != registry.WriterSingle {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, fenceTimeout)
+	ctx, cancel := context.WithTimeout(ctx, sealTimeout)
 	defer cancel()
 	h := cp.cl.Journal(j.ID)
 	var old journal.LeaderUUID // the fence in force, as last seen
@@ -340,13 +340,13 @@ func (cp *controlPlane) fence(ctx context.Context, j registry.Journal) error {
 		// A member grants the seal once its own fold holds the journal
 		// as deleting (ControlPeer): one a little behind the coordinator
 		// refuses it for a moment. An ambiguous attempt is resent as is.
-		sleep(ctx, fenceRetryPause)
+		sleep(ctx, sealRetryPause)
 	}
 }
 
-// fenceRetryPause is the pause between two seal attempts a member refused
+// sealRetryPause is the pause between two seal attempts a member refused
 // because its fold has not reached the deletion yet.
-const fenceRetryPause = 20 * time.Millisecond
+const sealRetryPause = 20 * time.Millisecond
 
 func randomUUID() journal.LeaderUUID {
 	for {

@@ -321,6 +321,7 @@ func (a *audit) record(j journal.ID, s journal.Seq, rec []byte) {
 
 // ack records that the client library reported recs written from s.
 func (a *audit) ack(j journal.ID, s journal.Seq, recs [][]byte) {
+	a.w.reg.board.acked(a.w, j, s, len(recs))
 	for i, rec := range recs {
 		k := jpos{j, s + journal.Seq(i)}
 		fp := lincheck.RecordPrint(rec)

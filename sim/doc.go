@@ -8,7 +8,10 @@
 // folding every record into a hash chain. Oracles run as events happen, and
 // every journal's client history is checked for linearizability
 // (sim/lincheck). On some seeds the network holds one journal on every
-// node for a while, and its siblings must keep committing (hold.go). After
+// node for a while, and its siblings must keep committing (hold.go). On
+// about a third, one journal is the cell's registry, written by rival
+// coordinators and folded by readers, and a data journal is deleted and
+// sealed (registry.go). After
 // a chaos window comes a quiet tail in which every live node must
 // converge. Gates record which recovery paths fired, so a sweep can
 // require that each one did somewhere.

@@ -216,6 +216,9 @@ func (w *World) holdJudge() {
 	}
 	w.sched.note("hold %s: siblings chose %d slots", short(h.j), got)
 	w.audit.gate("journal: a journal keeps committing while a sibling on its nodes is held")
+	if w.shape.Control && h.j == w.shape.Journals[w.shape.ControlJournal].ID {
+		w.audit.gate("journal: a tenant's journals keep committing while its control journal is held")
+	}
 }
 
 // healthy reports whether nothing the chaos did stands in the way of a

@@ -176,6 +176,7 @@ func (cs *clients) finishPiped(f *inflight, r host.Response, timedOut bool) {
 func (cs *clients) drainPipe(c *client) {
 	w := cs.w
 	for _, done := range c.p.Completions() {
+		c.reg.runDone(done.ID, done.Err)
 		if recs, ok := c.appends[done.ID]; ok {
 			delete(c.appends, done.ID)
 			if done.Err == nil {

@@ -148,6 +148,8 @@ type World struct {
 	proxySet []paxos.NodeID
 	// hold is the seed's hold of one journal (hold.go; nil without one).
 	hold *holdRun
+	// reg is the control plane's shared state (registry.go).
+	reg *regWorld
 }
 
 func (w *World) proc(id paxos.NodeID) *proc { return w.byID[id] }
@@ -202,6 +204,10 @@ func newWorld(seed uint64, o Options, draw func(w *World) Shape) *World {
 	w.sched.trace = o.Trace
 	w.shape = draw(w)
 	w.audit = newAudit(w)
+	w.reg = &regWorld{}
+	if w.shape.Control {
+		w.reg.board = newRegBoard()
+	}
 	w.formCell()
 	w.replicaSet = slices.Clone(w.shape.Replicas)
 	w.rot = newRotLedger(w.shape.RotBudget)

@@ -73,6 +73,12 @@ type Shape struct {
 	Hold             bool
 	HoldJournal      int
 	HoldAtMs, HoldMs int64
+	// Control: Journals[ControlJournal] is the cell's registry, written by
+	// rival coordinators and folded by its readers (registry.go); Victim
+	// (-1: none) is the data journal they register and then delete.
+	Control        bool
+	ControlJournal int
+	Victim         int
 }
 
 // JournalShape is one journal and its clients.
@@ -82,6 +88,8 @@ type JournalShape struct {
 	Readers int
 	// Rival: a second owner contends for a single-writer journal's fence.
 	Rival bool
+	// Control: the cell's registry (Shape.Control).
+	Control bool
 	// Idle: no client ever writes or reads it. It is elected, falls quiet
 	// (unless the seed stays awake), and must get a leader back on its
 	// own when the chaos takes its leader away (audit.everyJournalLed).
@@ -274,7 +282,30 @@ func drawShape(g rng, o Options) Shape {
 	if len(s.Journals) >= manyJournals && g.pct(50) {
 		s.Tun.CampaignsMax = 8 + g.intn(24)
 	}
+	drawControl(g, &s)
 	return s
+}
+
+// drawControl draws the control plane (registry.go) on a third of the
+// seeds: a registry journal, and the data journal it deletes. Drawn last,
+// so the draws above keep their seeds; on a seed that holds a journal,
+// half the time the registry is the one held, and the tenant's journals
+// must keep committing.
+func drawControl(g rng, s *Shape) {
+	s.Victim = -1
+	if !g.pct(35) {
+		return
+	}
+	s.Control = true
+	s.ControlJournal = len(s.Journals)
+	s.Journals = append(s.Journals, JournalShape{ID: journal.ID{Tenant: 0x7e3, Journal: 0x300}, Mode: journal.ModeSingle,
+		Readers: 2 + g.intn(2), Rival: true, Control: true})
+	if g.pct(70) {
+		s.Victim = 0 // always single-writer and busy
+	}
+	if s.Hold && g.pct(50) {
+		s.HoldJournal = s.ControlJournal
+	}
 }
 
 // ReplicaIDBase is the first replica process id (reference design: a
@@ -352,6 +383,12 @@ func (s Shape) String() string {
 	}
 	if s.Hold {
 		mm += fmt.Sprintf(" hold(%s@%dms+%dms)", short(s.Journals[s.HoldJournal].ID), s.HoldAtMs, s.HoldMs)
+	}
+	if s.Control {
+		mm += " control"
+		if s.Victim >= 0 {
+			mm += " delete"
+		}
 	}
 	return fmt.Sprintf("n=%d %s%s journals=%s election=%d drop=%d%% dup=%d%%", len(s.Nodes), q, mm, modes, s.Tun.ElectionTicks, s.DropPct, s.DupPct)
 }

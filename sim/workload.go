@@ -2,6 +2,7 @@ package sim
 
 import (
 	"encoding/binary"
+	"errors"
 	"hash/fnv"
 
 	cl "github.com/parosdb/paros/client/sansio"
@@ -69,6 +70,9 @@ type client struct {
 	// reader state: the library's sans-IO Reader keeps the cursor.
 	rd      *cl.Reader
 	folding bool // never skipped a gap: part of the trim fence (skimmers never are)
+	// reg: a coordinator's or folder's part in the control plane
+	// (registry.go); nil off the registry journal.
+	reg     *regClient
 	chain   uint64
 	lagging journal.Seq
 }
@@ -105,12 +109,18 @@ func newClients(w *World) *clients {
 			// A second owner contends for the fence: each supersedes the other.
 			cs.all = append(cs.all, cs.newOwner(j))
 		}
-		for range j.Readers {
+		for i := range j.Readers {
 			// A third of the readers skim: they are not part of the trim
 			// fence, so truncations overtake them and their Reader reports
 			// the gap.
-			cs.all = append(cs.all, &client{idx: len(cs.all), j: j, role: reader, rd: cl.NewReader(j.ID, 1),
-				folding: !w.g.pct(33), lagging: 1})
+			c := &client{idx: len(cs.all), j: j, role: reader, rd: cl.NewReader(j.ID, 1),
+				folding: !w.g.pct(33), lagging: 1}
+			if j.Control {
+				// The registry's folders: its truncations follow its
+				// checkpoints, not their cursors; the last starts late.
+				c.folding, c.reg = false, newRegClient(i == j.Readers-1)
+			}
+			cs.all = append(cs.all, c)
 		}
 	}
 	return cs
@@ -134,13 +144,20 @@ func (cs *clients) newOwner(j JournalShape) *client {
 	})
 	g := cs.w.g
 	c.appends = map[cl.AppendID][][]byte{}
+	if j.Control {
+		c.reg, c.rd = newRegClient(false), cl.NewReader(j.ID, 1)
+	}
 	c.p = cl.NewPipeline(w, cl.PipelineOptions{Window: 1 + g.intn(16), WritesOut: 1 + g.intn(4), NoCoalesce: g.pct(20)})
 	return c
 }
 
 func (cs *clients) start() {
 	for _, c := range cs.all {
-		cs.schedule(c, cs.w.g.between(0, 20*ms))
+		d := cs.w.g.between(0, 20*ms)
+		if c.reg != nil && c.reg.late {
+			d = cs.w.g.between(cs.w.chaosEnd*3/10, cs.w.chaosEnd*7/10)
+		}
+		cs.schedule(c, d)
 	}
 }
 
@@ -166,6 +183,9 @@ func (cs *clients) freshUUID() journal.LeaderUUID {
 }
 
 func (cs *clients) records(c *client) [][]byte {
+	if c.reg != nil {
+		return cs.regRecords(c)
+	}
 	n := 1 + cs.w.g.intn(3)
 	out := make([][]byte, n)
 	for i := range out {
@@ -196,8 +216,16 @@ func (cs *clients) step(c *client) {
 		return
 	}
 	single := c.j.Mode == journal.ModeSingle
+	if single && !c.p.Holding() && errors.Is(c.p.Stopped(), cl.ErrJournalDeleted) {
+		cs.deletedStep(c)
+		return
+	}
 	if single && !c.p.Holding() {
 		cs.claim(c)
+		return
+	}
+	if c.reg != nil {
+		cs.coordStep(c)
 		return
 	}
 	switch r := g.intn(100); {
@@ -460,6 +488,14 @@ func (cs *clients) finishWrite(f *inflight, r host.Response, timedOut bool) {
 func (cs *clients) finishSetLeader(f *inflight, r host.Response, timedOut bool) {
 	c, w := f.c, cs.w
 	out := r.Reply.Outcome
+	switch f.op {
+	case opSeal:
+		cs.finishSeal(f, r, timedOut)
+		return
+	case opUnseal:
+		cs.finishUnseal(f, r, timedOut)
+		return
+	}
 	if f.op == opWrongMode {
 		if !timedOut && !r.Reply.Ambiguous() && r.Reply.NoVerdict == journal.VerdictGiven && out.Kind != journal.WrongMode {
 			w.audit.violation("journal: a multi-writer journal refuses every uuid-bearing call", "c%d SetLeader on a multi-writer journal got %s", c.idx, out)
@@ -474,7 +510,12 @@ func (cs *clients) finishSetLeader(f *inflight, r host.Response, timedOut bool) 
 		if res.Earlier {
 			w.audit.gate("an ambiguous claim is found to have won")
 		}
+		if c.reg != nil {
+			c.reg.booted = false // a new term bootstraps again (a no-op if done)
+		}
 		cs.pump(c)
+	case cl.ResultDeleted:
+		w.audit.gate("a writer learns its journal was sealed")
 	case cl.ResultRetry, cl.ResultRedirect, cl.ResultBusy:
 		cs.retryLater(c, f)
 	}
@@ -531,48 +572,10 @@ func (cs *clients) finishRead(f *inflight, r host.Response, timedOut bool) {
 		}
 		c.lagging = max(c.lagging, 1)
 	}
+	if c.reg != nil {
+		cs.regFold(c, out)
+	}
 	if c.rd.Cursor() < before {
 		w.audit.violation("chain: a client's journal-read cursor never moves backwards", "c%d %d -> %d", c.idx, before, c.rd.Cursor())
 	}
-}
-
-// record adds a finished call to its journal's history for lincheck.
-func (cs *clients) record(f *inflight, r host.Response, timedOut bool) {
-	w := cs.w
-	jid := f.call.Journal()
-	o := lincheck.Op{Client: f.c.idx, Call: f.sentAt, Return: w.sched.now}
-	switch f.call.Kind {
-	case host.CallRead:
-		rr := r.Read
-		o.In = lincheck.Input{Kind: lincheck.OpRead, From: f.call.Read.FromSeq}
-		o.Out = lincheck.Output{Served: rr.Served && !timedOut, Truncated: rr.Truncated, View: rr.View}
-		for _, rec := range rr.Records {
-			o.Out.Records = append(o.Out.Records, lincheck.RecordPrint(rec))
-		}
-	default:
-		var cmd journal.Command
-		kind := lincheck.OpWrite
-		switch f.call.Kind {
-		case host.CallWrite:
-			wr := f.call.Write
-			cmd = journal.Write(journal.Entry{Leader: wr.Leader, Seq: wr.Seq, Records: wr.Records})
-		case host.CallTruncate:
-			kind = lincheck.OpTruncate
-			cmd = journal.Truncate(f.call.Truncate.Leader, f.call.Truncate.UpTo)
-		case host.CallSetLeader:
-			kind = lincheck.OpSetLeader
-			cmd = journal.SetLeader(f.call.SetLeader.New, f.call.SetLeader.Old)
-		}
-		o.In = lincheck.Input{Kind: kind, Cmd: cmd}
-		rep := r.Reply
-		switch {
-		case timedOut || rep.Ambiguous():
-			o.Out = lincheck.Output{Ambiguous: true}
-		case rep.Outcome.Kind == journal.OutcomeInvalid:
-			o.Out = lincheck.Output{NoEffect: true}
-		default:
-			o.Out = lincheck.Output{Outcome: rep.Outcome}
-		}
-	}
-	cs.hist[jid] = append(cs.hist[jid], o)
 }
