@@ -306,7 +306,7 @@ func (c *Client) awaitServed(ctx context.Context, id journal.ID) error {
 const awaitServedPause = 10 * time.Millisecond
 
 // DeleteJournal deletes a journal by name. It returns once the journal is
-// fenced (no writer's append is accepted after it) and tombstoned (its
+// sealed (no writer's append is accepted after it) and tombstoned (its
 // members drop their stores); a retry of one call has exactly one effect.
 func (c *Client) DeleteJournal(ctx context.Context, name string) error {
 	tenant, jn := SplitName(name)
