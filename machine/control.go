@@ -64,6 +64,11 @@ type controlPlane struct {
 // the cell's own traffic can be told from its clients'.
 const ControlPlaneUserAgent = "paros-control-plane"
 
+// followApplyEvery bounds the registry positions a follower folds without
+// applying them while it catches up: the journals placed on it wait at
+// most that many entries to be served.
+const followApplyEvery = 4096
+
 // controlPollEvery is how long a loop waits before trying again after the
 // cell did not answer (a follower, a campaign, a deletion to finish).
 const controlPollEvery = 200 * time.Millisecond
@@ -200,6 +205,7 @@ func (cp *controlPlane) coordinatorAddr() string {
 func (cp *controlPlane) follow(ctx context.Context) {
 	f := checkpoint.NewFolder(registrypb.New(), journal.FirstSeq)
 	rd := cp.cl.Journal(cp.control).NewReader(journal.FirstSeq, client.WithTailWait(time.Second))
+	var applied journal.Seq // f.Next() at the last apply
 	for ctx.Err() == nil {
 		n, err := foldNext(ctx, rd, f)
 		if err != nil {
@@ -215,6 +221,14 @@ func (cp *controlPlane) follow(ctx context.Context) {
 			}
 			continue
 		}
+		if !atTail && f.Next()-applied < followApplyEvery {
+			// More of the registry is already there: fold it first and
+			// apply once (group commit). Applying costs two machine-record
+			// writes whatever it carries, so a follower that fell behind
+			// catches up in few applies instead of one per page.
+			continue
+		}
+		applied = f.Next()
 		st := f.State().Clone().State
 		cp.mu.Lock()
 		cp.fold = st

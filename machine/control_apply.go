@@ -60,7 +60,10 @@ func (m *Machine) applyPlacements(ctx context.Context, st *registry.State, at jo
 			gone = append(gone, j.ID())
 		}
 	}
-	if len(fresh) == 0 && len(gone) == 0 && uint64(at) <= rec.ControlApplied {
+	if len(fresh) == 0 && len(gone) == 0 {
+		// Nothing here changes: ControlApplied stays where it is (a low
+		// mark is safe, see above), and a page that places nothing on
+		// this machine costs it no record write.
 		return nil
 	}
 	// 1. Record the new journals (unformatted) and the removals.

@@ -29,17 +29,22 @@ type namesResult struct {
 	Created, Deleted int
 	CreateS, DeleteS float64
 	FirstAck         []time.Duration // sorted
+	// Call is each create call's own duration (until it returns), sorted.
+	Call       []time.Duration
 	Errors           int
 	FirstError       string
 }
 
 func (r namesResult) createRate() float64 { return float64(r.Created) / r.CreateS }
 func (r namesResult) deleteRate() float64 { return float64(r.Deleted) / r.DeleteS }
-func (r namesResult) firstAck(q float64) time.Duration {
-	if len(r.FirstAck) == 0 {
+func (r namesResult) firstAck(q float64) time.Duration { return quantile(r.FirstAck, q) }
+
+// quantile is the q-quantile of sorted ds (0 when empty).
+func quantile(ds []time.Duration, q float64) time.Duration {
+	if len(ds) == 0 {
 		return 0
 	}
-	return r.FirstAck[min(len(r.FirstAck)-1, int(q*float64(len(r.FirstAck))))]
+	return ds[min(len(ds)-1, int(q*float64(len(ds))))]
 }
 
 // namesSample is how many of the journals also measure create to first ack.
@@ -50,6 +55,7 @@ func names(args []string) error {
 	n := fs.Int("journals", 10_000, "journals (paros) and streams (JetStream) to create, then delete")
 	inflight := fs.Int("inflight", 16, "calls in flight")
 	out := fs.String("out", "", "write the markdown table to this file too")
+	pick := fs.String("systems", "paros,jetstream", "which systems to run, comma-separated")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -70,13 +76,18 @@ func names(args []string) error {
 	defer cancel()
 
 	var results []namesResult
-	p := newParos(root, true)
-	if err := p.start(ctx, filepath.Join(work, "paros")); err != nil {
-		return err
+	if strings.Contains(*pick, "paros") {
+		p := newParos(root, true)
+		if err := p.start(ctx, filepath.Join(work, "paros")); err != nil {
+			return err
+		}
+		results = append(results, p.namesRows(ctx, *n, *inflight))
+		p.stop()
+		fmt.Print(namesTable(results, *n, *inflight))
 	}
-	results = append(results, p.namesRows(ctx, *n, *inflight))
-	p.stop()
-	fmt.Print(namesTable(results, *n, *inflight))
+	if !strings.Contains(*pick, "jetstream") {
+		return nil
+	}
 	s := newNATS(self, true)
 	natsDir := filepath.Join(work, "nats")
 	if err := os.MkdirAll(natsDir, 0o755); err != nil {
@@ -99,7 +110,7 @@ func names(args []string) error {
 // namesRun creates then deletes n things with create and remove, inflight
 // at a time; the first namesSample also measure create to first ack.
 func namesRun(ctx context.Context, system string, n, inflight int,
-	create func(i int, sampled bool) (time.Duration, error), remove func(i int) error) namesResult {
+	create func(i int, sampled bool) (call, firstAck time.Duration, err error), remove func(i int) error) namesResult {
 	r := namesResult{System: system}
 	var mu sync.Mutex
 	fail := func(err error) {
@@ -113,13 +124,14 @@ func namesRun(ctx context.Context, system string, n, inflight int,
 	t0 := time.Now()
 	var created []int
 	forEach(ctx, n, inflight, func(i int) {
-		d, err := create(i, i < namesSample)
+		call, d, err := create(i, i < namesSample)
 		if err != nil {
 			fail(err)
 			return
 		}
 		mu.Lock()
 		created = append(created, i)
+		r.Call = append(r.Call, call)
 		if i < namesSample {
 			r.FirstAck = append(r.FirstAck, d)
 		}
@@ -127,6 +139,7 @@ func namesRun(ctx context.Context, system string, n, inflight int,
 	})
 	r.CreateS, r.Created = time.Since(t0).Seconds(), len(created)
 	slices.Sort(r.FirstAck)
+	slices.Sort(r.Call)
 	t0 = time.Now()
 	var deleted int
 	forEach(ctx, len(created), inflight, func(k int) {
@@ -153,23 +166,24 @@ func (s *parosSys) namesRows(ctx context.Context, n, inflight int) namesResult {
 	if _, err := cl.CreateTenant(ctx, "bench"); err != nil {
 		return namesResult{System: "paros", Errors: 1, FirstError: err.Error()}
 	}
-	return namesRun(ctx, "paros (TLS, tokens)", n, inflight, func(i int, sampled bool) (time.Duration, error) {
+	return namesRun(ctx, "paros (TLS, tokens)", n, inflight, func(i int, sampled bool) (time.Duration, time.Duration, error) {
 		cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 		defer cancel()
 		t0 := time.Now()
 		info, err := cl.CreateJournal(cctx, name(i))
+		call := time.Since(t0)
 		if err != nil || !sampled {
-			return 0, err
+			return call, 0, err
 		}
 		w := cl.Journal(info.ID).NewWriter()
 		defer w.Close()
 		if err := w.Claim(cctx); err != nil {
-			return 0, err
+			return call, 0, err
 		}
 		if _, err := w.Append(cctx, []byte("first")); err != nil {
-			return 0, err
+			return call, 0, err
 		}
-		return time.Since(t0), nil
+		return call, time.Since(t0), nil
 	}, func(i int) error {
 		cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 		defer cancel()
@@ -179,7 +193,7 @@ func (s *parosSys) namesRows(ctx context.Context, n, inflight int) namesResult {
 
 func (s *natsSys) namesRows(ctx context.Context, n, inflight int) namesResult {
 	stream := func(i int) string { return fmt.Sprintf("NAMES_%d", i) }
-	return namesRun(ctx, "JetStream (R3, sync always)", n, inflight, func(i int, sampled bool) (time.Duration, error) {
+	return namesRun(ctx, "JetStream (R3, sync always)", n, inflight, func(i int, sampled bool) (time.Duration, time.Duration, error) {
 		cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 		defer cancel()
 		t0 := time.Now()
@@ -187,13 +201,14 @@ func (s *natsSys) namesRows(ctx context.Context, n, inflight int) namesResult {
 			Name: stream(i), Subjects: []string{fmt.Sprintf("names.%d", i)}, Storage: jetstream.FileStorage,
 			Replicas: 3, Retention: jetstream.LimitsPolicy, Discard: jetstream.DiscardOld,
 		})
+		call := time.Since(t0)
 		if err != nil || !sampled {
-			return 0, err
+			return call, 0, err
 		}
 		if _, err := s.admin.Publish(cctx, fmt.Sprintf("names.%d", i), []byte("first")); err != nil {
-			return 0, err
+			return call, 0, err
 		}
-		return time.Since(t0), nil
+		return call, time.Since(t0), nil
 	}, func(i int) error {
 		cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 		defer cancel()
@@ -203,11 +218,11 @@ func (s *natsSys) namesRows(ctx context.Context, n, inflight int) namesResult {
 
 func namesTable(rs []namesResult, n, inflight int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "| %d by name, %d in flight | created/s | deleted/s | create → first ack p50 | p99 | errors |\n", n, inflight)
-	b.WriteString("|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| %d by name, %d in flight | created/s | deleted/s | create call p50 | create → first ack p50 | p99 | errors |\n", n, inflight)
+	b.WriteString("|---|---|---|---|---|---|---|\n")
 	for _, r := range rs {
-		fmt.Fprintf(&b, "| %s | %.0f (%d in %.1f s) | %.0f (%d in %.1f s) | %v | %v | %d %s |\n", r.System,
-			r.createRate(), r.Created, r.CreateS, r.deleteRate(), r.Deleted, r.DeleteS,
+		fmt.Fprintf(&b, "| %s | %.0f (%d in %.1f s) | %.0f (%d in %.1f s) | %v | %v | %v | %d %s |\n", r.System,
+			r.createRate(), r.Created, r.CreateS, r.deleteRate(), r.Deleted, r.DeleteS, quantile(r.Call, 0.5).Round(time.Millisecond),
 			r.firstAck(0.5).Round(time.Millisecond), r.firstAck(0.99).Round(time.Millisecond), r.Errors, r.FirstError)
 	}
 	return b.String()

@@ -4,8 +4,11 @@ package paxos
 type Counters struct {
 	// Quiesced counts leaderships that fell quiet; Woken quiet nodes woken
 	// (node_quiet.go).
-	Quiesced, Woken  uint64
-	Campaigns        uint64
+	Quiesced, Woken uint64
+	Campaigns       uint64
+	// Reasked counts Prepares an eager campaign sent again to a silent
+	// member (CampaignSoon).
+	Reasked          uint64
 	Elections        uint64
 	StepDowns        uint64
 	CheckQuorumDowns uint64

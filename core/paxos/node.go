@@ -81,7 +81,11 @@ type Node struct {
 	electionElapsed int
 	// campaignHeld: the host's campaign budget holds this node's next
 	// campaign (HoldCampaign); its timer stays due.
-	campaignHeld    bool
+	campaignHeld bool
+	// eager: the node's campaigns re-ask the silent members at every tick
+	// (CampaignSoon). Invariant: set only by CampaignSoon; cleared once the
+	// node leads or steps down to a higher ballot.
+	eager           bool
 	electionTimeout int
 	wantTimeout     bool
 
@@ -384,8 +388,12 @@ func (n *Node) Tick() {
 	if n.contract.fault != nil {
 		return
 	}
+	if c, ok := n.phase.(*campaigning); ok && n.eager {
+		n.reaskSilent(c)
+	}
 	switch p := n.phase.(type) {
 	case *leading:
+		n.eager = false
 		n.tickLeader(p)
 	default:
 		if n.cfg.Replica || n.quiet {
@@ -554,6 +562,7 @@ func (n *Node) stepDown() {
 	}
 	n.phase = following{}
 	n.scrub.page = nil
+	n.eager = false
 	n.resetElectionTimer()
 }
 

@@ -43,14 +43,35 @@ func (n *Node) CampaignDue() bool {
 // campaign finished); Paxos is safe whoever campaigns when.
 func (n *Node) HoldCampaign(hold bool) { n.campaignHeld = hold }
 
-// CampaignSoon makes the next tick end the follower's election timeout.
-// The host calls it on the first member in the election order of a
-// journal created at run time: its members boot empty, so no leader can
-// exist yet, and waiting a full timeout only delays the journal's first
-// answer. Liveness only: a campaign is always safe, and one that finds
-// its peers not yet serving the journal times out and is retried as any.
+// CampaignSoon makes the next tick end the follower's election timeout,
+// and makes its campaigns eager: at every tick, Phase 1 asks again the
+// members that have not answered yet (reaskSilent). The host calls it on
+// the first member in the election order of a journal created at run
+// time: its members boot empty, so no leader can exist yet, and each
+// starts serving the journal when it folds the creation, a moment apart.
+// A Prepare that reached a member not serving the journal yet was dropped;
+// without asking again the campaign would wait out a whole election
+// timeout. Liveness only: a campaign is always safe, and so is a Prepare
+// sent twice at one ballot (an acceptor answers it as it did).
 func (n *Node) CampaignSoon() {
 	n.electionElapsed = max(n.electionElapsed, n.electionTimeout-1)
+	n.eager = true
+}
+
+// reaskSilent sends the campaign's Prepare again to every member it was
+// sent to that has answered nothing yet (no page, no grant, no refusal).
+func (n *Node) reaskSilent(c *campaigning) {
+	el := c.el
+	for _, id := range el.addressees() {
+		if id == n.cfg.ID || el.granted.has(id) || el.refused.has(id) {
+			continue
+		}
+		if _, paged := el.pages[id]; paged {
+			continue
+		}
+		n.counters.Reasked++
+		n.send(Message{Type: MsgPrepare, To: id, Ballot: el.ballot, Slot: el.from, Config: c.own.Acceptors, Since: c.own.Since})
+	}
 }
 
 // Campaigning reports whether the node is in a round change (matchmaking

@@ -252,6 +252,12 @@ func (n *Node) handleProbeReply(m Message) {
 	if !eff.IsZero() && (n.belief.IsZero() || n.belief.Ballot.Less(eff.Ballot)) {
 		n.adopt(Configuration{Ballot: eff.Ballot, Since: eff.Ballot, Acceptors: eff.Acceptors})
 	}
+	if n.eager {
+		// The probe was the first half of an eager node's first campaign
+		// (CampaignSoon): the campaign itself starts at the next tick, not
+		// an election timeout later.
+		n.electionElapsed = max(n.electionElapsed, n.electionTimeout-1)
+	}
 }
 
 // learnBallotConfig records the configuration of a ballot the node
