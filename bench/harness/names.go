@@ -31,12 +31,12 @@ type namesResult struct {
 	FirstAck         []time.Duration // sorted
 	// Call is each create call's own duration (until it returns), sorted.
 	Call       []time.Duration
-	Errors           int
-	FirstError       string
+	Errors     int
+	FirstError string
 }
 
-func (r namesResult) createRate() float64 { return float64(r.Created) / r.CreateS }
-func (r namesResult) deleteRate() float64 { return float64(r.Deleted) / r.DeleteS }
+func (r namesResult) createRate() float64              { return float64(r.Created) / r.CreateS }
+func (r namesResult) deleteRate() float64              { return float64(r.Deleted) / r.DeleteS }
 func (r namesResult) firstAck(q float64) time.Duration { return quantile(r.FirstAck, q) }
 
 // quantile is the q-quantile of sorted ds (0 when empty).
