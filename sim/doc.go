@@ -11,7 +11,9 @@
 // node for a while, and its siblings must keep committing (hold.go). On
 // about a third, one journal is the cell's registry, written by rival
 // coordinators and folded by readers, and a data journal is deleted and
-// sealed (registry.go). After
+// sealed (registry.go); on another third, a journal is created during
+// the chaos, each member formatting it at its own moment (create.go).
+// After
 // a chaos window comes a quiet tail in which every live node must
 // converge. Gates record which recovery paths fired, so a sweep can
 // require that each one did somewhere.

@@ -42,6 +42,7 @@ func (w *World) collect(p *proc) {
 			w.counts.Collections += c.Collections
 			w.counts.ReadsAbandoned += c.ReadsAbandoned
 			w.counts.ReadsWidened += c.ReadsWidened
+			w.counts.Reasked += c.Reasked
 			w.counts.OwnMatchmaker += c.OwnMatchmaker
 			w.counts.SetsAdopted += c.MatchmakerSetsAdopted
 			w.counts.SetsStopped += c.MatchmakersStopped
@@ -124,6 +125,7 @@ func (w *World) gateCounts(r *Result) {
 	set("quiescence: a quiet node is woken", c.Woken)
 	set("quiescence: a silent leader machine wakes its quiet journals", c.WokenByMachine)
 	set("elections: a due campaign waits for the machine's campaign budget", c.CampaignsHeld)
+	set("elections: an eager first campaign asks a silent member again", c.Reasked)
 	if c.Elections >= 2 && r.Gates["every node converges at the end of the tail"] > 0 {
 		r.Gates["leadership turns over and the cluster recovers"]++
 	}
@@ -217,6 +219,9 @@ func GateNames() []string {
 		"journal read: a read below the trim point is refused",
 		"journal: a journal keeps committing while a sibling on its nodes is held",
 		"journal: a tenant's journals keep committing while its control journal is held",
+		// Journals created at run time (create.go).
+		"control plane: a member formats a journal created at run time",
+		"elections: an eager first campaign asks a silent member again",
 		// The control plane (registry.go, registry_oracle.go).
 		"registry: a coordinator checkpoints the registry",
 		"registry: a folder verifies a checkpoint against its own fold",

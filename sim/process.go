@@ -246,17 +246,20 @@ func (w *World) specs(p *proc, claim storage.Claim, edited bool) []host.JournalS
 		}
 		s := host.JournalSpec{ID: js.ID, Members: w.shape.Nodes, Quorum: w.shape.Quorum, Mode: js.Mode, Claim: claim,
 			Matchmakers: w.shape.Matchmakers, MatchmakerSet: p.mmset, Replicas: w.replicaSet, Replica: p.replica(), Proxies: w.proxySet}
-		if js, ok := p.joined[js.ID]; ok {
-			// Joined at run time: its store was formatted then.
+		if joined, ok := p.joined[js.ID]; ok {
+			// Joined or created at run time: its store was formatted then.
 			// The replica list is the operator's current one, which may
-			// have changed since the join (replica.go).
-			s = js
+			// have changed since the join (replica.go); a created journal
+			// has neither replicas nor proxies.
+			s = joined
 			s.Claim = storage.ClaimExistingMember
 			if s.MatchmakerSet.Generation < p.mmset.Generation {
 				s.MatchmakerSet = p.mmset
 			}
-			s.Replicas = w.replicaSet
-			s.Proxies = w.proxySet
+			if js.CreatedAtMs == 0 {
+				s.Replicas = w.replicaSet
+				s.Proxies = w.proxySet
+			}
 		}
 		if edited {
 			// The operator edited the configuration: another writer mode.

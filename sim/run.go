@@ -75,6 +75,9 @@ type Counts struct {
 	// ReadsWidened counts grid reads that asked every member after their
 	// row did not settle them.
 	ReadsWidened uint64
+	// Reasked counts Prepares eager first campaigns sent again to silent
+	// members (create.go).
+	Reasked uint64
 	// CTRL and scrubbing.
 	CtrlReproposed, CtrlNoops, CtrlResigned, CtrlUnrecoverable uint64
 	RepairedFromMemory, RepairedFromPeer                       uint64
@@ -185,6 +188,7 @@ func run(seed uint64, o Options) Result {
 	w.forgeryChaos()
 	w.quietChaos()
 	w.holdChaos()
+	w.createChaos()
 	w.operate()
 	w.sched.runUntil(w.chaosEnd)
 
@@ -218,7 +222,9 @@ func newWorld(seed uint64, o Options, draw func(w *World) Shape) *World {
 			joined: map[journal.ID]host.JournalSpec{}, retired: map[journal.ID]bool{}}
 		if slices.Contains(w.shape.Nodes, id) || slices.Contains(w.shape.Replicas, id) {
 			for _, j := range w.shape.Journals {
-				p.stores[j.ID] = memstore.New()
+				if j.CreatedAtMs == 0 { // a created journal has no store before its creation
+					p.stores[j.ID] = memstore.New()
+				}
 			}
 		}
 		if slices.Contains(w.shape.matchmakerMachines(), id) {

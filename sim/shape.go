@@ -90,6 +90,8 @@ type JournalShape struct {
 	Rival bool
 	// Control: the cell's registry (Shape.Control).
 	Control bool
+	// CreatedAtMs > 0: the journal is created at run time, then (create.go).
+	CreatedAtMs int64
 	// Idle: no client ever writes or reads it. It is elected, falls quiet
 	// (unless the seed stays awake), and must get a leader back on its
 	// own when the chaos takes its leader away (audit.everyJournalLed).
@@ -283,7 +285,23 @@ func drawShape(g rng, o Options) Shape {
 		s.Tun.CampaignsMax = 8 + g.intn(24)
 	}
 	drawControl(g, &s)
+	drawCreated(g, &s)
 	return s
+}
+
+// drawCreated adds, on a third of the seeds, a journal created at run time
+// during the chaos (create.go). Drawn last, so the draws above keep their
+// seeds.
+func drawCreated(g rng, s *Shape) {
+	if !g.pct(33) || s.ChaosMs < 1000 {
+		return
+	}
+	mode := journal.ModeSingle
+	if g.pct(30) {
+		mode = journal.ModeMulti
+	}
+	s.Journals = append(s.Journals, JournalShape{ID: journal.ID{Tenant: 0x7e4, Journal: 0x400}, Mode: mode, Readers: 1 + g.intn(2),
+		Rival: mode == journal.ModeSingle && g.pct(30), CreatedAtMs: g.between(s.ChaosMs/10, s.ChaosMs*6/10)})
 }
 
 // drawControl draws the control plane (registry.go) on a third of the
@@ -383,6 +401,11 @@ func (s Shape) String() string {
 	}
 	if s.Hold {
 		mm += fmt.Sprintf(" hold(%s@%dms+%dms)", short(s.Journals[s.HoldJournal].ID), s.HoldAtMs, s.HoldMs)
+	}
+	for _, j := range s.Journals {
+		if j.CreatedAtMs > 0 {
+			mm += fmt.Sprintf(" created(%s@%dms)", short(j.ID), j.CreatedAtMs)
+		}
 	}
 	if s.Control {
 		mm += " control"

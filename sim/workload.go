@@ -157,6 +157,9 @@ func (cs *clients) start() {
 		if c.reg != nil && c.reg.late {
 			d = cs.w.g.between(cs.w.chaosEnd*3/10, cs.w.chaosEnd*7/10)
 		}
+		if c.j.CreatedAtMs > 0 {
+			d = c.j.CreatedAtMs*ms + cs.w.g.between(0, 2*createSpreadMs*ms)
+		}
 		cs.schedule(c, d)
 	}
 }

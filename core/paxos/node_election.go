@@ -70,8 +70,14 @@ func (n *Node) reaskSilent(c *campaigning) {
 			continue
 		}
 		n.counters.Reasked++
-		n.send(Message{Type: MsgPrepare, To: id, Ballot: el.ballot, Slot: el.from, Config: c.own.Acceptors, Since: c.own.Since})
+		n.sendPrepare(id, el, c.own)
 	}
+}
+
+// sendPrepare sends election el's Prepare to id: the ballot, the first
+// slot it asks about, and the ballot's configuration.
+func (n *Node) sendPrepare(id NodeID, el *election, own Configuration) {
+	n.send(Message{Type: MsgPrepare, To: id, Ballot: el.ballot, Slot: el.from, Config: own.Acceptors, Since: own.Since})
 }
 
 // Campaigning reports whether the node is in a round change (matchmaking
@@ -129,7 +135,7 @@ func (n *Node) startPhase1(b Ballot, configs []quorum.System, own Configuration)
 	el.absorb(n.cfg.ID, self.entries, self.faulty, true)
 	for _, id := range el.addressees() {
 		if id != n.cfg.ID {
-			n.send(Message{Type: MsgPrepare, To: id, Ballot: b, Slot: from, Config: own.Acceptors, Since: own.Since})
+			n.sendPrepare(id, el, own)
 		}
 	}
 	n.maybeWinElection()
