@@ -96,10 +96,13 @@ type Client struct {
 	// replicas.go).
 	replicaReads bool
 	// muxes are the open WriteStreams every Writer shares, by server index
-	// (writerstream.go); closed: Close ran, no stream opens again. Both
-	// guarded by mu.
-	muxes  map[int]*writeMux
-	closed bool
+	// (writerstream.go); opening holds, by server index, the open in
+	// progress (closed when it ends), so Writers that want the same
+	// server's stream at once wait for one open instead of each opening
+	// one; closed: Close ran, no stream opens again. All guarded by mu.
+	muxes   map[int]*writeMux
+	opening map[int]chan struct{}
+	closed  bool
 }
 
 // server is one address and what is known about the machine behind it.
@@ -226,7 +229,7 @@ func open(addrs []string, opts ...Option) (*Client, error) {
 		}),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(8<<20), grpc.MaxCallSendMsgSize(8<<20)),
 	}, append(auth, o.dial...)...)
-	c := &Client{leaders: map[journal.ID]int{}, readFrom: map[journal.ID]int{}, muxes: map[int]*writeMux{}, dopts: dopts, extra: map[string]*grpc.ClientConn{},
+	c := &Client{leaders: map[journal.ID]int{}, readFrom: map[journal.ID]int{}, muxes: map[int]*writeMux{}, opening: map[int]chan struct{}{}, dopts: dopts, extra: map[string]*grpc.ClientConn{},
 		machines: map[uint64]string{}, replicaReads: !o.noReplicaReads}
 	c.servers.Store(&[]*server{})
 	seen := map[string]bool{}

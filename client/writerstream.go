@@ -31,7 +31,7 @@ func (t *streamTransport) write(req journal.WriteRequest, left func()) (journal.
 	if i < 0 || i >= len(j.c.list()) {
 		i = j.findLeader(t.w.ctx)
 	}
-	m, err := j.c.writeMux(i)
+	m, err := j.c.writeMux(t.w.ctx, i)
 	if err != nil {
 		j.c.forgetLeader(j.id, i) // the next write asks who leads
 		left()
@@ -83,14 +83,44 @@ type muxWait struct {
 }
 
 // writeMux returns the Client's stream with server i, opening it if none
-// is open.
-func (c *Client) writeMux(i int) (*writeMux, error) {
-	c.mu.Lock()
-	m := c.muxes[i]
-	c.mu.Unlock()
-	if m != nil {
-		return m, nil
+// is open. Opens are single-flight per server: a Writer that finds an open
+// in progress waits for it (or for ctx) and shares its stream, so a burst
+// of Writers at once opens one stream per server, not one per Writer.
+func (c *Client) writeMux(ctx context.Context, i int) (*writeMux, error) {
+	for {
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			return nil, fmt.Errorf("paros/client: open write stream to %s: the Client is closed", c.list()[i].addr)
+		}
+		if m := c.muxes[i]; m != nil {
+			c.mu.Unlock()
+			return m, nil
+		}
+		wait, busy := c.opening[i]
+		if !busy {
+			done := make(chan struct{})
+			c.opening[i] = done
+			c.mu.Unlock()
+			m, err := c.openMux(i)
+			c.mu.Lock()
+			delete(c.opening, i)
+			c.mu.Unlock()
+			close(done)
+			return m, err
+		}
+		c.mu.Unlock()
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("paros/client: open write stream to %s: %w", c.list()[i].addr, ctx.Err())
+		}
 	}
+}
+
+// openMux opens the stream with server i and installs it. Its caller is
+// the one open in progress for i.
+func (c *Client) openMux(i int) (*writeMux, error) {
 	// The stream outlives any one Writer: it ends when it breaks or the
 	// Client closes, never with a Writer's context.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -99,17 +129,12 @@ func (c *Client) writeMux(i int) (*writeMux, error) {
 		cancel()
 		return nil, fmt.Errorf("paros/client: open write stream to %s: %w", c.list()[i].addr, err)
 	}
-	m = &writeMux{c: c, server: i, stream: st, cancel: cancel, wake: make(chan struct{}, 1), waiting: map[uint64]muxWait{}}
+	m := &writeMux{c: c, server: i, stream: st, cancel: cancel, wake: make(chan struct{}, 1), waiting: map[uint64]muxWait{}}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
 		cancel()
 		return nil, fmt.Errorf("paros/client: open write stream to %s: the Client is closed", c.list()[i].addr)
-	}
-	if old := c.muxes[i]; old != nil {
-		c.mu.Unlock()
-		cancel() // another Writer opened one meanwhile: share it
-		return old, nil
 	}
 	c.muxes[i] = m
 	c.mu.Unlock()
