@@ -74,6 +74,10 @@ type Client struct {
 	// called.
 	leaders  map[journal.ID]int
 	readFrom map[journal.ID]int
+	// hinted maps a journal to the node a NotLeader named when that node
+	// was a machine this Client did not dial yet: the next write learns
+	// its address and goes there (whereToWrite).
+	hinted map[journal.ID]uint64
 	// rotate picks the server a stream opens to when no server names a
 	// leader and none answers (findLeader).
 	rotate int
@@ -229,7 +233,7 @@ func open(addrs []string, opts ...Option) (*Client, error) {
 		}),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(8<<20), grpc.MaxCallSendMsgSize(8<<20)),
 	}, append(auth, o.dial...)...)
-	c := &Client{leaders: map[journal.ID]int{}, readFrom: map[journal.ID]int{}, muxes: map[int]*writeMux{}, opening: map[int]chan struct{}{}, dopts: dopts, extra: map[string]*grpc.ClientConn{},
+	c := &Client{leaders: map[journal.ID]int{}, readFrom: map[journal.ID]int{}, hinted: map[journal.ID]uint64{}, muxes: map[int]*writeMux{}, opening: map[int]chan struct{}{}, dopts: dopts, extra: map[string]*grpc.ClientConn{},
 		machines: map[uint64]string{}, replicaReads: !o.noReplicaReads}
 	c.servers.Store(&[]*server{})
 	seen := map[string]bool{}
@@ -397,6 +401,27 @@ func (c *Client) forgetLeader(id journal.ID, i int) {
 		delete(c.leaders, id)
 	}
 	c.mu.Unlock()
+}
+
+// hint notes that server i named node, a machine this Client does not
+// dial yet, as journal id's leader.
+func (c *Client) hint(id journal.ID, i int, node uint64) {
+	c.mu.Lock()
+	if c.leaders[id] == i {
+		delete(c.leaders, id)
+	}
+	c.hinted[id] = node
+	c.mu.Unlock()
+}
+
+// takeHint returns and forgets the node last hinted for journal id (0:
+// none).
+func (c *Client) takeHint(id journal.ID) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	h := c.hinted[id]
+	delete(c.hinted, id)
+	return h
 }
 
 func (c *Client) setReader(id journal.ID, i int) {

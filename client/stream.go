@@ -67,10 +67,7 @@ var ErrStreamDone = errors.New("paros/client: write stream done")
 // the first server. The stream lives until CloseSend has been answered in
 // full, Close, or ctx ends.
 func (j *Journal) OpenWriteStream(ctx context.Context) (*WriteStream, error) {
-	i := j.c.leaderOf(j.id)
-	if i < 0 || i >= len(j.c.list()) {
-		i = j.findLeader(ctx)
-	}
+	i := j.whereToWrite(ctx)
 	sctx, cancel := context.WithCancel(ctx)
 	st, err := j.c.list()[i].journal.WriteStream(sctx)
 	if err != nil {
@@ -81,6 +78,27 @@ func (j *Journal) OpenWriteStream(ctx context.Context) (*WriteStream, error) {
 	ws := &WriteStream{j: j, stream: st, cancel: cancel, server: i, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	go ws.sender(sctx)
 	return ws, nil
+}
+
+// whereToWrite is the server a write of this journal goes to: the one
+// believed to lead; else the machine a NotLeader named that this Client
+// did not dial yet (a reconfiguration or an admission added it), dialled
+// by the address the cell lists for it; else whoever findLeader finds.
+// The hint matters to a caller that may write the journal but not Inspect
+// it (a peer machine's certificate on the control journals): its
+// findLeader learns nothing, and without the hint it would try the
+// machines it knows forever while the journal lives on others.
+func (j *Journal) whereToWrite(ctx context.Context) int {
+	if i := j.c.leaderOf(j.id); i >= 0 && i < len(j.c.list()) {
+		return i
+	}
+	if h := j.c.takeHint(j.id); h != 0 {
+		if i := j.c.indexOfNode(ctx, h); i >= 0 {
+			j.c.setLeader(j.id, i)
+			return i
+		}
+	}
+	return j.findLeader(ctx)
 }
 
 // findLeader asks each server in turn whether it leads the journal (or

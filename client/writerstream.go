@@ -27,10 +27,7 @@ type streamTransport struct {
 // writes it held with Lost (ambiguous).
 func (t *streamTransport) write(req journal.WriteRequest, left func()) (journal.Reply, error) {
 	j := t.w.j
-	i := j.c.leaderOf(j.id)
-	if i < 0 || i >= len(j.c.list()) {
-		i = j.findLeader(t.w.ctx)
-	}
+	i := j.whereToWrite(t.w.ctx)
 	m, err := j.c.writeMux(t.w.ctx, i)
 	if err != nil {
 		j.c.forgetLeader(j.id, i) // the next write asks who leads
@@ -256,7 +253,7 @@ func (m *writeMux) fail() {
 // from a reply server i gave: a verdict means it leads; UnknownJournal
 // that it serves the journal no more; NotLeader with a hint names the
 // leader (or, when the hinted machine is one this Client does not dial
-// yet, a reconfiguration added it: the next write asks the cell).
+// yet, a reconfiguration added it: the next write dials it, whereToWrite).
 func (c *Client) learnFromVerdict(id journal.ID, i int, r journal.Reply) {
 	switch {
 	case r.Outcome.Kind != journal.OutcomeInvalid:
@@ -267,7 +264,7 @@ func (c *Client) learnFromVerdict(id journal.ID, i int, r journal.Reply) {
 		if h := c.knownNode(r.LeaderHint); h >= 0 {
 			c.setLeader(id, h)
 		} else {
-			c.forgetLeader(id, i)
+			c.hint(id, i, r.LeaderHint)
 		}
 	}
 }
