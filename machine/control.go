@@ -75,13 +75,15 @@ const controlPollEvery = 200 * time.Millisecond
 
 // ControlPeer reports whether a peer machine may make a journal call
 // (server.Security.ControlPeer): every acceptor machine of the cell
-// (founders and admitted machines) reads the control plane's journals, and
-// only the founders write them (they campaign, and the coordinator among
-// them fences and writes the registry). A founder may also seal (a
-// SetLeader installing journal.Sealed, which writes no record) a journal
-// this machine's fold of the registry holds as being deleted: the seal
-// orders the deletion after every append the journal ever accepted.
-// Nothing else, and nothing to a replica or proxy machine.
+// (founders and admitted machines) reads and writes the control plane's
+// journals (the members of the election journal campaign, and the
+// coordinator among them writes the registry; a founder replaced by an
+// admitted machine hands it that part), and may seal (a SetLeader
+// installing journal.Sealed, which writes no record) a journal this
+// machine's fold of the registry holds as being deleted: the seal orders
+// the deletion after every append the journal ever accepted. Nothing
+// else, and nothing to a replica or proxy machine, or to a machine the
+// cell never admitted.
 func (m *Machine) ControlPeer(c server.PeerCall) bool {
 	r := m.Record()
 	if r.Control == nil {
@@ -90,16 +92,11 @@ func (m *Machine) ControlPeer(c server.PeerCall) bool {
 	is := func(ms []machinerecord.Member) bool {
 		return slices.ContainsFunc(ms, func(x machinerecord.Member) bool { return x.NodeID == c.Node })
 	}
+	acceptor := is(r.Members) || is(r.Admitted)
 	if c.Journal != r.Control.ID() && c.Journal != r.Election.ID() {
-		return c.Seal && c.Op == security.OpWrite && is(r.Members) && m.deleting(c.Journal)
+		return c.Seal && c.Op == security.OpWrite && acceptor && m.deleting(c.Journal)
 	}
-	switch c.Op {
-	case security.OpRead:
-		return is(r.Members) || is(r.Admitted)
-	case security.OpWrite:
-		return is(r.Members)
-	}
-	return false
+	return acceptor && (c.Op == security.OpRead || c.Op == security.OpWrite)
 }
 
 // deleting reports whether this machine's fold of the registry holds
@@ -121,8 +118,11 @@ func (m *Machine) startControl() {
 	if r.Control == nil || r.Replica() || r.Proxy() {
 		return
 	}
+	// Every acceptor machine the record knows, not only the founders: a
+	// cell whose founders were replaced reaches its control plane through
+	// the machines that replaced them (the client learns the rest).
 	var servers []string
-	for _, mb := range r.Members {
+	for _, mb := range append(slices.Clone(r.Members), r.Admitted...) {
 		servers = append(servers, mb.Addr)
 	}
 	opts := []client.Option{client.WithDialOptions(grpc.WithUserAgent(ControlPlaneUserAgent))}
@@ -133,7 +133,6 @@ func (m *Machine) startControl() {
 	cp := &controlPlane{m: m, control: r.Control.ID(), election: r.Election.ID(), cancel: cancel,
 		fold: registry.New()}
 	m.cp = cp
-	founder := r.Founder()
 	cp.done.Add(1)
 	go func() {
 		defer cp.done.Done()
@@ -151,10 +150,8 @@ func (m *Machine) startControl() {
 		cp.mu.Lock()
 		cp.cl = cl
 		cp.mu.Unlock()
-		if founder {
-			cp.done.Add(1)
-			go func() { defer cp.done.Done(); cp.campaign(ctx) }()
-		}
+		cp.done.Add(1)
+		go func() { defer cp.done.Done(); cp.campaignWhileMember(ctx) }()
 		cp.follow(ctx)
 	}()
 }

@@ -74,8 +74,8 @@ func mustBeDenied(t *testing.T, what string, err error) {
 }
 
 // No machine certificate reads or writes a user's journal: not a
-// founder's, not a stranger's the CA issued to a machine the cell never
-// admitted. A stranger cannot read the registry or vote in the
+// founder's, not an admitted machine's, not a stranger's the CA issued to
+// a machine the cell never admitted. A stranger cannot read the registry or vote in the
 // coordinator's election, and a founder cannot fence a live journal.
 func TestMachineCertificatesStayInTheirRole(t *testing.T) {
 	c, admin := startControlCell(t, 3, true)
@@ -93,10 +93,19 @@ func TestMachineCertificatesStayInTheirRole(t *testing.T) {
 		t.Fatal(err)
 	}
 	founder := c.Machine(0).Record().NodeID
+	idle, err := c.AddIdle()
+	if err != nil {
+		t.Fatal(err)
+	}
+	admitted, err := admin.AddMachine(ctx, idle.Addr, "")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, who := range []struct {
 		name string
 		id   uint64
-	}{{"a founder's certificate", founder}, {"a stranger's certificate", security.RandomNodeID()}} {
+	}{{"a founder's certificate", founder}, {"an admitted machine's certificate", admitted},
+		{"a stranger's certificate", security.RandomNodeID()}} {
 		cl := certClient(t, ctx, c, who.id)
 		j := cl.Journal(info.ID)
 		_, err := j.Read(ctx, journal.ReadRequest{Journal: info.ID, FromSeq: journal.FirstSeq})

@@ -56,8 +56,55 @@ type deskReq struct {
 	reply   chan *pb.ControlReply
 }
 
-// campaign runs for the life of the machine: campaign, coordinate while
-// leading, campaign again when deposed.
+// campaignWhileMember campaigns while this machine serves the election
+// journal as one of its acceptors: the founders from the start, a machine
+// a reconfiguration added to the journal once it serves it, and not a
+// machine retired from it. So the cell keeps a coordinator when its
+// founders are replaced one by one.
+func (cp *controlPlane) campaignWhileMember(ctx context.Context) {
+	var run *campaignRun
+	defer func() { run.end() }()
+	for ctx.Err() == nil {
+		member := false
+		if rt := cp.m.Runtime(); rt != nil {
+			s, ok := rt.Spec(cp.election)
+			member = ok && !s.Replica
+		}
+		switch {
+		case member && run == nil:
+			run = cp.startCampaign(ctx)
+		case !member && run != nil:
+			run.end()
+			run = nil
+		}
+		sleep(ctx, controlPollEvery)
+	}
+}
+
+// campaignRun is one running campaign loop.
+type campaignRun struct {
+	stop context.CancelFunc
+	done chan struct{}
+}
+
+func (cp *controlPlane) startCampaign(ctx context.Context) *campaignRun {
+	cctx, stop := context.WithCancel(ctx)
+	r := &campaignRun{stop: stop, done: make(chan struct{})}
+	go func() { defer close(r.done); cp.campaign(cctx) }()
+	return r
+}
+
+// end stops the loop and waits for it (nil: nothing runs).
+func (r *campaignRun) end() {
+	if r == nil {
+		return
+	}
+	r.stop()
+	<-r.done
+}
+
+// campaign runs while this machine is a member of the election journal:
+// campaign, coordinate while leading, campaign again when deposed.
 func (cp *controlPlane) campaign(ctx context.Context) {
 	for ctx.Err() == nil {
 		uuid := randomUUID()

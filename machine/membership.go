@@ -312,7 +312,7 @@ func (s *Service) JoinJournal(ctx context.Context, req *pb.JoinJournalRequest) (
 		return &pb.JoinJournalReply{Refusal: roleProxyName}, nil // nor is a proxy
 	case len(rec.Matchmakers) == 0:
 		return &pb.JoinJournalReply{Refusal: "plain"}, nil
-	case !slices.ContainsFunc(rec.Journals, func(j machinerecord.JournalID) bool { return j.ID() == id }):
+	case !slices.ContainsFunc(rec.Journals, func(j machinerecord.JournalID) bool { return j.ID() == id }) && !controlJournal(rec, id):
 		return &pb.JoinJournalReply{Refusal: "unknown_journal"}, nil
 	case slices.ContainsFunc(rec.Retired, func(j machinerecord.JournalID) bool { return j.ID() == id }):
 		return &pb.JoinJournalReply{Refusal: "retired"}, nil
@@ -322,8 +322,14 @@ func (s *Service) JoinJournal(ctx context.Context, req *pb.JoinJournalRequest) (
 	if _, served := rt.Spec(id); served {
 		return &pb.JoinJournalReply{Joined: true}, nil
 	}
+	// The plan's journals and the registry are single-writer; the
+	// election journal is multi-writer (every candidate appends to it).
+	mode := journal.ModeSingle
+	if rec.Election != nil && id == rec.Election.ID() {
+		mode = journal.ModeMulti
+	}
 	jj := machinerecord.JoinedJournal{Tenant: id.Tenant, Journal: id.Journal, Members: slices.Sorted(slices.Values(req.GetMembers())),
-		Kind: uint8(spec.Kind), Q1: spec.Q1, Q2: spec.Q2, Rows: spec.Rows, Cols: spec.Cols, Mode: uint8(journal.ModeSingle)}
+		Kind: uint8(spec.Kind), Q1: spec.Q1, Q2: spec.Q2, Rows: spec.Rows, Cols: spec.Cols, Mode: uint8(mode)}
 	if err := m.updateRecord(func(r *machinerecord.Record) {
 		r.Joined = slices.DeleteFunc(r.Joined, func(x machinerecord.JoinedJournal) bool { return x.ID() == id })
 		r.Joined = append(r.Joined, jj)
@@ -384,4 +390,10 @@ func (m *Machine) retired(id journal.ID) {
 	if err != nil {
 		m.log.Error("recording a retirement failed: the next start refuses the journal as amnesia", "journal", id, "err", err)
 	}
+}
+
+// controlJournal reports whether id is one of the cell's control-plane
+// journals (the registry, the election journal).
+func controlJournal(rec machinerecord.Record, id journal.ID) bool {
+	return rec.Control != nil && (id == rec.Control.ID() || id == rec.Election.ID())
 }

@@ -1,0 +1,112 @@
+package machine_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/core/journal"
+)
+
+// The cell's founders are replaced, as an operator replaces machines: new
+// machines join the pool, the matchmakers are handed over to them, the
+// registry and the election journal are reconfigured onto them, the
+// founders are drained and then stopped for good. The control plane lives
+// on: a new machine is elected coordinator, a journal is created by name
+// on the new machines and written, and a journal is deleted.
+func TestControlPlaneOutlivesItsFounders(t *testing.T) {
+	c, admin := startControlCell(t, 3, true)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	reg, err := admin.Registry(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var founders []uint64
+	for i := range 3 {
+		founders = append(founders, c.Machine(i).Record().NodeID)
+	}
+	var fresh []uint64
+	var addrs []string
+	for range 3 {
+		n, err := c.AddIdle()
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, err := admin.AddMachine(ctx, n.Addr, "")
+		if err != nil {
+			t.Fatalf("add machine %s: %v", n.Addr, err)
+		}
+		fresh, addrs = append(fresh, id), append(addrs, n.Addr)
+	}
+	hex := func(ids ...uint64) []string {
+		var out []string
+		for _, id := range ids {
+			out = append(out, fmt.Sprintf("%016x", id))
+		}
+		return out
+	}
+	start := time.Now()
+	step := func(what string) { t.Logf("%6.1fs %s", time.Since(start).Seconds(), what) }
+	step("three machines added")
+	if _, err := admin.SetMatchmakers(ctx, hex(fresh...)); err != nil {
+		t.Fatalf("hand the matchmakers over: %v", err)
+	}
+	step("matchmakers handed over")
+	// One founder at a time, each control-plane journal.
+	for i := range fresh {
+		members := append(append([]uint64{}, fresh[:i+1]...), founders[i+1:]...)
+		for _, id := range []journal.ID{reg.Control, reg.Election} {
+			if err := admin.Reconfigure(ctx, id, client.Configuration{Members: hex(members...)}); err != nil {
+				t.Fatalf("reconfigure %s onto %v: %v", id, hex(members...), err)
+			}
+			step(fmt.Sprintf("%s reconfigured onto %v", id, hex(members...)))
+		}
+	}
+	for _, f := range founders {
+		if err := admin.DrainMachine(ctx, f); err != nil {
+			t.Fatalf("drain founder %016x: %v", f, err)
+		}
+		step(fmt.Sprintf("founder %016x drained", f))
+	}
+	for i := range founders {
+		if err := c.Stop(i); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// The new machines alone: a coordinator among them answers.
+	cl, err := client.Dial(ctx, addrs, c.ClientOptions()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	step("founders stopped")
+	info, err := cl.CreateJournal(ctx, "after-the-founders")
+	if err != nil {
+		t.Fatalf("create a journal once the founders are gone: %v", err)
+	}
+	for _, m := range info.Members {
+		if !containsID(fresh, m) {
+			t.Errorf("the journal was placed on %016x, not a machine of the pool that is up", m)
+		}
+	}
+	step("created after the founders")
+	if _, err := appendOne(ctx, t, cl, "after-the-founders", "still here"); err != nil {
+		t.Fatalf("write the new journal: %v", err)
+	}
+	if err := cl.DeleteJournal(ctx, "after-the-founders"); err != nil {
+		t.Fatalf("delete it: %v", err)
+	}
+}
+
+func containsID(ids []uint64, id uint64) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
