@@ -21,13 +21,15 @@ import (
 )
 
 // The machine's part in the cell's control plane. A cell formed with one
-// has two journals of its own, served by every founding member: the
-// registry (the control journal: machines, tenants, journals by name and
-// their placements, folded by core/registry) and the election journal,
-// where the founders elect the cell coordinator (client/election). Every
-// acceptor machine runs a follower that folds the registry and applies to
-// itself the journals placed on it and the ones deleted; every founder
-// also campaigns, and the winner serves the control calls
+// has two journals of its own, served at first by every founding member
+// and moved like any journal by reconfiguration: the registry (the control
+// journal: machines, tenants, journals by name and their placements,
+// folded by core/registry) and the election journal, where the machines
+// serving it elect the cell coordinator (client/election). Every acceptor
+// machine runs a follower that folds the registry and applies to itself
+// the journals placed on it and the ones deleted; every machine that
+// serves the election journal also campaigns, and the winner serves the
+// control calls
 // (control_coord.go). Both speak to the cell through the public client
 // with the machine's own certificate, which the server grants the control
 // journals and nothing else (ControlPeer).

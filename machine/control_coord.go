@@ -19,7 +19,8 @@ import (
 	"github.com/parosdb/paros/wire/registrypb"
 )
 
-// The cell coordinator. Every founder campaigns on the election journal;
+// The cell coordinator. Every machine serving the election journal (the
+// founders, then whoever replaces them) campaigns on it;
 // the winner takes the registry with SetLeader under its election uuid
 // (the fence: a deposed coordinator's writes are refused by the journal
 // itself, whatever it believes), folds it to its tail, and serves the

@@ -131,12 +131,13 @@ type rule struct {
 //
 // Why the peer journal calls are safe. A machine's certificate grants a
 // journal call only where the machine's role needs it (ControlPeer): the
-// cell's control-plane journals, read by every acceptor machine to learn
-// the registry, written only by the founding members (the candidates of
-// the cell coordinator's election, and the coordinator that fences the
-// registry); and a founder may move the writer fence (SetLeader, which
-// writes no record) of a user's journal the registry holds as being
-// deleted, so that no writer's append is accepted after the deletion. A
+// cell's control-plane journals, read and written by the cell's acceptor
+// machines (founders and admitted machines: the candidates of the cell
+// coordinator's election, and the coordinator that fences the registry,
+// which outlive the founders once these are replaced); and an acceptor
+// machine may move the writer fence (SetLeader, which writes no record)
+// of a user's journal the registry holds as being deleted, so that no
+// writer's append is accepted after the deletion. A
 // replica's or proxy's certificate, or one of a machine the cell never
 // admitted, writes to no journal, and no certificate reads a user's
 // journal or writes a record to it.

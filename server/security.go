@@ -31,7 +31,7 @@ type Security struct {
 	// ControlPeer reports whether a peer machine (its certificate
 	// verified) may make a journal call: the cell's control-plane
 	// journals, to the machines whose role reads or writes them, and the
-	// seal of a journal being deleted, to the founders
+	// seal of a journal being deleted, to the cell's acceptor machines
 	// (machine.Machine.ControlPeer). A machine's certificate grants no
 	// journal call but these. Nil: none.
 	ControlPeer func(PeerCall) bool

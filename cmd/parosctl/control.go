@@ -309,6 +309,9 @@ func cellCmd(g *globals) *cobra.Command {
 				if reg.Coordinator != "" {
 					lines = append(lines, "coordinator "+reg.Coordinator)
 				}
+				// The control journals' ids, for moving them off machines
+				// being replaced (parosctl reconfigure).
+				lines = append(lines, fmt.Sprintf("registry %s election %s", reg.Control, reg.Election))
 				g.print(strings.Join(lines, "\n"), out)
 				return nil
 			})
