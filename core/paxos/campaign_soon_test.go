@@ -26,20 +26,6 @@ func TestCampaignSoonCampaignsAtTheNextTick(t *testing.T) {
 	}
 }
 
-// deliverAll syncs every node and delivers every message in flight (lost
-// across the network's cut), ticking nobody.
-func deliverAll(net *network) {
-	for _, tn := range net.nodes {
-		net.sync(tn)
-	}
-	for len(net.pool) > 0 {
-		net.deliver(0)
-		for _, tn := range net.nodes {
-			net.sync(tn)
-		}
-	}
-}
-
 // A campaign told to be soon is eager: its Prepares to members that were
 // not serving the journal yet (here: cut off, so they never heard them)
 // are sent again at every tick, and the node leads one tick after the
@@ -62,13 +48,13 @@ func TestCampaignSoonReasksTheSilentMembers(t *testing.T) {
 		}
 		net.cut = map[paxos.NodeID]bool{1: true} // its peers do not serve the journal yet
 		net.tick(n1)
-		deliverAll(net)
+		net.deliverAll()
 		if !n1.node.Campaigning() {
 			t.Fatalf("soon=%v: node 1 is %s, want campaigning", soon, n1.node.Role())
 		}
 		net.cut = nil // the peers serve it now
 		net.tick(n1)
-		deliverAll(net)
+		net.deliverAll()
 		if got := n1.node.IsLeader(); got != soon {
 			t.Fatalf("soon=%v: node 1 leads=%v one tick after its peers could hear it (reasked %d)", soon, got, n1.node.Counters().Reasked)
 		}

@@ -264,17 +264,23 @@ func (net *network) tick(tn *tnode) {
 // until quiet for a while.
 func (net *network) settle(rounds int) {
 	for range rounds {
-		for _, tn := range net.nodes {
-			net.sync(tn)
-		}
-		for len(net.pool) > 0 {
-			net.deliver(0)
-			for _, tn := range net.nodes {
-				net.sync(tn)
-			}
-		}
+		net.deliverAll()
 		for _, tn := range net.nodes {
 			net.tick(tn)
+		}
+	}
+}
+
+// deliverAll syncs every node and delivers every message in flight (lost
+// across the network's cut), ticking nobody.
+func (net *network) deliverAll() {
+	for _, tn := range net.nodes {
+		net.sync(tn)
+	}
+	for len(net.pool) > 0 {
+		net.deliver(0)
+		for _, tn := range net.nodes {
+			net.sync(tn)
 		}
 	}
 }
