@@ -222,9 +222,10 @@ func (cp *controlPlane) follow(ctx context.Context) {
 		}
 		if !atTail && f.Next()-applied < followApplyEvery {
 			// More of the registry is already there: fold it first and
-			// apply once (group commit). Applying costs two machine-record
-			// writes whatever it carries, so a follower that fell behind
-			// catches up in few applies instead of one per page.
+			// apply once (group commit). Applying costs up to two
+			// machine-record writes whatever it carries, so a follower
+			// that fell behind catches up in few applies instead of one
+			// per page.
 			continue
 		}
 		applied = f.Next()

@@ -48,8 +48,8 @@ func (m *Machine) applyPlacements(ctx context.Context, st *registry.State, at jo
 		known[j.ID()] = true
 	}
 	var fresh []machinerecord.JoinedJournal
-	for _, j := range st.Placed(self) {
-		if j.Standing != registry.StandingLive || uint64(j.CreatedAt) < rec.ControlApplied || known[j.ID] {
+	for _, j := range st.PlacedSince(self, journal.Seq(rec.ControlApplied)) {
+		if j.Standing != registry.StandingLive || known[j.ID] {
 			continue
 		}
 		fresh = append(fresh, createdJournal(j))
@@ -99,6 +99,12 @@ func (m *Machine) applyPlacements(ctx context.Context, st *registry.State, at jo
 		}
 		m.log.Info("removed a deleted journal", "journal", id)
 	}
+	if len(fresh) == 0 {
+		// Removals only: step 1 recorded them all, and ControlApplied
+		// may stay where it is (a low mark is safe), so a page of
+		// deletions costs one record write, not two.
+		return nil
+	}
 	// 3. Mark them formatted and move ControlApplied up.
 	formatted := make(map[journal.ID]bool, len(fresh))
 	for _, j := range fresh {
@@ -114,9 +120,7 @@ func (m *Machine) applyPlacements(ctx context.Context, st *registry.State, at jo
 	}); err != nil {
 		return fmt.Errorf("paros/machine: record placements: %w", err)
 	}
-	if len(fresh) > 0 {
-		m.log.Info("serving journals the control plane created", "journals", len(fresh))
-	}
+	m.log.Info("serving journals the control plane created", "journals", len(fresh))
 	return nil
 }
 

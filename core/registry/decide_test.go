@@ -381,6 +381,16 @@ func TestQueries(t *testing.T) {
 	if p := s.Placed(2); len(p) != 2 || p[0].ID != idLive || p[1].ID != idDying {
 		t.Errorf("placed on 2 = %v", p)
 	}
+	// Since a position: only what was created at or after it.
+	live, _ := s.JournalByID(idLive)
+	dying, _ := s.JournalByID(idDying)
+	later := max(live.CreatedAt, dying.CreatedAt)
+	if p := s.PlacedSince(2, later); len(p) != 1 || p[0].CreatedAt != later {
+		t.Errorf("placed on 2 since %d = %v", later, p)
+	}
+	if p := s.PlacedSince(2, later+1); p != nil {
+		t.Errorf("placed on 2 since %d = %v, want none", later+1, p)
+	}
 	if s.Placed(4) != nil || s.Load(2) != 2 {
 		t.Errorf("placed on 4 = %v, load of 2 = %d", s.Placed(4), s.Load(2))
 	}

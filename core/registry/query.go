@@ -102,7 +102,18 @@ func (s *State) Deleting() []Journal {
 // Placed is every live or deleting journal whose placement names node, by
 // id.
 func (s *State) Placed(node uint64) []Journal {
-	return s.journalsWhere(func(j Journal) bool { return slices.Contains(j.Placement.Members, node) })
+	return s.PlacedSince(node, 0)
+}
+
+// PlacedSince is every live or deleting journal created at or after
+// position since whose placement names node, by id. A machine applying
+// the registry asks only for what was created since it last applied it:
+// the journals it already holds are neither copied nor sorted again, so
+// one applied page costs what it created, not what the registry holds.
+func (s *State) PlacedSince(node uint64, since journal.Seq) []Journal {
+	return s.journalsWhere(func(j Journal) bool {
+		return j.CreatedAt >= since && slices.Contains(j.Placement.Members, node)
+	})
 }
 
 func (s *State) journalsWhere(keep func(Journal) bool) []Journal {
