@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -181,7 +182,7 @@ func journalShowCmd(g *globals) *cobra.Command {
 }
 
 func tenantCmd(g *globals) *cobra.Command {
-	cmd := &cobra.Command{Use: "tenant", Short: "create, delete and list tenants"}
+	cmd := &cobra.Command{Use: "tenant", Short: "create, delete, list and show tenants"}
 	create := &cobra.Command{
 		Use: "create NAME", Short: "create a tenant", Args: cobra.ExactArgs(1),
 		Example: `  parosctl tenant create shop`,
@@ -240,7 +241,37 @@ func tenantCmd(g *globals) *cobra.Command {
 			})
 		},
 	}
-	cmd.AddCommand(create, del, list)
+	show := &cobra.Command{
+		Use: "show NAME", Short: "show a tenant's id and its journals", Args: cobra.ExactArgs(1),
+		Example: `  parosctl tenant show shop`,
+		RunE: func(_ *cobra.Command, args []string) error {
+			return g.withClient(func(c *client.Client) error {
+				ctx, cancel := g.ctx()
+				defer cancel()
+				reg, err := c.Registry(ctx)
+				if err != nil {
+					return controlExit(err)
+				}
+				i := slices.IndexFunc(reg.Tenants, func(t client.TenantInfo) bool { return t.Name == args[0] })
+				if i < 0 {
+					return controlExit(fmt.Errorf("%w: tenant %s", client.ErrUnknownTenant, args[0]))
+				}
+				t := reg.Tenants[i]
+				lines := []string{""}
+				js := []map[string]any{}
+				for _, j := range reg.Journals {
+					if j.Tenant == t.Name {
+						lines = append(lines, journalLine(j))
+						js = append(js, journalInfoJSON(j))
+					}
+				}
+				lines[0] = fmt.Sprintf("tenant %s id=%016x journals=%d", t.Name, t.ID, len(js))
+				g.print(strings.Join(lines, "\n"), map[string]any{"name": t.Name, "id": fmt.Sprintf("%016x", t.ID), "journals": js})
+				return nil
+			})
+		},
+	}
+	cmd.AddCommand(create, del, list, show)
 	return cmd
 }
 

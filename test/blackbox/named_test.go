@@ -232,4 +232,11 @@ func TestJournalsByNameLiveAndDieAcrossRestarts(t *testing.T) {
 	if out, code := c.ctl("journal", "list", "--tenant", "shop"); code != 0 || !strings.Contains(out, "later-00") {
 		t.Fatalf("parosctl journal list: exit %d: %s", code, out)
 	}
+	want := fmt.Sprintf(" journals=%d\n", len(kept))
+	if out, code := c.ctl("tenant", "show", "shop"); code != 0 || !strings.Contains(out, want) || !strings.Contains(out, "shop/later-00 ") {
+		t.Fatalf("parosctl tenant show shop: exit %d: %s, want %s and shop/later-00", code, out, want)
+	}
+	if out, code := c.ctl("tenant", "show", "nobody"); code != 3 {
+		t.Fatalf("parosctl tenant show of an unknown tenant: exit %d: %s, want 3", code, out)
+	}
 }
