@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -187,9 +188,7 @@ func tenantCmd(g *globals) *cobra.Command {
 		Use: "create NAME", Short: "create a tenant", Args: cobra.ExactArgs(1),
 		Example: `  parosctl tenant create shop`,
 		RunE: func(_ *cobra.Command, args []string) error {
-			return g.withClient(func(c *client.Client) error {
-				ctx, cancel := g.ctx()
-				defer cancel()
+			return g.withCall(func(ctx context.Context, c *client.Client) error {
 				id, err := c.CreateTenant(ctx, args[0])
 				if err != nil {
 					return controlExit(err)
@@ -203,9 +202,7 @@ func tenantCmd(g *globals) *cobra.Command {
 		Use: "delete NAME", Short: "delete a tenant that holds no journal", Args: cobra.ExactArgs(1),
 		Example: `  parosctl tenant delete shop`,
 		RunE: func(_ *cobra.Command, args []string) error {
-			return g.withClient(func(c *client.Client) error {
-				ctx, cancel := g.ctx()
-				defer cancel()
+			return g.withCall(func(ctx context.Context, c *client.Client) error {
 				if err := c.DeleteTenant(ctx, args[0]); err != nil {
 					return controlExit(err)
 				}
@@ -217,9 +214,7 @@ func tenantCmd(g *globals) *cobra.Command {
 	list := &cobra.Command{
 		Use: "list", Short: "list the tenants", Args: cobra.NoArgs,
 		RunE: func(_ *cobra.Command, _ []string) error {
-			return g.withClient(func(c *client.Client) error {
-				ctx, cancel := g.ctx()
-				defer cancel()
+			return g.withCall(func(ctx context.Context, c *client.Client) error {
 				reg, err := c.Registry(ctx)
 				if err != nil {
 					return controlExit(err)
@@ -245,9 +240,7 @@ func tenantCmd(g *globals) *cobra.Command {
 		Use: "show NAME", Short: "show a tenant's id and its journals", Args: cobra.ExactArgs(1),
 		Example: `  parosctl tenant show shop`,
 		RunE: func(_ *cobra.Command, args []string) error {
-			return g.withClient(func(c *client.Client) error {
-				ctx, cancel := g.ctx()
-				defer cancel()
+			return g.withCall(func(ctx context.Context, c *client.Client) error {
 				reg, err := c.Registry(ctx)
 				if err != nil {
 					return controlExit(err)
@@ -285,9 +278,7 @@ func cellCmd(g *globals) *cobra.Command {
   parosctl cell add-machine 10.0.0.4:7400 --failure-domain rack-2`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			return g.withClient(func(c *client.Client) error {
-				ctx, cancel := g.ctx()
-				defer cancel()
+			return g.withCall(func(ctx context.Context, c *client.Client) error {
 				id, err := c.AddMachine(ctx, args[0], domain)
 				if err != nil {
 					return controlExit(err)
@@ -305,9 +296,7 @@ func cellCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return g.withClient(func(c *client.Client) error {
-				ctx, cancel := g.ctx()
-				defer cancel()
+			return g.withCall(func(ctx context.Context, c *client.Client) error {
 				if err := c.DrainMachine(ctx, id); err != nil {
 					return controlExit(err)
 				}
@@ -319,9 +308,7 @@ func cellCmd(g *globals) *cobra.Command {
 	machines := &cobra.Command{
 		Use: "machines", Short: "list the machines of the pool", Args: cobra.NoArgs,
 		RunE: func(_ *cobra.Command, _ []string) error {
-			return g.withClient(func(c *client.Client) error {
-				ctx, cancel := g.ctx()
-				defer cancel()
+			return g.withCall(func(ctx context.Context, c *client.Client) error {
 				reg, err := c.Registry(ctx)
 				if err != nil {
 					return controlExit(err)
@@ -350,6 +337,15 @@ func cellCmd(g *globals) *cobra.Command {
 	}
 	cmd.AddCommand(add, drain, machines)
 	return cmd
+}
+
+// withCall dials, runs f with a context bounded by --timeout, closes.
+func (g *globals) withCall(f func(context.Context, *client.Client) error) error {
+	return g.withClient(func(c *client.Client) error {
+		ctx, cancel := g.ctx()
+		defer cancel()
+		return f(ctx, c)
+	})
 }
 
 // withClient dials, runs f, closes.
