@@ -2,8 +2,6 @@ package machine
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
@@ -108,7 +106,7 @@ func (r *campaignRun) end() {
 // campaign, coordinate while leading, campaign again when deposed.
 func (cp *controlPlane) campaign(ctx context.Context) {
 	for ctx.Err() == nil {
-		uuid := randomUUID()
+		uuid := client.RandomUUIDs() // the client's one draw of a fence
 		e := election.New(cp.cl, cp.election, election.Interface(cp.m.cfg.Advertise), election.UUID(uuid))
 		cp.mu.Lock()
 		cp.elect = e
@@ -395,16 +393,3 @@ func (cp *controlPlane) seal(ctx context.Context, j registry.Journal) error {
 // sealRetryPause is the pause between two seal attempts a member refused
 // because its fold has not reached the deletion yet.
 const sealRetryPause = 20 * time.Millisecond
-
-func randomUUID() journal.LeaderUUID {
-	for {
-		var b [16]byte
-		if _, err := rand.Read(b[:]); err != nil {
-			panic(err)
-		}
-		u := journal.LeaderUUID{Hi: binary.LittleEndian.Uint64(b[:8]), Lo: binary.LittleEndian.Uint64(b[8:])}
-		if journal.UsableUUID(u) {
-			return u
-		}
-	}
-}

@@ -222,8 +222,8 @@ func TestDecide(t *testing.T) {
 				if js := s.Journals("acme"); len(js) != 1 || js[0].ID != idLive {
 					t.Errorf("acme's journals = %v", js)
 				}
-				if s.Load(1) != 1 || len(s.Placed(1)) != 1 {
-					t.Errorf("load of 1 = %d, placed %v", s.Load(1), s.Placed(1))
+				if s.Load(1) != 1 || len(s.PlacedSince(1, 0)) != 1 {
+					t.Errorf("load of 1 = %d, placed %v", s.Load(1), s.PlacedSince(1, 0))
 				}
 			}},
 		{"gone: a live journal is bad_request", JournalGone(idLive), Outcome{Kind: OutcomeBadRequest}, changesNothing, nil},
@@ -336,7 +336,7 @@ func TestQueriesDoNotAlias(t *testing.T) {
 	// Act.
 	j, _ := s.Resolve("acme", "live")
 	j.Placement.Members[0] = 99
-	for _, q := range [][]Journal{s.Journals("acme"), s.Placed(1), s.Deleting()} {
+	for _, q := range [][]Journal{s.Journals("acme"), s.PlacedSince(1, 0), s.Deleting()} {
 		q[0].Placement.Members[0] = 99
 	}
 	snap := s.Snapshot()
@@ -378,7 +378,7 @@ func TestQueries(t *testing.T) {
 	if !slices.Equal(ids, []uint64{1, 2, 3, 4}) {
 		t.Errorf("machines = %v", ids)
 	}
-	if p := s.Placed(2); len(p) != 2 || p[0].ID != idLive || p[1].ID != idDying {
+	if p := s.PlacedSince(2, 0); len(p) != 2 || p[0].ID != idLive || p[1].ID != idDying {
 		t.Errorf("placed on 2 = %v", p)
 	}
 	// Since a position: only what was created at or after it.
@@ -391,8 +391,8 @@ func TestQueries(t *testing.T) {
 	if p := s.PlacedSince(2, later+1); p != nil {
 		t.Errorf("placed on 2 since %d = %v, want none", later+1, p)
 	}
-	if s.Placed(4) != nil || s.Load(2) != 2 {
-		t.Errorf("placed on 4 = %v, load of 2 = %d", s.Placed(4), s.Load(2))
+	if s.PlacedSince(4, 0) != nil || s.Load(2) != 2 {
+		t.Errorf("placed on 4 = %v, load of 2 = %d", s.PlacedSince(4, 0), s.Load(2))
 	}
 	if _, ok := s.Resolve("acme", "dying"); ok {
 		t.Error("a deleting journal resolves")

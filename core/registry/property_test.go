@@ -122,8 +122,8 @@ func checkInvariants(t *testing.T, s *State) {
 		t.Fatal("a state does not restore to itself")
 	}
 	for node := uint64(0); node < 8; node++ {
-		if s.Load(node) != len(s.Placed(node)) || r.Load(node) != s.Load(node) {
-			t.Fatalf("load of %d = %d (restored %d), %d journals placed", node, s.Load(node), r.Load(node), len(s.Placed(node)))
+		if s.Load(node) != len(s.PlacedSince(node, 0)) || r.Load(node) != s.Load(node) {
+			t.Fatalf("load of %d = %d (restored %d), %d journals placed", node, s.Load(node), r.Load(node), len(s.PlacedSince(node, 0)))
 		}
 	}
 }

@@ -99,12 +99,6 @@ func (s *State) Deleting() []Journal {
 	return s.journalsWhere(func(j Journal) bool { return j.Standing == StandingDeleting })
 }
 
-// Placed is every live or deleting journal whose placement names node, by
-// id.
-func (s *State) Placed(node uint64) []Journal {
-	return s.PlacedSince(node, 0)
-}
-
 // PlacedSince is every live or deleting journal created at or after
 // position since whose placement names node, by id. A machine applying
 // the registry asks only for what was created since it last applied it:
