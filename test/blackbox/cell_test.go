@@ -96,6 +96,9 @@ type proc struct {
 	cmd    *exec.Cmd
 	stderr *bytes.Buffer
 	done   chan error
+	// exited is closed when the process has exited (done then holds its
+	// error until one receive takes it).
+	exited chan struct{}
 }
 
 type cell struct {
@@ -127,7 +130,40 @@ func (c *cell) start(p *proc) {
 		c.t.Fatal(err)
 	}
 	p.done = make(chan error, 1)
-	go func() { p.done <- p.cmd.Wait() }()
+	p.exited = make(chan struct{})
+	go func() {
+		err := p.cmd.Wait()
+		close(p.exited)
+		p.done <- err
+	}()
+}
+
+// awaitListening waits until every process accepts connections on its
+// listen address. A loaded machine (the race detector, parallel packages
+// on two cores) can take seconds to start one; a process that exits
+// instead fails the test with its stderr, so a port clash or a refused
+// data dir reads as what it is, not as an unreachable member.
+func (c *cell) awaitListening() {
+	c.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for i, p := range c.procs {
+		for {
+			select {
+			case <-p.exited:
+				c.t.Fatalf("machine %d (%s) exited before it listened: %s", i+1, p.addr, p.stderr)
+			default:
+			}
+			conn, err := net.DialTimeout("tcp", p.addr, time.Second)
+			if err == nil {
+				conn.Close()
+				break
+			}
+			if time.Now().After(deadline) {
+				c.t.Fatalf("machine %d (%s) not listening after a minute: %v", i+1, p.addr, err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
 }
 
 // paros runs the paros binary (a cert command) and returns its stdout; the
@@ -284,9 +320,10 @@ func (c *cell) initCell() string { return c.initArgs("--members", c.servers()) }
 // the processes bind their ports, and returns the journal reference.
 func (c *cell) initArgs(args ...string) string {
 	c.t.Helper()
+	c.awaitListening()
 	var out string
 	var code int
-	for range 50 { // the processes may still be binding their ports
+	for range 50 { // a member may still be opening its store
 		out, code = c.ctl(append(append([]string{"init"}, args...), "--journals", "1")...)
 		if code == 0 {
 			break
