@@ -316,25 +316,31 @@ func (c *cell) ctlEnv(env []string, args ...string) (string, int) {
 // initCell forms the cell and returns its journal reference.
 func (c *cell) initCell() string { return c.initArgs("--members", c.servers()) }
 
-// initArgs runs parosctl init with args and one journal, retrying while
-// the processes bind their ports, and returns the journal reference.
+// initArgs runs parosctl init with args and one journal and returns the
+// journal reference.
 func (c *cell) initArgs(args ...string) string {
+	c.t.Helper()
+	out := c.form(append(args, "--journals", "1")...)
+	_, j, _ := strings.Cut(strings.TrimSpace(out), "journals=")
+	return j
+}
+
+// form runs parosctl init with args once every machine listens, retrying
+// while a member may still be opening its store, and returns its output;
+// the test fails if init never succeeds.
+func (c *cell) form(args ...string) string {
 	c.t.Helper()
 	c.awaitListening()
 	var out string
 	var code int
-	for range 50 { // a member may still be opening its store
-		out, code = c.ctl(append(append([]string{"init"}, args...), "--journals", "1")...)
-		if code == 0 {
-			break
+	for range 50 {
+		if out, code = c.ctl(append([]string{"init"}, args...)...); code == 0 {
+			return out
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if code != 0 {
-		c.t.Fatalf("init: exit %d: %s", code, out)
-	}
-	_, j, _ := strings.Cut(strings.TrimSpace(out), "journals=")
-	return j
+	c.t.Fatalf("init %s: exit %d: %s", strings.Join(args, " "), code, out)
+	return ""
 }
 
 // dial returns a Client of the machines ps, dialled at their public

@@ -43,17 +43,7 @@ func TestManyJournalsSurviveAKilledMember(t *testing.T) {
 	w = min(w, n)
 	c := newCell(t)
 	start := time.Now()
-	var out string
-	var code int
-	for range 50 { // the processes may still be binding their ports
-		if out, code = c.ctl("init", "--members", c.servers(), "--journals", strconv.Itoa(n)); code == 0 {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if code != 0 {
-		t.Fatalf("init of %d journals: exit %d: %s", n, code, out)
-	}
+	out := c.form("--members", c.servers(), "--journals", strconv.Itoa(n))
 	_, list, _ := strings.Cut(strings.TrimSpace(out), "journals=")
 	refs := strings.Split(list, ",")
 	if len(refs) != n {

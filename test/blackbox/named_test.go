@@ -78,17 +78,7 @@ func TestJournalsByNameLiveAndDieAcrossRestarts(t *testing.T) {
 	// no journal yet.
 	n := envCount("PAROS_NAMED_JOURNALS", 1_000)
 	c := newCellOf(t, 4, nil)
-	var out string
-	var code int
-	for range 50 { // the processes may still be binding their ports
-		if out, code = c.ctl("init", "--members", c.servers()); code == 0 {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if code != 0 {
-		t.Fatalf("init: exit %d: %s", code, out)
-	}
+	c.form("--members", c.servers())
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	conn := c.dial(ctx, c.procs)
@@ -143,7 +133,8 @@ func TestJournalsByNameLiveAndDieAcrossRestarts(t *testing.T) {
 	// journals that land on it.
 	fifth := c.spare("m5")
 	var admitted string
-	for range 50 {
+	var code int
+	for range 50 { // the machine may still be binding its port
 		if admitted, code = c.ctl("cell", "add-machine", fifth.public()); code == 0 {
 			break
 		}
