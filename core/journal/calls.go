@@ -54,8 +54,9 @@ func ParseID(s string) (ID, error) {
 	return id, nil
 }
 
-// Limits of the data-plane API (reference design §1.2). They are per-node
-// values: a retry elsewhere may be judged under another node's limits.
+// Limits of the data-plane API, so that no one call can make a node hold or
+// send an unbounded amount. They are per-node values: a retry elsewhere may
+// be judged under another node's limits.
 const (
 	// WriteRecordsMax bounds the records in one Write.
 	WriteRecordsMax = 1024

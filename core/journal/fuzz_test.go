@@ -6,8 +6,8 @@
 // B, C}, with positions chosen near the journal's tail. It plays the same
 // script against a single-writer, a multi-writer and an unset-mode journal,
 // keeping the positions index the way a learner does (each Accepted write
-// recorded by its start seq), and after every step checks the rules of
-// reference design §3.1 from the outside: the State invariants, monotone
+// recorded by its start seq), and after every step checks the rules on
+// Apply's doc comment from the outside: the State invariants, monotone
 // scalars, accepted writes taking exactly [NextSeq, NextSeq+n), Duplicate
 // exactly when the identical write is held at that seq, Truncated exactly when
 // seq < FirstSeq, Unheld exactly when the index says NotHeld, the
@@ -200,7 +200,7 @@ func identical(a, b Entry) bool {
 
 func isWin(k OutcomeKind) bool { return k == Accepted || k == LeaderSet || k == Trimmed }
 
-// checkStep asserts every rule of reference design §3.1 that one step can be
+// checkStep asserts every rule on Apply's doc comment that one step can be
 // judged by from the outside.
 func checkStep(t *testing.T, mode WriterMode, l *fuzzLearner, before State, c Command, next State, out Outcome) {
 	t.Helper()
@@ -372,7 +372,7 @@ func checkTiling(t *testing.T, mode WriterMode, s State, l *fuzzLearner) {
 }
 
 // FuzzApply checks the journal rules on arbitrary command scripts in every
-// writer mode (reference design §3.1).
+// writer mode (the rules on Apply's doc comment).
 func FuzzApply(f *testing.F) {
 	// A leader takes the fence, writes, retries, hands over, truncates.
 	f.Add([]byte{

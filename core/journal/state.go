@@ -169,7 +169,7 @@ type Positions interface {
 // slot's outcome. It is pure: the same (state, mode, command, positions)
 // always give the same answer. Refusals, duplicates and Noops move nothing.
 //
-// Single-writer rules (reference design §3.1):
+// Single-writer rules:
 //   - Write: unset uuid → WrongMode; seq < FirstSeq → Truncated; seq <
 //     NextSeq → Duplicate iff the identical write starts at seq, else
 //     Refused; otherwise Accepted iff the uuid is the leader in force, seq ==

@@ -1,5 +1,5 @@
-// This file checks the journal state machine rule by rule (reference design
-// §3.1, the doc comment on Apply). One table holds every rule of Apply in
+// This file checks the journal state machine rule by rule (the doc comment
+// on Apply). One table holds every rule of Apply in
 // single-writer mode, multi-writer mode and an unset mode: each row names a
 // state, a command and a positions index, and the exact Outcome (kind, seq,
 // count and view) and next state the rule gives. A second pass over the same
@@ -128,7 +128,7 @@ func applyCases() []applyCase {
 			cmd: Truncate(Sealed, 8), want: judged(TruncateRefused, sealed), after: sealed},
 		{name: "single duplicate of an earlier write stays Duplicate after the seal", mode: ModeSingle, before: sealed,
 			cmd: w(uA, 4, recs("ab", "c")), pos: held, want: Outcome{Kind: Duplicate, Seq: 4, Count: 2, View: sealed.View()}, after: sealed},
-		// Single-writer Write (reference design §3.1).
+		// Single-writer Write.
 		{name: "single write unset uuid is WrongMode", mode: ModeSingle, before: S,
 			cmd: w(unset, 10, recs("x")), pos: held, want: judged(WrongMode, S), after: S},
 		{name: "single write unset uuid below first_seq is WrongMode first", mode: ModeSingle, before: S,
@@ -208,7 +208,8 @@ func applyCases() []applyCase {
 			before: state(uA, 1, 1, 1), cmd: w(uA, 1, recs("x")), pos: newPositions(),
 			want: accepted(1, 1, state(uA, 1, 2, 1)), after: state(uA, 1, 2, 1)},
 
-		// Single-writer SetLeader: compare-and-set (reference design §3.1, §3.3).
+		// Single-writer SetLeader: compare-and-set, so only the leader in force
+		// can hand the fence on.
 		{name: "set-leader on a fresh journal with old unset wins", mode: ModeSingle, before: fresh,
 			cmd: SetLeader(uA, unset), want: judged(LeaderSet, state(uA, 1, 1, 1)), after: state(uA, 1, 1, 1)},
 		{name: "set-leader on a fresh journal naming an old leader is refused", mode: ModeSingle, before: fresh,
@@ -228,7 +229,8 @@ func applyCases() []applyCase {
 		{name: "set-leader back to a uuid that led before wins", mode: ModeSingle, before: S,
 			cmd: SetLeader(uA, uB), want: judged(LeaderSet, state(uA, 3, 10, 4)), after: state(uA, 3, 10, 4)},
 
-		// Single-writer Truncate: fenced like a write (reference design §3.1, §3.4).
+		// Single-writer Truncate: fenced like a write, so a deposed writer
+		// cannot drop records its successor relies on.
 		{name: "single truncate with unset uuid is WrongMode", mode: ModeSingle, before: S,
 			cmd: Truncate(unset, 8), want: judged(WrongMode, S), after: S},
 		{name: "single truncate with unset uuid on a fresh journal is WrongMode", mode: ModeSingle, before: fresh,
@@ -267,7 +269,7 @@ func applyCases() []applyCase {
 		{name: "an unknown kind is WrongMode", mode: ModeMulti, before: M,
 			cmd: Command{Kind: Kind(42), Entry: e7}, want: judged(WrongMode, M), after: M},
 
-		// Multi-writer (reference design §3.1, "Multi-writer rules").
+		// Multi-writer (Apply's doc comment, "Multi-writer rules").
 		{name: "multi write is accepted at next_seq whatever seq it names", mode: ModeMulti, before: M,
 			cmd: w(unset, 99, recs("x")), pos: held,
 			want: accepted(10, 1, state(unset, 0, 11, 4)), after: state(unset, 0, 11, 4)},
@@ -326,7 +328,7 @@ func applyCases() []applyCase {
 }
 
 // TestApplyRules checks each row of the rule table: the exact outcome and the
-// exact next state (reference design §3.1).
+// exact next state.
 func TestApplyRules(t *testing.T) {
 	for _, tc := range applyCases() {
 		t.Run(tc.name, func(t *testing.T) {
@@ -347,7 +349,7 @@ func TestApplyRules(t *testing.T) {
 }
 
 // TestApplyCrossCuttingRules checks, over the whole rule table, the rules
-// every slot obeys (reference design §3.1): refusals, duplicates and Noops
+// every slot obeys: refusals, duplicates and Noops
 // move nothing and name the view they were judged against; wins name the
 // view they left; Apply is pure (the same inputs give the same answer and
 // the command is not modified).
@@ -420,11 +422,10 @@ func cloneCommand(c Command) Command {
 	return out
 }
 
-// TestWriterHandoffScript plays a fenced writer hand-off end to end
-// (reference design §3.1 and §3.3): the log is the dedup table, a superseded
-// writer's retries still read Duplicate, its new writes are refused, and a
-// truncate turns old retries into Truncated. The positions index is kept the
-// way a learner keeps it.
+// TestWriterHandoffScript plays a fenced writer hand-off end to end: the log
+// is the dedup table, a superseded writer's retries still read Duplicate, its
+// new writes are refused, and a truncate turns old retries into Truncated.
+// The positions index is kept the way a learner keeps it.
 func TestWriterHandoffScript(t *testing.T) {
 	type step struct {
 		cmd         Command
@@ -478,7 +479,7 @@ func TestWriterHandoffScript(t *testing.T) {
 
 // TestRestoreRefusesBrokenInvariants checks Restore refuses every sealed
 // state that breaks a State invariant, with ErrBadState, and returns the zero
-// State (reference design §3.1: first_seq <= next_seq; leader iff term > 0).
+// State (FirstSeq <= NextSeq; a leader is set iff Term > 0).
 func TestRestoreRefusesBrokenInvariants(t *testing.T) {
 	cases := []struct {
 		name        string
@@ -706,9 +707,9 @@ func TestValueHelpers(t *testing.T) {
 }
 
 // TestReplyAmbiguous checks which replies leave the call's effect unknown
-// (reference design §3.2): a verdict is never ambiguous except Unheld;
-// NotLeader, UnknownJournal and TooLarge proposed nothing; Lost and
-// Unavailable may still take effect.
+// (docs/client.md, "every ambiguous outcome"): a verdict is never ambiguous
+// except Unheld; NotLeader, UnknownJournal and TooLarge proposed nothing;
+// Lost and Unavailable may still take effect.
 func TestReplyAmbiguous(t *testing.T) {
 	cases := []struct {
 		name  string

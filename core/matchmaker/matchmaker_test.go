@@ -1,8 +1,8 @@
 package matchmaker_test
 
 // This file checks the matchmaker role against Matchmaker Paxos §3 and §4
-// (Whittaker et al.) and the spec's "Matchmakers and reconfiguration" and
-// "The GC watermark and retirement" sections. One matchmaker, id 101, is
+// (Whittaker et al.) and docs/reconfiguration.md ("What happens
+// underneath", "The GC watermark and retirement"). One matchmaker, id 101, is
 // driven by hand: the test plays the candidates, steps a request, takes the
 // Ready and reads what the matchmaker wrote and answered. Every Ready's
 // writes are folded into a "disk" with matchmaker.Apply before its messages

@@ -241,9 +241,9 @@ func (a *Acceptor) Prepare(b Ballot, from Slot, pageMax int) promiseResult {
 }
 
 // SlotsAheadMax bounds how far above its floor an acceptor keeps a record
-// (STYLE rule 11): an Accept or a learned value further ahead is ignored,
-// so a forged or corrupt slot number cannot make the log grow without
-// bound. An honest acceptor that far behind catches up first.
+// (every queue and loop has a bound): an Accept or a learned value further
+// ahead is ignored, so a forged or corrupt slot number cannot make the log
+// grow without bound. An honest acceptor that far behind catches up first.
 const SlotsAheadMax = 1 << 24
 
 // Admit votes for cmd at (s, b) iff b >= promised and s >= floor; it raises

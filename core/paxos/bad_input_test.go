@@ -146,7 +146,7 @@ func TestBadInputAcceptEntries(t *testing.T) {
 	}
 }
 
-// Reference design §2.2: an acceptor refuses an Accept below its floor with
+// The acceptor's floor: it refuses an Accept below its floor with
 // a Nack naming the floor (the slot is chosen and gone), while it still
 // votes the entries at or above the floor.
 func TestBadInputAcceptBelowFloor(t *testing.T) {
@@ -174,7 +174,7 @@ func TestBadInputAcceptBelowFloor(t *testing.T) {
 	expectEq(t, "Nacks", len(ofType(rd.Messages, paxos.MsgNack)), 1)
 }
 
-// Reference design §2.2, election: a sender counts only after its terminal
+// Election: a sender counts only after its terminal
 // page, and each page must start where the last one said to continue. A
 // duplicate page, a page from elsewhere in the log, a continuation that does
 // not move forward, a page below the campaign's first slot, and a page for
@@ -221,7 +221,8 @@ func TestBadInputPromisePages(t *testing.T) {
 	expectIgnored(t, s, "page after the terminal one", page(3, 0))
 }
 
-// Seed chapter 000: a TrimmedTo is installed only if its point is above the
+// The trim-point jump (docs/core.md, "Decided truncation and the
+// trim-point jump"): a TrimmedTo is installed only if its point is above the
 // node's floor and fold and its state is a valid journal state not behind
 // the node's own fold. journal.State's invariants are checked by
 // journal.Restore, which the node applies to what it is handed: the zero
@@ -287,9 +288,10 @@ func TestBadInputCatchUpResponse(t *testing.T) {
 		Entries: []paxos.SlotCommand{{Slot: 1, Ballot: bal(1, 2), Command: x}}})
 }
 
-// Reference design §2.4: one batch is in flight at a time. A second Ready
+// The Ready contract: one batch is in flight at a time. A second Ready
 // before Advance, an Advance without a Ready and a write handed to
-// ProposeControl are programmer errors and panic (STYLE rule 8).
+// ProposeControl are programmer errors, and programmer errors panic while
+// operating errors are values.
 func TestBadInputReadyContractPanics(t *testing.T) {
 	s := newSolo(t, journal.ModeMulti, soloOpts(), nil)
 	mustPanic(t, "Advance without Ready", "Advance without Ready", s.node.Advance)
@@ -401,7 +403,7 @@ func TestBadInputRoundsExhaustedStandsDown(t *testing.T) {
 	}
 }
 
-// STYLE rule 11 (limits on everything): one Accept entry at a slot far
+// Every queue and loop has a bound: one Accept entry at a slot far
 // above the acceptor's log must not cost memory in proportion to the slot
 // number. The acceptor's window is dense from its floor, so today a single
 // corrupt or forged slot allocates every slot below it (~144 bytes each: a

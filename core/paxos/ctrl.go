@@ -15,8 +15,8 @@ import (
 // damaged record as a slot's highest report still wins, but its leadership
 // does not settle that slot from the reports of its winning quorum alone:
 // it keeps asking the acceptors that have not answered, and settles the
-// slot by the table below. (The code says "ctrl" where the spec says
-// "probe": in this code base a probe is a node asking its matchmakers for
+// slot by the table below. (The code says "ctrl", not "probe": in this
+// code base a probe is a node asking its matchmakers for
 // the effective configuration.)
 //
 // An answer about slot s qualifies when it cannot hide a chosen value
@@ -80,7 +80,8 @@ const (
 
 func (t tri) matches(b bool) bool { return t == either || (t == yes) == b }
 
-// ctrlCases is the CTRL decision table (STYLE rule 10). Legend: value is
+// ctrlCases is the CTRL decision table, one row per case so that a reader
+// and a test can check every recovery decision in one place. Legend: value is
 // ctrlInput.valueReported, quorum is qualifyingQuorum, answered is
 // allAnswered; "-" matches either. Every input combination matches exactly
 // one row (TestCtrlTableCoversEveryInputOnce).

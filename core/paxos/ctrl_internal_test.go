@@ -2,8 +2,8 @@ package paxos
 
 import "testing"
 
-// STYLE rule 10: every input combination of the CTRL table matches exactly
-// one row.
+// Every input combination of the CTRL table matches exactly one row: no
+// case is missed and none is decided twice.
 func TestCtrlTableCoversEveryInputOnce(t *testing.T) {
 	for _, value := range []bool{false, true} {
 		for _, q := range []bool{false, true} {

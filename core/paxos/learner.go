@@ -12,12 +12,11 @@ type chosenValue struct {
 	ok  bool
 }
 
-// Learner is the learner role of every node (the reference design's
-// Replica, §2.2; renamed here because "replica" names the replica tier, a
-// process that runs only this role): the chosen log, the
-// contiguous apply walk — the only place journal.Apply runs — the
-// positions index, and reads by position. It emits only the relaxed
-// SetChosenIndex.
+// Learner is the learner role of every node (often called the replica; not so
+// here because "replica" names the replica tier, a process that runs only
+// this role): the chosen log, the contiguous apply walk — the only place
+// journal.Apply runs — the positions index, and reads by position. It emits
+// only the relaxed SetChosenIndex.
 type Learner struct {
 	mode journal.WriterMode
 	// Invariant: floor-1 <= applied <= chosenIndex.
@@ -213,8 +212,8 @@ const coldFoldSlots = 256
 // cutPoint is where a truncation to state.FirstSeq cuts the log: the slot
 // holding the first retained record, sealed with the state just before it;
 // or, when no record is retained, everything applied, sealed with the
-// current state (seed chapter 000: "drop every log slot whose records all
-// lie below it").
+// current state: every slot whose records all lie below FirstSeq is dropped
+// (docs/core.md, "Decided truncation and the trim-point jump").
 func (r *Learner) cutPoint() (Slot, journal.State) {
 	first := r.state.FirstSeq
 	if i := r.positions.covering(first, r.state.NextSeq); i < r.positions.len() {

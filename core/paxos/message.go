@@ -8,7 +8,8 @@ import (
 )
 
 // MsgType names a message kind. The numbers match the wire's oneof field
-// numbers (reference design §1.3) and are frozen.
+// numbers and are frozen: the wire carries them, so renumbering would break
+// peers of another version.
 type MsgType uint8
 
 const (
@@ -161,10 +162,10 @@ type Message struct {
 }
 
 // MessageBytesMax is the soft bound on the record bytes one message carries
-// (STYLE rule 11). Accept batches, Promise pages and catch-up pages stop
-// adding entries once they reach it, after at least one entry, so a message
-// is at most MessageBytesMax plus one write (1 MiB) — well inside a
-// transport's frame limit even when writes are large.
+// (every queue and loop has a bound). Accept batches, Promise pages and
+// catch-up pages stop adding entries once they reach it, after at least one
+// entry, so a message is at most MessageBytesMax plus one write (1 MiB) —
+// well inside a transport's frame limit even when writes are large.
 const MessageBytesMax = 2 << 20
 
 // inPages calls send with consecutive pages of entries, each stopping once
@@ -186,8 +187,9 @@ func inPages(entries []SlotCommand, send func(page []SlotCommand)) {
 func commandBytes(c journal.Command) int { return c.Entry.Bytes() }
 
 // EarlyOK reports whether the message may leave before its batch is
-// durable: it promises nothing and announces no decision (DESIGN §3). Prepare
-// is not on the list even though DESIGN allows it: a candidate's own
+// durable: it promises nothing and announces no decision, so a crash before
+// the sync leaves no peer relying on state the sender forgot. Prepare is not
+// on the list even though it promises nothing itself: a candidate's own
 // promise of its new ballot rides in the same batch, and a Prepare sent
 // before that promise is durable lets a crashed candidate reuse the ballot
 // for a different value after reboot. See docs/divergences.md.

@@ -8,8 +8,8 @@ import (
 // The leader's side of proxy leaders (proxy.go). With Config.Proxies set, a
 // settled leadership hands each round's Phase 2 to a proxy instead of
 // broadcasting the Accept itself, and learns the decision from the proxy's
-// Commit. The proxies take turns by batch, not by slot (the driver's
-// override of the spec's slot % proxy_count): every round whose Accept
+// Commit. The proxies take turns by batch, not by slot (slot % proxy_count
+// would be the obvious choice): every round whose Accept
 // leaves in one Ready goes to one proxy, and the next Ready's to the next,
 // so a batch costs the leader one delegation, one vote and one Commit
 // whatever the number of proxies (by slot, every batch would go to every

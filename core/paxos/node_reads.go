@@ -6,7 +6,7 @@ import (
 	"github.com/parosdb/paros/core/quorum"
 )
 
-// quorumRead is one leaderless linearizable read (reference design §3.5):
+// quorumRead is one leaderless linearizable read:
 // ask a Phase-1 quorum for vote watermarks, take the max, and serve once the
 // fold covers max(watermark, fence). An acknowledged write was voted by a
 // Phase-2 quorum, which meets every Phase-1 quorum, so the max watermark is
@@ -132,8 +132,8 @@ func (n *Node) handlePreReadAck(m Message, from int) {
 // it needed a Phase-1 quorum of it, whose members learned the new
 // configuration with the Prepare, so one of them is among the answerers and
 // names it. On a majority this asks nothing more; on a grid it asks one
-// member of every row besides the full row. (The spec asks a Phase-1
-// quorum alone; two rows of a grid do not meet, so that reading could miss
+// member of every row besides the full row. (A Phase-1 quorum alone is not
+// enough: two rows of a grid do not meet, so that reading could miss
 // a reconfiguration made through another row.)
 func (n *Node) checkRead(r *quorumRead) {
 	if n.sys.Phase1(r.granted, 0) != quorum.Won {

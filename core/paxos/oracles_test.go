@@ -1,9 +1,9 @@
 package paxos_test
 
 // This file holds the oracles the randomized checker and the scenario tests
-// run after every step. Their messages reuse the claim strings of the
-// reference simulation (reference design §5.5), so a failure names the
-// safety rule it broke. The journal oracle folds the chosen log through a
+// run after every step. Their messages are the simulator's claim strings
+// (docs/simulation.md, "Oracles"), so a failure names the safety rule it
+// broke. The journal oracle folds the chosen log through a
 // naive model written independently of journal.Apply.
 
 import (
@@ -187,7 +187,7 @@ func (o *oracles) converged() {
 	}
 }
 
-// naiveJournal is the sequential journal model of reference design §3.1,
+// naiveJournal is the sequential journal model of journal.Apply's rules,
 // written as plainly as possible and independently of journal.Apply.
 type naiveJournal struct {
 	mode   journal.WriterMode

@@ -2,8 +2,9 @@ package paxos
 
 import "github.com/parosdb/paros/core/quorum"
 
-// The proposer's phases are types (STYLE rule 4): each holds only the fields
-// valid in it, and the node's proposer field is exactly one of them.
+// The proposer's phases are types, so no field is read in a phase where it
+// means nothing: each holds only the fields valid in it, and the node's
+// proposer field is exactly one of them.
 type phase interface{ phaseName() string }
 
 // following: no proposal rights; the node tracks a leader hint and its

@@ -3,7 +3,7 @@ package paxos
 import "github.com/parosdb/paros/core/journal"
 
 // Ready is one batch of effects. The caller must handle its buckets in this
-// order, then call Advance (DESIGN §3):
+// order, then call Advance (persist before send):
 //
 //  1. Writes: persist in order; sync first when MustSync. Batches of one
 //     node persist in order.

@@ -1,6 +1,6 @@
 package paxos_test
 
-// Spec 002, "The replica tier": a replica node learns the chosen log and
+// The replica tier (docs/replicas.md): a replica node learns the chosen log and
 // serves reads, and it never votes.
 
 import (

@@ -3,7 +3,7 @@ package paxos_test
 // This file holds the scenario tests: short scripts over the test network of
 // harness_test.go (real nodes over memstore, a message pool the script
 // delivers, drops and reorders by hand, disks that sync only when told). Each
-// test opens with the paragraph of the paper or the spec it plays, then runs
+// test opens with the paragraph of the paper or the rule it plays, then runs
 // its steps — propose, deliver, sync, crash, boot, tick — with the expected
 // state checked inline, the way etcd raft's datadriven scripts read. The
 // oracles of oracles_test.go run after every step as well, so a script that
@@ -281,7 +281,7 @@ func TestScenarioLeaderChoosesWrite(t *testing.T) {
 	net.oracles.durableQuorums()
 }
 
-// DESIGN §3, persist before send. An acceptor's vote is a promise to
+// Persist before send. An acceptor's vote is a promise to
 // remember: its Accepted may leave only once the vote is durable, and the
 // leader's own vote counts for a decision only in memory until its disk
 // syncs — the Commit waits for that sync. Here node 2's Accepted waits in
@@ -479,7 +479,7 @@ func TestScenarioNewLeaderFillsHoleWithNoop(t *testing.T) {
 	net.oracles.durableQuorums()
 }
 
-// Seed chapter 000, "Truncation is a decision". A client asks the leader to
+// Truncation is a decision. A client asks the leader to
 // truncate; the leader proposes Control::Truncate into the next slot, and
 // every node drops its prefix lazily, when its own walk reaches that slot:
 // the floor becomes the slot holding the first retained record, and the
@@ -562,7 +562,7 @@ func TestScenarioDecidedTruncation(t *testing.T) {
 	net.oracles.durableQuorums()
 }
 
-// Seed chapter 000, "The node below the floor, and the trim-point jump".
+// The node below the floor, and the trim-point jump.
 // Node 3 is down while the cluster writes and truncates past its chosen
 // prefix. When it returns, its CatchUpRequest is below the leader's floor,
 // and the leader answers TrimmedTo{point, state} instead of a pretend replay.
@@ -661,7 +661,7 @@ func TestScenarioTrimPointJump(t *testing.T) {
 	net.oracles.converged()
 }
 
-// Reference design §3.5, the quorum read. A node asks a Phase-1 quorum for
+// The quorum read. A node asks a Phase-1 quorum for
 // vote watermarks, takes the max, and serves once its own fold covers it: an
 // acknowledged write was voted by a Phase-2 quorum, which meets every Phase-1
 // quorum. Node 3 lags one slot behind (it missed slot 2's Accept and Commit);
@@ -732,7 +732,7 @@ func TestScenarioQuorumRead(t *testing.T) {
 	expectEq(t, "reads expired", n3.node.Counters().ReadsExpired, uint64(1))
 }
 
-// Reference design §2.2, CheckQuorum. A leader that hears no Phase-2 quorum
+// CheckQuorum. A leader that hears no Phase-2 quorum
 // of acks for a whole election timeout cannot commit, and steps down so that
 // a reachable node may lead. The window open when the partition begins may
 // already hold acks, so the leader steps down at the end of the next window:
@@ -877,10 +877,10 @@ func TestScenarioFlexibleAndGridQuorums(t *testing.T) {
 	})
 }
 
-// Reference design §2.4, the client entry. The leader keeps at most
-// PipelineWindow Accepts in flight and holds the rest until decisions come
-// back; beyond ProposeQueueMax open rounds it answers Busy; a follower
-// answers NotLeader with the leader it last heard.
+// The client entry. The leader keeps at most PipelineWindow Accepts in flight
+// and holds the rest until decisions come back; beyond ProposeQueueMax open
+// rounds it answers Busy; a follower answers NotLeader with the leader it
+// last heard.
 func TestScenarioPipelineWindow(t *testing.T) {
 	opts := scenarioOpts()
 	opts.PipelineWindow, opts.ProposeQueueMax = 2, 5
@@ -921,7 +921,7 @@ func TestScenarioPipelineWindow(t *testing.T) {
 	net.oracles.converged()
 }
 
-// Reference design §2.2, election: Promises are paged (PROMISE_BATCH) with a
+// Election: Promises are paged (PROMISE_BATCH) with a
 // continuation cursor, and a sender counts toward the Phase-1 quorum only
 // after its terminal page. Slots 1–5 were accepted by nodes 2 and 3 but
 // their Commit was lost with node 1. Node 2 campaigns with PromiseBatch = 2:
@@ -1019,11 +1019,10 @@ func catchUpRound(net *network) (paxos.Slot, []paxos.Message, bool) {
 	return reqs[0].Slot, take(net, match{typ: paxos.MsgCatchUpResponse, to: 3}), true
 }
 
-// Reference design §2.2 (node/catch_up): a lagging node is replayed the
-// chosen log in pages of at most CatchUpBatch entries, asking again from
-// where each page ended. Node 3 misses five chosen slots; with
-// CatchUpBatch = 2 and a window of one page it asks from 1, 3 and 5 and
-// receives 2, 2 and 1 entries.
+// Catch-up: a lagging node is replayed the chosen log in pages of at most
+// CatchUpBatch entries, asking again from where each page ended. Node 3
+// misses five chosen slots; with CatchUpBatch = 2 and a window of one page it
+// asks from 1, 3 and 5 and receives 2, 2 and 1 entries.
 func TestScenarioCatchUpPages(t *testing.T) {
 	opts := scenarioOpts()
 	opts.CatchUpBatch = 2

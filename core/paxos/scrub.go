@@ -37,7 +37,7 @@ type ScrubSource interface {
 	ScrubCursor() Slot
 }
 
-// Scrub bounds (STYLE rule 11).
+// Scrub bounds, so one scrub pass costs a bounded amount of work.
 const (
 	// ScrubPageSlotsMax bounds the slots of one scrub page.
 	ScrubPageSlotsMax = 4096

@@ -2,9 +2,9 @@ package paxos
 
 import "github.com/parosdb/paros/core/journal"
 
-// Storage is the read-only recovery port a node boots from (reference design
-// §2.7). The driver's store verifies and classifies every record before the
-// core reads anything, so the port is infallible.
+// Storage is the read-only recovery port a node boots from. The driver's
+// store verifies and classifies every record before the core reads anything,
+// so the port is infallible.
 type Storage interface {
 	// InitialState is the durable promise and chosen index.
 	InitialState() HardState

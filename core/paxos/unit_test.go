@@ -267,7 +267,7 @@ func (f fakeStorage) Accepted(paxos.Slot) (paxos.Ballot, journal.Command, bool) 
 func (f fakeStorage) SealedState() journal.State        { return f.sealed }
 func (f fakeStorage) FaultyEntries() []paxos.SlotBallot { return nil }
 
-// Reference design §2.4: boot is restart, and NewNode refuses what it cannot
+// Boot is restart, and NewNode refuses what it cannot
 // run — a bad configuration or tunables (ErrConfig), or a store whose sealed
 // journal state breaks a State invariant (ErrStorage).
 func TestUnitNewNodeRefusals(t *testing.T) {
@@ -307,8 +307,8 @@ func TestUnitNewNodeRefusals(t *testing.T) {
 	}
 }
 
-// Reference design §2.6: every durable delta needs a sync before the
-// batch's messages leave, except the chosen index, which is re-derivable.
+// Every durable delta needs a sync before the batch's messages leave, except
+// the chosen index, which is re-derivable.
 func TestUnitWriteOpNeedsSync(t *testing.T) {
 	for k := paxos.OpInvalid; k <= paxos.OpTrimmedTo+1; k++ {
 		want := k != paxos.OpSetChosenIndex
@@ -318,8 +318,8 @@ func TestUnitWriteOpNeedsSync(t *testing.T) {
 	}
 }
 
-// DESIGN §3: a message may leave before its batch is durable only if it
-// promises nothing and announces no decision — Accept, PreRead and
+// Persist before send: a message may leave before its batch is durable only
+// if it promises nothing and announces no decision — Accept, PreRead and
 // CatchUpRequest. Prepare is held (docs/divergences.md).
 func TestUnitMessageEarlyOK(t *testing.T) {
 	early := []paxos.MsgType{paxos.MsgAccept, paxos.MsgPreRead, paxos.MsgCatchUpRequest}
@@ -477,7 +477,7 @@ func TestUnitAcceptorPhase2(t *testing.T) {
 	expectEq(t, "watermark after restart", a.VoteWatermark(), paxos.Slot(2))
 }
 
-// Reference design §2.2 (node/learn): a chosen value learned by catch-up is
+// Learning: a chosen value learned by catch-up is
 // not a vote — it moves neither the promise nor the vote watermark — but it
 // is made durable, and it overwrites a stale lower-ballot accept so that a
 // restart never reports the stale one. An acceptor holding a chosen value at
@@ -524,7 +524,7 @@ func TestUnitAcceptorLearnIsNotAVote(t *testing.T) {
 	expectEq(t, "writes on a repeated page", len(rd.Writes), 0)
 }
 
-// Reference design §2.2, acceptor: it refuses Prepare and Accept below its
+// The acceptor: it refuses Prepare and Accept below its
 // floor — a Nack naming the floor, never an under-reporting Promise, since
 // the dropped slots would read as "nothing accepted".
 func TestUnitAcceptorFloor(t *testing.T) {
@@ -554,7 +554,7 @@ func TestUnitAcceptorFloor(t *testing.T) {
 	}
 }
 
-// Reference design §2.5: the Ready contract. An idle node has nothing to
+// The Ready contract. An idle node has nothing to
 // hand out; a batch holding only the chosen index needs no sync.
 func TestUnitReadyContract(t *testing.T) {
 	s := newSolo(t, journal.ModeMulti, soloOpts(), nil)
@@ -622,7 +622,7 @@ func TestUnitStepDown(t *testing.T) {
 	expectEq(t, "propose after stepping down", res.Status, paxos.NotLeader)
 }
 
-// Reference design §3.5: a quorum read is opened once per ctx and within
+// A quorum read is opened once per ctx and within
 // ReadsMax; a leader's read waits for its own read fence as well.
 func TestUnitQuorumReadOpening(t *testing.T) {
 	opts := soloOpts()
@@ -651,7 +651,7 @@ func TestUnitQuorumReadOpening(t *testing.T) {
 	expectEq(t, "reads served", s.node.Counters().ReadsServed, uint64(1))
 }
 
-// Reference design §3.5 and §1.2: a read page holds at most limit records
+// A quorum read's page holds at most limit records
 // and maxBytes bytes, but always one record when one is readable; a read at
 // the tail is an empty page; the positions index answers which write starts
 // where.
@@ -736,9 +736,9 @@ func TestUnitLeaderTally(t *testing.T) {
 	expectEq(t, "role after a higher Nack", s.node.Role(), "follower")
 }
 
-// Reference design §2.2, Phase 1 is lost as well as won: refusals from
-// enough acceptors end a campaign at once; a higher-ballot Prepare deposes a
-// candidate, which then promises it.
+// Phase 1 is lost as well as won: refusals from enough acceptors end a
+// campaign at once; a higher-ballot Prepare deposes a candidate, which then
+// promises it.
 func TestUnitCampaignLost(t *testing.T) {
 	s := newSolo(t, journal.ModeMulti, soloOpts(), nil)
 	b, _ := s.campaign()
@@ -787,9 +787,9 @@ func TestConfigRefusesALoneMemberPhase1Quorum(t *testing.T) {
 	}
 }
 
-// STYLE rule 11: messages are bounded in bytes as well as in entries. With
-// writes of 600 KiB, an Accept batch, a Promise page and a catch-up page each
-// carry at most MessageBytesMax of records plus one write.
+// Every queue and loop has a bound: messages are bounded in bytes as well as
+// in entries. With writes of 600 KiB, an Accept batch, a Promise page and a
+// catch-up page each carry at most MessageBytesMax of records plus one write.
 func TestMessagesAreBoundedInBytes(t *testing.T) {
 	big := func(i int) journal.Entry {
 		return journal.Entry{Records: [][]byte{make([]byte, 600<<10), {byte(i)}}}

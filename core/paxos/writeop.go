@@ -6,7 +6,7 @@ import (
 	"github.com/parosdb/paros/core/journal"
 )
 
-// OpKind names a durable delta (DESIGN §4).
+// OpKind names a durable delta: one change a store persists for the core.
 type OpKind uint8
 
 const (
