@@ -1,7 +1,7 @@
 package storage
 
-// The durable store of a Matchmaker Paxos matchmaker (DESIGN §4; Whittaker
-// et al., "Matchmaker Paxos", §3): one store per matchmaker process holds
+// The durable store of a Matchmaker Paxos matchmaker (Whittaker et al.,
+// "Matchmaker Paxos", §3): one store per matchmaker process holds
 // the registry of every journal the matchmaker serves, under one format
 // marker of its own. A matchmaker's Ready carries matchmaker.WriteOps; the
 // host applies them with RegistryStore.Apply, which is synced, before any
@@ -121,7 +121,7 @@ func (m RegistryMarker) Clone() RegistryMarker {
 }
 
 // CheckRegistryBoot is the boot decision table of a matchmaker's store
-// (STYLE rule 10), the same as CheckBoot's. Legend: claim is the
+// (one row per case), the same as CheckBoot's. Legend: claim is the
 // operator's; marker is what the store holds (nil: unformatted); want is
 // the configuration the matchmaker runs under.
 //

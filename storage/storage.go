@@ -1,5 +1,5 @@
 // Package storage defines what a journal's durable store must do
-// (DESIGN §4): boot-scan and classify every record before the core reads
+// (docs/storage.md): boot-scan and classify every record before the core reads
 // anything, apply ordered batches of WriteOps atomically, scrub and rewrite
 // records for repair, and keep the format marker that says which
 // configuration the store was formatted under.
@@ -323,7 +323,8 @@ const (
 	DecideBoot
 )
 
-// CheckBoot is the boot decision table (STYLE rule 10). Legend: claim is
+// CheckBoot is the boot decision table, one row per case so that every
+// boot decision can be read and tested in one place. Legend: claim is
 // the operator's; marker is what the store holds (nil: unformatted); want
 // is the configuration the process runs under.
 //

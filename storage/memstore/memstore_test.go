@@ -1,13 +1,13 @@
 package memstore_test
 
-// This file checks memstore against the storage contract of reference design
-// §2.6–2.7 that the core and the checker rely on: a batch is durable only
-// once Sync runs, and a Crash drops exactly what was not synced; accepts are
-// upserted by slot; Truncate and TrimmedTo drop the records below the new
-// floor, seal the journal state, raise the chosen index and never touch the
-// promise; a lowered promise is a bug and panics; a rotted record keeps its
-// identity and is reported as faulty — and a node booted from such a store
-// never treats the slot as "nothing accepted"; Clone is a disk image
+// This file checks memstore against the storage contract (docs/storage.md,
+// "What a store does") that the core and the checker rely on: a batch is
+// durable only once Sync runs, and a Crash drops exactly what was not synced;
+// accepts are upserted by slot; Truncate and TrimmedTo drop the records below
+// the new floor, seal the journal state, raise the chosen index and never
+// touch the promise; a lowered promise is a bug and panics; a rotted record
+// keeps its identity and is reported as faulty — and a node booted from such
+// a store never treats the slot as "nothing accepted"; Clone is a disk image
 // independent of the store it was taken from. Each test builds a store by
 // hand, applies ops, and reads it back through the paxos.Storage port.
 
@@ -80,7 +80,7 @@ func TestFreshStore(t *testing.T) {
 	}
 }
 
-// Reference design §2.5: persist, then sync, then send. Append only queues;
+// Persist, then sync, then send. Append only queues;
 // the Storage port reads the durable state, which moves at Sync, batch by
 // batch in order.
 func TestAppendIsNotDurableUntilSync(t *testing.T) {
@@ -146,7 +146,7 @@ func TestCrashDropsUnsynced(t *testing.T) {
 	}
 }
 
-// Reference design §2.6: AppendAccepted upserts by slot — a chosen value
+// AppendAccepted upserts by slot — a chosen value
 // learned later overwrites a stale lower-ballot accept; Learned records are
 // stored the same way; the chosen index never moves back.
 func TestOpsUpsertBySlot(t *testing.T) {
@@ -174,7 +174,7 @@ func TestOpsUpsertBySlot(t *testing.T) {
 	}
 }
 
-// Seed chapter 000: Truncate and TrimmedTo move the durable floor, drop
+// Decided truncation: Truncate and TrimmedTo move the durable floor, drop
 // every record (and faulty mark) below it, seal the journal state, raise
 // the chosen index to at least floor-1 — and never touch the promise. A
 // floor at or below the current one is ignored, and an accept below the
@@ -228,9 +228,9 @@ func TestTruncateAndTrimmedTo(t *testing.T) {
 	}
 }
 
-// The promise never decreases (reference design §2.6: SetPromise is
-// monotone); a store asked to lower it found a bug and panics at Sync. An
-// op of unknown kind panics too.
+// The promise never decreases (SetPromise is monotone, or a restarted
+// acceptor could vote against what it promised); a store asked to lower it
+// found a bug and panics at Sync. An op of unknown kind panics too.
 func TestStorePanicsOnBugs(t *testing.T) {
 	s := memstore.New()
 	s.Append([]paxos.WriteOp{promise(bal(3, 1))})
@@ -248,7 +248,7 @@ func TestStorePanicsOnBugs(t *testing.T) {
 	expectPanic(t, "unknown op", "unknown op", s.Sync)
 }
 
-// CTRL (reference design §2.7): Rot destroys a record's value and keeps its
+// CTRL (docs/ctrl.md): Rot destroys a record's value and keeps its
 // identity; FaultyEntries reports it in slot order and LastSlot still
 // counts it; a later accept at that slot clears the mark.
 func TestRotReportsFaultyEntries(t *testing.T) {

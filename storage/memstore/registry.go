@@ -20,7 +20,7 @@ import (
 	"github.com/parosdb/paros/storage"
 )
 
-// registryOpsMax bounds the ops of one Append (STYLE rule 11).
+// registryOpsMax bounds the ops of one Append: every batch has a bound.
 const registryOpsMax = 1 << 16
 
 // errInjected is the cause of an IOError that FailNext injects.

@@ -41,8 +41,9 @@ func (s *Store) Scrub(from paxos.Slot, count int) ([]storage.ScrubEntry, error) 
 	return out, nil
 }
 
-// The walk's bound (STYLE rule 11): past scrubWalkSlotsPerEntry empty slots
-// per entry asked (and scrubWalkSlotsMin), Scrub sorts the held slots.
+// The walk's bound, so one Scrub costs work in proportion to what it asks
+// for: past scrubWalkSlotsPerEntry empty slots per entry asked (and
+// scrubWalkSlotsMin), Scrub sorts the held slots.
 const (
 	scrubWalkSlotsPerEntry = 8
 	scrubWalkSlotsMin      = 64

@@ -15,7 +15,8 @@ import (
 	"github.com/parosdb/paros/storage"
 )
 
-// Limits (STYLE rule 11). Each is asserted where it is used.
+// Limits: every queue, batch and loop has a bound. Each is asserted where it
+// is used.
 const (
 	// commitBatchesMax bounds the journal batches of one group commit. A
 	// caller that gathers pending batches must cut its group at this size.

@@ -106,7 +106,7 @@ const (
 	configMinBytes  = 1 + 1 + 1 + 16
 	regMarkerMin    = 1 + 8 + 2 + 4
 	regMembersMax   = quorum.MembersMax
-	registryOpsMax  = 1 << 16 // ops of one Apply (STYLE rule 11)
+	registryOpsMax  = 1 << 16 // ops of one Apply: every batch has a bound
 	regQuorumIntMax = 1<<31 - 1
 )
 

@@ -5,7 +5,8 @@ package pebblestore
 // filesystem beside three formatted neighbour journals whose ids equal the
 // registry's journals: Crash keeps exactly the synced data, FailNext fails
 // the WAL's next fsync with EIO, and every neighbour must boot unchanged at
-// the end. Then the store is damaged on purpose (DESIGN §4, STYLE rule 9):
+// the end. Then the store is damaged on purpose, because corruption must be
+// reported as its own error class, never a panic or a silent truncate:
 // a flipped byte in a registration, a watermark, an effective configuration
 // or the marker, a value moved under another key, a configuration that
 // passes its CRC but does not rebuild, a registration below its watermark,

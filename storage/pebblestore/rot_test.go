@@ -1,7 +1,8 @@
 package pebblestore
 
-// These tests damage the store on purpose and check how boot classifies it
-// (DESIGN §4, STYLE rule 9). A damaged, lost or misdirected record value is
+// These tests damage the store on purpose and check how boot classifies it:
+// corruption is its own error class, routed to repair, never a panic or a
+// silent truncate. A damaged, lost or misdirected record value is
 // a faulty(slot, ballot) record: its identity survived, so it never reads as
 // "nothing accepted". Everything else is a *storage.CorruptionError naming
 // the journal and what broke, never a silent skip and never a panic: a

@@ -2,7 +2,7 @@ package storetest
 
 // RunRegistry is the conformance suite of storage.RegistryStore, the store
 // of a Matchmaker Paxos matchmaker (Whittaker et al., "Matchmaker Paxos",
-// §3; DESIGN §4). memstore and pebblestore run it.
+// §3). memstore and pebblestore run it.
 //
 // Every test arranges registrations, acts with Apply (or Format), and checks
 // what Boot reports against a naive model: the ops folded with
