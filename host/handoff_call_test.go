@@ -2,7 +2,7 @@
 // on the three-host cluster of fakeenv_test.go, driven by hand: a follower
 // refuses it not_leader and names the leader; the leader hands its
 // leadership to the node named, and the Relinquish leaves only once the
-// batch of its open round is durable (persist before send, DESIGN §3);
+// batch of its open round is durable (persist before send);
 // the successor then leads at the very ballot the old leader won (no
 // election, no Phase 1: nobody is ticked after the first election), holds
 // the write that was open at the handoff, and accepts the next one. An

@@ -1,5 +1,5 @@
-// This file checks package host from the outside, one spec sentence per test
-// (DESIGN §3 "The Ready contract", docs/host.md): persist before send,
+// This file checks package host from the outside, one rule per test (the
+// Ready contract in docs/core.md and docs/host.md): persist before send,
 // parked calls and their verdicts, quorum reads and long-polls, the boot
 // decision table, quarantine and reopen, routing of Delivers, and the
 // tunables' floors. Every test drives hosts by hand through fakeEnv
@@ -90,14 +90,14 @@ func firstOf(t *testing.T, ds []sentDeliver, to paxos.NodeID, typ paxos.MsgType)
 }
 
 // ---------------------------------------------------------------------------
-// 1. Persist before send (DESIGN §3).
+// 1. Persist before send.
 
-// DESIGN §3: "The effects of batch k — messages, client replies, read
-// answers — are released only after batch k's writes and every earlier
-// batch's writes are durable. Batches of one journal persist in order."
-// And: "a message that promises nothing and announces no decision —
-// Accept, …, PreRead, CatchUpRequest — may leave before its batch is
-// durable."
+// Nothing a batch produces (messages, client replies, read answers) leaves
+// before that batch's writes and every earlier batch's writes are on disk,
+// and one journal's batches persist in order. The exceptions are the
+// messages that promise nothing and announce no decision (Accept, PreRead,
+// CatchUpRequest): they may leave before their batch is durable, since a
+// crash that loses the batch leaves no peer relying on it.
 func TestPersistBeforeSend_BatchesReleaseInOrderOnlyWhenDurable(t *testing.T) {
 	// Arrange: node 3 alone. Node 2 asks it to promise 1.2, then 2.2 (two
 	// batches, each a SetPromise write and a Promise); then node 2, now
@@ -153,9 +153,9 @@ func sortedTypes(ts []paxos.MsgType) []paxos.MsgType {
 	return out
 }
 
-// DESIGN §3: "Inside a batch the order is: 1. persist Writes; 2. send
-// Messages …; 3. apply Committed and answer each held call with the verdict
-// its slot folded to." The leader's Accepts are EarlyOK and overlap its own
+// Inside a batch the order is: persist the Writes, send the Messages, then
+// apply Committed and answer each held call with the verdict its slot
+// folded to. The leader's Accepts are EarlyOK and overlap its own
 // fsync; the decision (Commit messages and the client's verdict) waits for
 // the leader's vote to be durable, even when a later batch is durable first.
 func TestPersistBeforeSend_LeaderVerdictWaitsForItsOwnVote(t *testing.T) {
@@ -233,8 +233,8 @@ func TestPersistBeforeSend_LeaderVerdictWaitsForItsOwnVote(t *testing.T) {
 	}
 }
 
-// DESIGN §3, "nothing announces [a decision] before the vote is on disk",
-// applied to reads: a page served from the leader's fold may carry only
+// No decision is announced before the vote behind it is on disk, and that
+// holds for reads too: a page served from the leader's fold may carry only
 // records whose decision is durable. A read confirmed in an early batch but
 // released after the leader decided a later write (its own vote for that
 // write not yet durable) must not reveal the later write.
@@ -575,7 +575,7 @@ func TestParkedCalls_BusyLeaderRefusesAtOnce(t *testing.T) {
 	}
 }
 
-// Reference design §3.1 (single-writer rules) through the host: SetLeader,
+// The single-writer rules (journal.Apply) through the host: SetLeader,
 // a fenced Write and a fenced Truncate are each proposed, parked and
 // answered with the outcome their slot folded to.
 func TestParkedCalls_ControlCallsGetTheirSlotsVerdicts(t *testing.T) {

@@ -216,7 +216,7 @@ func TestMailbox_TakeBoundsABatch(t *testing.T) {
 	}
 }
 
-// STYLE rule 19, a property against a naive model: with no lane ever full,
+// A property against a naive model: with no lane ever full,
 // the mailbox is a FIFO per lane; every message pushed comes out once, in
 // its lane's order, and count matches what is queued.
 func TestMailbox_MatchesPerLaneFIFOModel(t *testing.T) {

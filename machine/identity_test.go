@@ -1,5 +1,5 @@
-// This file checks where a machine's identity comes from (DESIGN.md §5,
-// §6): with credentials, a new machine takes its node id from its
+// This file checks where a machine's identity comes from (docs/security.md):
+// with credentials, a new machine takes its node id from its
 // certificate; a later start under a certificate naming another node is
 // refused with ErrCertificateMismatch, and so is a data dir first started
 // insecure (a random id) once it is given a certificate; the record's own

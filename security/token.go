@@ -14,7 +14,7 @@ import (
 	"github.com/parosdb/paros/core/journal"
 )
 
-// Bounds of a token (STYLE rule 11): a token past them is refused before
+// Bounds of a token: a token past them is refused before
 // any decoding.
 const (
 	TokenBytesMax   = 4096

@@ -47,7 +47,7 @@ type PeerCall struct {
 	Seal bool
 }
 
-// Limits of a machine's gRPC server (STYLE rule 11). Each is a bound a
+// Limits of a machine's gRPC server. Each is a bound a
 // hostile client would otherwise choose for us.
 const (
 	// PrincipalCallsMaxDefault is Security.PrincipalCallsMax's default.

@@ -3,7 +3,7 @@
 // with the verdict the host gave — marking every reply without a verdict as
 // ambiguous.
 //
-// Validation (reference design §1.2), answered in-band with a typed refusal
+// Validation, answered in-band with a typed refusal
 // and never proposed:
 //
 //	check                                   answer
@@ -15,7 +15,7 @@
 //	read limit 0 or > 256                   clamped to 256 records (64 KiB page)
 //	wait_ms > 1,000                         clamped to 1,000
 //
-// Security (DESIGN.md §5): ServerOptions installs TLS and a gate that
+// Security (docs/security.md): ServerOptions installs TLS and a gate that
 // authenticates every call (a peer machine's certificate, or a bearer
 // token signed by the cell's CA), authorizes it by the rule table in
 // auth.go, and bounds each principal's calls in flight. The Peer stream

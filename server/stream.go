@@ -15,7 +15,8 @@ import (
 	"github.com/parosdb/paros/wire"
 )
 
-// Bounds of one WriteStream (STYLE rule 11).
+// Bounds of one WriteStream, so one stream holds a bounded amount of a
+// server's memory.
 const (
 	// WriteStreamWindow bounds a stream's requests read and not yet
 	// answered; past it the server stops reading (gRPC flow control then

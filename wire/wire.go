@@ -23,7 +23,8 @@ func malformed(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrMalformed, fmt.Sprintf(format, args...))
 }
 
-// Bounds on what one decoded message may carry (STYLE rule 11).
+// Bounds on what one decoded message may carry, so a hostile or corrupt
+// frame cannot make the decoder allocate without limit.
 const (
 	EnvelopesMax = 4096
 	EntriesMax   = 4096

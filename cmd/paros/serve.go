@@ -26,7 +26,8 @@ import (
 	"github.com/parosdb/paros/storage/machinerecord"
 )
 
-// Exit codes of `paros serve` (reference design §4.7).
+// Exit codes of `paros serve`, so a supervisor knows whether to restart it
+// (docs/service.md).
 const (
 	exitClean        = 0
 	exitInfra        = 1

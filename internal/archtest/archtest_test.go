@@ -1,4 +1,4 @@
-// This file checks the module's layering rules (DESIGN.md §2 and §10) by
+// This file checks the module's layering rules (see doc.go) by
 // parsing source, not by building it. walkModule walks the module from the
 // directory holding go.mod, parses every non-test .go file with go/parser and
 // runs check over each file's imports and statements.

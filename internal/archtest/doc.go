@@ -1,5 +1,7 @@
 // Package archtest has no code of its own. Its test enforces the import rules
-// of DESIGN.md §2 and §10 over the module's source files.
+// that keep the core sans-IO and the layers apart over the module's source
+// files: the core and the host read no clock, randomness, disk or network and
+// start no goroutine, so the simulator can drive the code that ships.
 //
 // The test finds the module root (the nearest directory above the working
 // directory that holds go.mod), parses every non-test Go file with go/parser
