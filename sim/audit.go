@@ -13,8 +13,8 @@ import (
 	"github.com/parosdb/paros/storage"
 )
 
-// audit holds the oracles. Each is named by a stable claim string (reused
-// from reference design §5.5 where one exists). It observes through
+// audit holds the oracles. Each is named by a stable claim string, so a
+// failure names the rule it broke in words a search finds. It observes through
 // host.Observer and by reading stores and nodes; it changes nothing.
 type audit struct {
 	// sets is the chosen matchmaker set of each generation (handover.go).

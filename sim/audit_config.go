@@ -11,7 +11,7 @@ import (
 	"github.com/parosdb/paros/host"
 )
 
-// The reconfiguration oracles (reference design §5.5). They watch the
+// The reconfiguration oracles (docs/simulation.md, "Oracles"). They watch the
 // messages processes send (past persist-before-send, so what a crash
 // cannot take back) and the matchmakers' disks:
 //

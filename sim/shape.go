@@ -326,8 +326,8 @@ func drawControl(g rng, s *Shape) {
 	}
 }
 
-// ReplicaIDBase is the first replica process id (reference design: a
-// replica is NodeId(1000+rank)).
+// ReplicaIDBase is the first replica process id: the replica of rank r is
+// node 1000+r, well above every member's id.
 const ReplicaIDBase paxos.NodeID = 1000
 
 // Servers are the machines that may serve a journal: the founding nodes
