@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Retentions the supervisor compacts with (reference §1.3).
+// Retentions the supervisor compacts with.
 const (
 	// PeerRetention keeps an expired peer listed, and a dead stream held,
 	// this long past the expiry.
@@ -31,7 +31,8 @@ type CompactResult struct {
 	Streams []StreamID // streams dropped, sorted
 }
 
-// Compact drops the streams nothing live relies on (reference §4.1):
+// Compact drops the streams nothing live relies on (docs/mesh.md,
+// "Compaction, and why each rule exists"):
 //
 //  1. It runs if forced, if the journal holds more than journalEventsOver
 //     events or journalStreamsOver streams, or if some node is crowded

@@ -1,15 +1,15 @@
-// This file holds the property test of reference §5.3,
+// This file holds the property test
 // compacting_a_crowded_node_changes_nothing_live, with pgregory.net/rapid.
 // One machine key; the observer is one runtime of it. Dead runs are 48-55
 // restarts of a second runtime of the same key, which crowds the node; live
 // runs are 1-5 other runtimes of it. Each run draws a scope, a mode, an
-// ending (held, released, session closed, or nothing written — for every
-// dead run at once with probability 0.2), what it offers (a handover, a
-// review request) and what it takes (an earlier run's handover or review,
-// never its own, after ingesting the offer). Dead runs are heard, ingested,
-// then left silent for ten minutes; live runs are heard fresh. Then the
-// observer compacts as the supervisor does (expiry 30 s, retention 0, the
-// handover retention, not forced), and six assertions must hold:
+// ending (held, released, session closed, or nothing written — for every dead
+// run at once with probability 0.2), what it offers (a handover, a review
+// request) and what it takes (an earlier run's handover or review, never its
+// own, after ingesting the offer). Dead runs are heard, ingested, then left
+// silent for ten minutes; live runs are heard fresh. Then the observer
+// compacts as the supervisor does (expiry 30 s, retention 0, the handover
+// retention, not forced), and six assertions must hold:
 //
 //  1. the streams that went are a subset of the dead ones;
 //  2. live claims, active sessions and overlaps are identical before and after;

@@ -5,7 +5,9 @@
 // consensus. Each runtime appends signed events to its own stream; peers
 // replicate streams by comparing marks; everyone folds the same events into
 // the same State. Compaction drops streams dead for long and never anything
-// live. The package is independent of the Paxos packages (DESIGN §2).
+// live. The package is independent of the Paxos packages: it imports nothing
+// from core/, host/ or storage/ (internal/archtest checks it), so a change to
+// one cannot break the other.
 //
 // # Layers
 //

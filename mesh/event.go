@@ -79,7 +79,7 @@ const (
 	KindReviewAnswered    Kind = "review_answered"
 )
 
-// Body bounds (reference §2.1).
+// Body bounds, so one event holds a bounded amount of a runtime's memory.
 const (
 	identBytesMax        = 64
 	pathsMax             = 64

@@ -1,14 +1,13 @@
-// This file checks the fold (reference §2.2) on records built by hand, so
-// each rule is seen on its own: the earliest live exclusive claim wins and
-// the others are Conflicted naming it; claims of one session never
-// conflict; scopes meet by '/'-prefix; advisory claims overlap and are
-// never refused; a claim expires with its runtime or its session, and a
-// reopened session id does not revive it; the first publication of a
-// handover wins and a taking ordered before it is ignored; a session cannot
-// answer its own review; unknown kinds are counted. Two rapid properties
-// back them: the fold is independent of order and of repeats, and the
-// trie-indexed exclusivity and overlap walks agree with the naive
-// quadratic walks of the reference.
+// This file checks the fold (docs/mesh.md, "The fold") on records built by
+// hand, so each rule is seen on its own: the earliest live exclusive claim
+// wins and the others are Conflicted naming it; claims of one session never
+// conflict; scopes meet by '/'-prefix; advisory claims overlap and are never
+// refused; a claim expires with its runtime or its session, and a reopened
+// session id does not revive it; the first publication of a handover wins and
+// a taking ordered before it is ignored; a session cannot answer its own
+// review; unknown kinds are counted. Two rapid properties back them: the fold
+// is independent of order and of repeats, and the trie-indexed exclusivity
+// and overlap walks agree with the naive quadratic walks over every pair.
 package mesh
 
 import (
@@ -252,7 +251,7 @@ func TestUnknownKindsAreCountedOpaqueAndTheDigestFollowsTheState(t *testing.T) {
 	}
 }
 
-// Reference §2.3 (I2138): a claim expired while its holder slept, listed in
+// A claim expired while its holder slept, listed in
 // a later claim's supersedes, loses to that claim when its holder beats again.
 func TestASupersededClaimComesBackConflictedNamingItsSuperseder(t *testing.T) {
 	// Arrange: a's claim (earlier) is superseded by b's.
@@ -344,7 +343,7 @@ func TestTheFoldIsIndependentOfOrderAndRepeats(t *testing.T) {
 	})
 }
 
-// naiveResolve is the reference §2.2 step 4 as written: a list of winners,
+// naiveResolve is exclusivity resolved the plain way: a list of winners,
 // each new claim compared with every winner.
 func naiveResolve(order []*ClaimView) {
 	var winners []*ClaimView
@@ -364,7 +363,7 @@ func naiveResolve(order []*ClaimView) {
 	}
 }
 
-// naiveOverlaps is reference §2.2 step 5 as written: every pair.
+// naiveOverlaps lists overlaps the plain way: every pair.
 func naiveOverlaps(order []*ClaimView) []Overlap {
 	var live []*ClaimView
 	for _, c := range order {

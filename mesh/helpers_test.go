@@ -1,6 +1,6 @@
 // This file holds the fixtures the mesh tests share: a testNet of runtimes
 // linked through MemTransport (the real signed link protocol, in process)
-// on one ManualClock, with the reference test settings (heartbeat 1 s,
+// on one ManualClock, with short test settings (heartbeat 1 s,
 // expiry 3 s, trust on first use, repository of root commit "root"), and
 // small helpers to build signed events without a runtime. It checks nothing
 // by itself.
@@ -122,8 +122,8 @@ func (n *testNet) sleep(d time.Duration, awake ...*Runtime) {
 	}
 }
 
-// forceCompact compacts as the reference tests do: as the supervisor
-// would, but with retention 0 and forced.
+// forceCompact compacts as the supervisor would, but with retention 0 and
+// forced, so a test need not wait out a retention.
 func forceCompact(r *Runtime, handovers time.Duration) CompactResult {
 	return r.Compact(CompactParams{Expiry: testExpiry, Retention: 0, Handovers: handovers, Force: true})
 }

@@ -10,7 +10,8 @@ import (
 	"time"
 )
 
-// Journal limits (reference §3.1). Each is asserted where it is used.
+// Journal limits, so no peer can make a runtime hold events or streams
+// without bound. Each is asserted where it is used.
 const (
 	streamsMax           = 1024           // streams held, all nodes
 	nodeStreamsMax       = 64             // streams held per node

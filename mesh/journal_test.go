@@ -1,14 +1,13 @@
-// This file checks the journal (reference §3.1 and §1.3): own writes are
-// dense, signed and Lamport-stamped; ingest checks every event in the
-// documented order and lands each in exactly one of accepted, duplicate,
-// pending or rejected, with a typed refusal; gaps wait as pending and drain;
-// quotas refuse for capacity; marks and MissingFor send a peer only what it
-// lacks, within a budget, from a rotating stream; beats are adopted only
-// when verified, trusted and (for a new stream) fresh, and a relay can
-// neither forge events nor mint beats; liveness is Own, Live or Expired on
-// the injected clock; and a reload from the JSONL file restores events but
-// no liveness. Events are built by bare writer journals and, for hostile
-// cases, signed by hand.
+// This file checks the journal: own writes are dense, signed and
+// Lamport-stamped; ingest checks every event in the documented order and
+// lands each in exactly one of accepted, duplicate, pending or rejected, with
+// a typed refusal; gaps wait as pending and drain; quotas refuse for
+// capacity; marks and MissingFor send a peer only what it lacks, within a
+// budget, from a rotating stream; beats are adopted only when verified,
+// trusted and (for a new stream) fresh, and a relay can neither forge events
+// nor mint beats; liveness is Own, Live or Expired on the injected clock; and
+// a reload from the JSONL file restores events but no liveness. Events are
+// built by bare writer journals and, for hostile cases, signed by hand.
 package mesh
 
 import (

@@ -9,8 +9,8 @@ import (
 	"time"
 )
 
-// The link protocol (reference §3.2). Every message is a Signed envelope,
-// POSTed over HTTP or handed over in process:
+// The link protocol (docs/mesh.md, "Links and trust"). Every message is a
+// Signed envelope, POSTed over HTTP or handed over in process:
 //
 //	{"body": <message>, "sig": <hex Ed25519 over domain + canonical JSON of body>}
 //

@@ -1,4 +1,4 @@
-// This file checks the link protocol (reference §3.2, §3.3) between
+// This file checks the link protocol (docs/mesh.md, "Links and trust") between
 // runtimes on MemTransport and a ManualClock: each hello, welcome and sync
 // refusal is produced by a crafted message and comes back typed; one round
 // replicates both ways; a message stays within its size budget and rounds

@@ -346,7 +346,7 @@ func (r *Runtime) Status() Status {
 	return st
 }
 
-// Link states, by the age of the last exchange (reference §3.2).
+// Link states, by the age of the last exchange.
 const (
 	LinkConnecting  = "connecting"
 	LinkConnected   = "connected"

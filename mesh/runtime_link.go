@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Dial backoff (reference §3.2): heartbeat × 2^failures, capped at the
+// Dial backoff: heartbeat × 2^failures, capped at the
 // expiry; a refusal counts as refusalFailures failures; at most failuresMax.
 const (
 	refusalFailures = 3

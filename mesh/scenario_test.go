@@ -1,5 +1,5 @@
-// This file ports the three scenarios of seed chapter 003 ("How to see it",
-// reference §5.1) as Go tests with the same meaning. Every runtime is a full
+// This file plays the three compaction scenarios of docs/mesh.md ("How it
+// is proven") as Go tests. Every runtime is a full
 // Runtime with an ephemeral key and trust on first use, linked to the
 // others through the real signed link protocol over MemTransport; time is
 // a shared ManualClock (heartbeat 1 s, expiry 3 s), so "sleeping past the
@@ -13,9 +13,9 @@ import (
 	"testing"
 )
 
-// Seed 003: "a runtime compacted away while it slept ... is heard again when
-// it wakes: its peers fetch its stream again from the first event, so a claim
-// it took before it slept holds again there and refuses a conflicting one."
+// A runtime compacted away while it slept is heard again in full when it
+// wakes: its peers fetch its stream from the first event, so the claim it
+// took before sleeping holds again and refuses a conflicting one.
 func TestARuntimeCompactedWhileItSleptIsHeardAgainWhole(t *testing.T) {
 	// Arrange: the laptop claims apps and is heard by the desk.
 	n := newTestNet(t)
@@ -77,9 +77,9 @@ func eventsEqual(a, b Event) bool {
 	return a.Stream == b.Stream && a.Seq == b.Seq && a.Sig == b.Sig
 }
 
-// Seed 003: "a handover still offered keeps everyone who took it, and a
-// review keeps every answer, even when the taker's or the answerer's runtime
-// has stopped."
+// Compaction keeps whoever took a handover still on offer and whoever
+// answered a review, even after the taker's or answerer's runtime stopped;
+// otherwise the handover could be taken twice and the review answered twice.
 func TestWhoTookAHandoverAndWhoAnsweredAReviewOutliveTheTakersRun(t *testing.T) {
 	// Arrange: the publisher offers a handover and asks for a review; the
 	// taker takes the one and approves the other, then stops.
@@ -132,8 +132,9 @@ func reviewEqual(a, b ReviewView) bool {
 	return a.Key == b.Key && a.State == b.State && slices.Equal(a.Answers, b.Answers)
 }
 
-// Seed 003: "a handover nobody has taken keeps its stream for a day past the
-// retention, and no longer"; a taken one pins nothing.
+// An untaken handover pins its publisher's stream only for the handover
+// retention past the peer retention, so runs that each hand something over
+// cannot fill a quota; a taken one pins nothing.
 func TestATakenHandoverKeepsItsStoppedPublisherNowhereAndAnUntakenOneOnlySoLong(t *testing.T) {
 	// Arrange: two publishers; the keeper takes only the first; both stop.
 	n := newTestNet(t)
