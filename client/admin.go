@@ -53,7 +53,7 @@ type Configuration struct {
 	Quorum  quorum.Spec
 }
 
-// Bounds and pace of the operator's calls (STYLE rule 11).
+// Bounds and pace of the operator's calls: every retry loop has a bound.
 const (
 	// extraConnsMax bounds the connections a Client keeps to machines it
 	// was not given (Client.extra).

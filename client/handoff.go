@@ -24,7 +24,7 @@ import (
 // Handoff again once the cause passed.
 var ErrCannotHandoff = errors.New("paros/client: the leader cannot hand its leadership on")
 
-// Bounds and pace of Handoff (STYLE rule 11).
+// Bounds and pace of Handoff: every retry loop has a bound.
 const (
 	// handoffPoll is the pause between two looks at the cell while a
 	// handoff takes; handoffPollsMax bounds the looks (about a minute),

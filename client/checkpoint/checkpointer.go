@@ -9,8 +9,8 @@ import (
 	"github.com/parosdb/paros/core/journal"
 )
 
-// Checkpointer is the owner's side of the checkpoint pattern (seed chapter
-// 000): it holds the journal's writer, folds every entry it appends into
+// Checkpointer is the owner's side of the checkpoint pattern (see the package
+// doc): it holds the journal's writer, folds every entry it appends into
 // the owner's state, and writes a checkpoint run at the next position
 // followed by a fenced Truncate(up_to = that position). Because it holds the
 // writer for the whole run, no entry can land inside a run.

@@ -1,10 +1,10 @@
 // Package checkpoint is the journal owner's compaction pattern, written once
-// for any journal (seed chapter 000, reference design §3.6). paros never
-// reads a record and so never compacts an application's state: the owner
-// does. It folds its journal into a state it can encode (Checkpointable),
-// writes that state into the journal as a run at the journal's next
-// position s, and then truncates with up_to = s, so the run becomes the
-// start of the journal.
+// for any journal (docs/client.md, "Checkpoints: keeping a journal short").
+// paros never reads a record and so never compacts an application's state:
+// the owner does. It folds its journal into a state it can encode
+// (Checkpointable), writes that state into the journal as a run at the
+// journal's next position s, and then truncates with up_to = s, so the run
+// becomes the start of the journal.
 //
 // A run is ordinary fenced writes: a Begin, the state cut into Chunks, and
 // an End that names the chunk count and their checksum. End is the commit

@@ -1,13 +1,13 @@
-// This file checks the Folder against seed chapter 000 and reference design
-// §3.6, one sentence at a time. Each test writes a journal into memLog the
-// way an owner does — entries, then a run planned at the journal's next
-// position, then a truncation to that position — and reads it through a
-// sansio.Reader into a Folder, then checks what the folder reported and the
-// state it ended with against kv folded over the whole log. Covered: a
-// reader below the floor jumps and restores from the run at its End; a
-// reader that held the whole prefix verifies instead, and resets on a run
-// that differs; a run without End is ignored; a checkpoint left mid-log is
-// one every fold resets on; a broken run (a flipped byte, a record out of
+// This file checks the Folder against the package doc and docs/client.md
+// ("Every reader: Folder"), one sentence at a time. Each test writes a
+// journal into memLog the way an owner does — entries, then a run planned at
+// the journal's next position, then a truncation to that position — and reads
+// it through a sansio.Reader into a Folder, then checks what the folder
+// reported and the state it ended with against kv folded over the whole log.
+// Covered: a reader below the floor jumps and restores from the run at its
+// End; a reader that held the whole prefix verifies instead, and resets on a
+// run that differs; a run without End is ignored; a checkpoint left mid-log
+// is one every fold resets on; a broken run (a flipped byte, a record out of
 // place, a state that will not restore) is Unreadable and heals at the next
 // complete run; an entry the state refuses gaps the folder the same way.
 package checkpoint

@@ -1,8 +1,8 @@
 // This file checks the owner's side of the pattern: Plan's argument checks,
-// Batches (a run is split into writes that respect the API's write limits
-// and land back to back), and the Trigger rule of reference design §3.6 —
-// checkpoint once the log since the last checkpoint is k = 4 times the
-// state's size, or once a tick bound passed with anything written.
+// Batches (a run is split into writes that respect the API's write limits and
+// land back to back), and the Trigger rule — checkpoint once the log since
+// the last checkpoint is k = 4 times the state's size, or once a tick bound
+// passed with anything written.
 package checkpoint
 
 import (

@@ -1,14 +1,13 @@
-// This file checks the run-record format of the package doc (reference
-// design §1.8, seed chapter 000): Plan's records decode back to a Begin at
-// the run's position, the state's chunks in order and an End whose count
-// and CRC-32C match; every record has exactly one encoding, so the strict
-// decoder refuses each way of bending one (a short or long record, an
-// unknown kind, an empty or oversized chunk, a checksum with no chunks) with
-// a *DecodeError that matches ErrMalformed, and bytes without the magic with
-// ErrNotRunRecord. An entry that starts with the magic is refused to the
-// owner (ErrLooksLikeRun). FuzzDecodeRecord feeds the decoder arbitrary
-// bytes: it must never panic, must refuse or round-trip exactly, and must
-// agree with IsRunRecord. Its seed corpus is in testdata/fuzz.
+// This file checks the run-record format of the package doc: Plan's records
+// decode back to a Begin at the run's position, the state's chunks in order
+// and an End whose count and CRC-32C match; every record has exactly one
+// encoding, so the strict decoder refuses each way of bending one (a short or
+// long record, an unknown kind, an empty or oversized chunk, a checksum with
+// no chunks) with a *DecodeError that matches ErrMalformed, and bytes without
+// the magic with ErrNotRunRecord. An entry that starts with the magic is
+// refused to the owner (ErrLooksLikeRun). FuzzDecodeRecord feeds the decoder
+// arbitrary bytes: it must never panic, must refuse or round-trip exactly,
+// and must agree with IsRunRecord. Its seed corpus is in testdata/fuzz.
 package checkpoint
 
 import (

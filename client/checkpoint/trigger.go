@@ -1,7 +1,9 @@
 package checkpoint
 
 // DefaultFactor is k in the owner's rule "checkpoint once the log since the
-// last checkpoint is k times the state's size" (reference design §3.6).
+// last checkpoint is k times the state's size": the retained log stays a
+// bounded multiple of the state, and checkpoints add about 1/k to the bytes
+// written.
 const DefaultFactor = 4
 
 // Trigger says when an owner checkpoints: once the log bytes written since

@@ -2,8 +2,8 @@
 // one journal served by the real state machine (journal.Apply) with a log of
 // records and a positions index, the way a learner keeps them. It answers
 // the four calls with the same plain types a server answers with, so the
-// Reader, the Writer and Resolve are checked against the rules of reference
-// design §3.1 rather than against replies written by hand. Lost calls and
+// Reader, the Writer and Resolve are checked against the rules of
+// journal.Apply rather than against replies written by hand. Lost calls and
 // lost answers are the tests' business: a test drops a reply by absorbing
 // the zero journal.Reply instead.
 package sansio

@@ -9,7 +9,8 @@ import (
 // A Pipeline's bounds and options, and the values it hands its driver
 // (sends, completions, timers, stats); the scheduler is pipeline.go.
 
-// Bounds of a Pipeline (STYLE rule 11).
+// Bounds of a Pipeline, so a caller that outruns the cell waits instead of
+// queueing without limit.
 const (
 	// DefaultWindow is the appends a Pipeline keeps outstanding (queued, or
 	// in a Write not yet settled) unless its options say otherwise: enough

@@ -1,6 +1,6 @@
-// This file checks the Reader against reference design §3.6 and seed
-// chapter 000 ("the library's Reader moves its cursor to that floor and
-// reports the skipped positions as a Gap, never silently"). Each test builds
+// This file checks the Reader against docs/client.md ("Reader: everyone"):
+// below a truncated journal's floor the Reader moves its cursor to the floor
+// and reports the skipped positions as a Gap, never silently. Each test builds
 // a journal in the fake, reads it through a Reader with real requests, and
 // checks the outcome and the cursor: pages move the cursor by their length,
 // a truncated answer is a Gap over exactly the skipped range, an unserved or

@@ -44,10 +44,10 @@ type Resolution struct {
 }
 
 // Resolve decides, from page — the reply to a Read from req.Seq whose limit
-// covers len(req.Records) — whether the fenced write req is in the log
-// (reference design §3.2: a lost answer is resolved by reading the journal
-// back at the write's position). A write lands whole or not at all, at the
-// position it names, so:
+// covers len(req.Records) — whether the fenced write req is in the log (a
+// lost answer is resolved by reading the journal back at the write's
+// position, since the log itself records whether the write landed). A write
+// lands whole or not at all, at the position it names, so:
 //
 //   - the page starts with req's records, byte for byte: ResolvedWritten;
 //   - other bytes hold one of req's positions: ResolvedNotWritten (final:

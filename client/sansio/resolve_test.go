@@ -1,6 +1,6 @@
 // This file checks Resolve, the read-back that settles a write whose answer
-// was lost (reference design §3.2: "it reads back the journal at that
-// position to decide Written / NotWritten / Truncated / Unresolved"). Each
+// was lost by reading the journal back at the write's position and deciding
+// Written, NotWritten, Truncated or Unresolved. Each
 // case builds the journal in the fake with the real state machine, reads it
 // from the write's position the way a client would, and checks the
 // resolution: the write's bytes at its position are Written; other bytes at

@@ -1,13 +1,14 @@
-// This file checks the Writer against reference design §3.2 and §3.3 and
-// DESIGN §7: a writer claims with SetLeader(fresh uuid, believed leader),
-// fences every write, keeps each write until a verdict settles it, retries
-// an ambiguous write with identical bytes at the same position, and stops
-// once a verdict names another leader. Every reply comes from the fake
-// journal (the real state machine) except the ones a test loses on purpose,
-// which it absorbs as the zero Reply, and the few malformed ones a server
-// could send, which are written out. The last test drives a pipelined writer
-// through random lost calls, lost answers and reordered deliveries and checks
-// that the log ends up holding every batch exactly once, in order.
+// This file checks the Writer against docs/client.md ("Writer: the single
+// owner" and "every ambiguous outcome"): a writer claims with SetLeader(fresh
+// uuid, believed leader), fences every write, keeps each write until a
+// verdict settles it, retries an ambiguous write with identical bytes at the
+// same position, and stops once a verdict names another leader. Every reply
+// comes from the fake journal (the real state machine) except the ones a test
+// loses on purpose, which it absorbs as the zero Reply, and the few malformed
+// ones a server could send, which are written out. The last test drives a
+// pipelined writer through random lost calls, lost answers and reordered
+// deliveries and checks that the log ends up holding every batch exactly
+// once, in order.
 package sansio
 
 import (
