@@ -20,7 +20,7 @@ import (
 	"github.com/parosdb/paros/wire"
 )
 
-// Bounds of the network handles (STYLE rule 11). Every loop that asks the
+// Bounds of the network handles. Every loop that asks the
 // servers again is bounded by roundsMax as well as by the caller's context.
 const (
 	// ServersMax bounds the addresses one Client dials.
