@@ -21,7 +21,8 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// MsgType numbers match the reference wire's oneof field numbers.
+// MsgType numbers are frozen: core/paxos.MsgType uses the same numbers, and
+// a peer of another version decodes them.
 type MsgType int32
 
 const (
