@@ -58,7 +58,7 @@ func recordWithAcceptor(r machinerecord.Record, acc celldecree.Acceptor[*pb.Cell
 }
 
 // cellCaller returns who makes a cell call, for the part of its rule the
-// handler judges (auth.go's table), and whether to judge it: not for the
+// handler judges (the table in server/rules.go), and whether to judge it: not for the
 // proposer's own acceptor in process, nor on a server that authenticates
 // nobody (--insecure) or a call no gate saw (in process).
 func cellCaller(ctx context.Context) (server.Caller, bool) {

@@ -1,4 +1,4 @@
-// This file checks the handler's part of the cell calls' rules (auth.go's
+// This file checks the handler's part of the cell calls' rules (server/rules.go's
 // table, cell_acceptor.go, membership.go): a PrepareCell round more than 2^20
 // above the promise is refused round_too_far and promises nothing, and
 // cell init still forms the cell after a caller pushed one member's
