@@ -10,7 +10,7 @@
 // daemon's runtime implements Env with real sockets and disks; the simulator
 // implements it with simulated ones, so the simulator tests the code we ship.
 //
-// The pipeline, per journal (persist before send; docs/host.md):
+// The pipeline, per journal (persist before send; docs/design/host.md):
 //
 //  1. take the node's Ready, copy its buckets, Advance;
 //  2. hand the Writes to Env.Persist (asynchronous) and send the EarlyOK

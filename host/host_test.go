@@ -1,12 +1,12 @@
 // This file checks package host from the outside, one rule per test (the
-// Ready contract in docs/core.md and docs/host.md): persist before send,
-// parked calls and their verdicts, quorum reads and long-polls, the boot
-// decision table, quarantine and reopen, routing of Delivers, and the
-// tunables' floors. Every test drives hosts by hand through fakeEnv
+// Ready contract in docs/design/core.md and docs/design/host.md): persist
+// before send, parked calls and their verdicts, quorum reads and long-polls,
+// the boot decision table, quarantine and reopen, routing of Delivers, and
+// the tunables' floors. Every test drives hosts by hand through fakeEnv
 // (fakeenv_test.go): either one host fed messages crafted as its peers would
 // send them, or a three-host cluster whose Sends the test delivers and whose
-// persists it completes, one step at a time. Nothing sleeps and nothing
-// runs in the background: arrange, act and check are three visible blocks.
+// persists it completes, one step at a time. Nothing sleeps and nothing runs
+// in the background: arrange, act and check are three visible blocks.
 package host_test
 
 import (
@@ -278,11 +278,11 @@ func TestPersistBeforeSend_ReadDoesNotRevealUndurableDecision(t *testing.T) {
 }
 
 // ---------------------------------------------------------------------------
-// 2. Parked calls (docs/host.md "Parked calls").
+// 2. Parked calls (docs/design/host.md "Parked calls").
 
-// docs/host.md: "A Write, Truncate or SetLeader that reaches a non-leader is
-// answered NotLeader with a hint. No slot was spent, so the answer is not
-// ambiguous."
+// docs/design/host.md: "A Write, Truncate or SetLeader that reaches a
+// non-leader is answered NotLeader with a hint. No slot was spent, so the
+// answer is not ambiguous."
 func TestParkedCalls_WriteToFollowerIsNotLeaderAtOnce(t *testing.T) {
 	// Arrange.
 	c := newCluster(t, testTunables(), spec(jA, multi, first))
@@ -307,8 +307,8 @@ func TestParkedCalls_WriteToFollowerIsNotLeaderAtOnce(t *testing.T) {
 	}
 }
 
-// docs/host.md: "A write over the batch limits is answered TooLarge before
-// consensus."
+// docs/design/host.md: "A write over the batch limits is answered TooLarge
+// before consensus."
 func TestParkedCalls_TooLargeWriteRefusedBeforeConsensus(t *testing.T) {
 	tun := testTunables()
 	tun.BatchRecordsMax, tun.BatchBytesMax = 3, 10
@@ -407,8 +407,9 @@ func TestParkedCalls_UnknownOrUnsetJournal(t *testing.T) {
 	}
 }
 
-// docs/host.md: "A call whose slot … waited longer than CallTimeoutTicks is
-// also answered Lost", and journal.Reply: Lost is ambiguous.
+// docs/design/host.md: "A call whose slot … waited longer than
+// CallTimeoutTicks is also answered Lost", and journal.Reply: Lost is
+// ambiguous.
 func TestParkedCalls_TimeoutIsLostAndAmbiguous(t *testing.T) {
 	// Arrange: the followers never hear the Accept.
 	tun := testTunables()
@@ -444,7 +445,7 @@ func TestParkedCalls_TimeoutIsLostAndAmbiguous(t *testing.T) {
 	c.settle()
 }
 
-// docs/host.md: "If they differ, the leader lost its slot to another
+// docs/design/host.md: "If they differ, the leader lost its slot to another
 // leadership. The call is answered Lost, which is ambiguous."
 func TestParkedCalls_SlotDecidedForAnotherCommandIsLost(t *testing.T) {
 	// Arrange: node 1 leads and parks a write on slot 1; its Accepts never
@@ -475,10 +476,10 @@ func TestParkedCalls_SlotDecidedForAnotherCommandIsLost(t *testing.T) {
 	}
 }
 
-// docs/host.md and journal.Lost: a call is Lost when "the leader lost office
-// before it applied". Deciding the same bytes proves nothing about whose
-// proposal won: a client that resends a write identically (its first attempt
-// went to another node) can see another leadership decide its first
+// docs/design/host.md and journal.Lost: a call is Lost when "the leader lost
+// office before it applied". Deciding the same bytes proves nothing about
+// whose proposal won: a client that resends a write identically (its first
+// attempt went to another node) can see another leadership decide its first
 // attempt's copy into the very slot its resend is parked on, before the
 // resend was even made. Answering that slot's verdict (Accepted) would date
 // the write to the resend; sim seed 3400 found it (a read saw the write
@@ -512,9 +513,10 @@ func TestParkedCalls_SlotDecidedForAnIdenticalCommandByAnotherLeadershipIsLost(t
 	}
 }
 
-// docs/host.md: "A call whose slot was jumped over by a trim-point jump … is
-// also answered Lost"; and a read of a range the node no longer holds is
-// "unserved when the node does not hold the range (it jumped a trim point)".
+// docs/design/host.md: "A call whose slot was jumped over by a trim-point
+// jump … is also answered Lost"; and a read of a range the node no longer
+// holds is "unserved when the node does not hold the range (it jumped a trim
+// point)".
 func TestParkedCalls_TrimJumpLosesCallAndUnservesRead(t *testing.T) {
 	// Arrange: node 1 leads and parks a write on slot 1.
 	h, env, _ := soloLeader(t, testTunables(), multi)
@@ -611,10 +613,10 @@ func TestParkedCalls_ControlCallsGetTheirSlotsVerdicts(t *testing.T) {
 }
 
 // ---------------------------------------------------------------------------
-// 3. Reads (docs/host.md "Reads").
+// 3. Reads (docs/design/host.md "Reads").
 
-// docs/host.md: "A read opens a quorum read under a random context … When
-// the quorum confirms it, the host serves it from the fold: a page of
+// docs/design/host.md: "A read opens a quorum read under a random context …
+// When the quorum confirms it, the host serves it from the fold: a page of
 // records."
 func TestReads_ServedAfterQuorumAnswers(t *testing.T) {
 	// Arrange: three records written through leader 1.
@@ -648,10 +650,10 @@ func TestReads_ServedAfterQuorumAnswers(t *testing.T) {
 	}
 }
 
-// docs/host.md: "at the tail, an empty page that stays parked until records
-// land …  When records land, the parked read opens a fresh quorum read
-// before it is served, so every page it returns is linearizable at its own
-// moment."
+// docs/design/host.md: "at the tail, an empty page that stays parked until
+// records land …  When records land, the parked read opens a fresh quorum
+// read before it is served, so every page it returns is linearizable at its
+// own moment."
 func TestReads_LongPollAnsweredWhenWriteLandsAfterFreshQuorumRead(t *testing.T) {
 	// Arrange: "a" written; node 2 long-polls at position 2 and parks.
 	c := newCluster(t, testTunables(), spec(jA, multi, first))
@@ -694,8 +696,8 @@ func TestReads_LongPollAnsweredWhenWriteLandsAfterFreshQuorumRead(t *testing.T) 
 	}
 }
 
-// docs/host.md: "at the tail, an empty page that stays parked until records
-// land or the clamped wait runs out."
+// docs/design/host.md: "at the tail, an empty page that stays parked until
+// records land or the clamped wait runs out."
 func TestReads_LongPollEndsWithEmptyServedPage(t *testing.T) {
 	// Arrange: WaitMs 300 at 100 ms per tick is three ticks.
 	c := newCluster(t, testTunables(), spec(jA, multi, first))
@@ -723,8 +725,8 @@ func TestReads_LongPollEndsWithEmptyServedPage(t *testing.T) {
 	}
 }
 
-// docs/host.md: "the wait is clamped": a WaitMs above WaitMsMax waits only
-// WaitMsMax.
+// docs/design/host.md: "the wait is clamped": a WaitMs above WaitMsMax waits
+// only WaitMsMax.
 func TestReads_LongPollClampedToWaitMsMax(t *testing.T) {
 	tun := testTunables()
 	tun.WaitMsMax = 200
@@ -743,7 +745,7 @@ func TestReads_LongPollClampedToWaitMsMax(t *testing.T) {
 	}
 }
 
-// docs/host.md: "truncated below FirstSeq".
+// docs/design/host.md: "truncated below FirstSeq".
 func TestReads_BelowFirstSeqAfterTruncationIsTruncated(t *testing.T) {
 	// Arrange: positions 1..3 written, then everything below 3 truncated.
 	c := newCluster(t, testTunables(), spec(jA, multi, first))
@@ -774,8 +776,8 @@ func TestReads_BelowFirstSeqAfterTruncationIsTruncated(t *testing.T) {
 	}
 }
 
-// docs/host.md: "A read whose quorum does not answer within ReadRetryTicks
-// is answered unserved."
+// docs/design/host.md: "A read whose quorum does not answer within
+// ReadRetryTicks is answered unserved."
 func TestReads_UnreachablePeersUnservedAfterReadRetryTicks(t *testing.T) {
 	// Arrange: node 1 alone; its peers never answer.
 	tun := testTunables()
@@ -805,7 +807,8 @@ func TestReads_UnreachablePeersUnservedAfterReadRetryTicks(t *testing.T) {
 }
 
 // ---------------------------------------------------------------------------
-// 4. Boot (docs/host.md "Boot and quarantine"; storage.CheckBoot's table).
+// 4. Boot (docs/design/host.md "Boot and quarantine"; storage.CheckBoot's
+// table).
 
 func TestBoot_DecisionTableThroughNew(t *testing.T) {
 	cases := []struct {
@@ -863,7 +866,7 @@ func TestBoot_DecisionTableThroughNew(t *testing.T) {
 			if h.Node(jA) != nil {
 				t.Fatalf("a Down journal exposes a node")
 			}
-			// docs/host.md: "A process whose every journal is down or
+			// docs/design/host.md: "A process whose every journal is down or
 			// quarantined stops (fail-stop) with the last fault."
 			if !stopped || !errors.Is(stopErr, host.ErrStopped) || !errors.Is(stopErr, tc.want) {
 				t.Fatalf("Stopped() = %v, %v; want stopped with ErrStopped and %v", stopped, stopErr, tc.want)
@@ -875,7 +878,7 @@ func TestBoot_DecisionTableThroughNew(t *testing.T) {
 	}
 }
 
-// docs/host.md: "A refused journal is Down for good"; the process keeps
+// docs/design/host.md: "A refused journal is Down for good"; the process keeps
 // serving its other journals, and a Down journal's calls and messages are
 // refused.
 func TestBoot_OneJournalDownOthersServe(t *testing.T) {
@@ -979,13 +982,13 @@ func TestBoot_NewRefusesBadConfiguration(t *testing.T) {
 }
 
 // ---------------------------------------------------------------------------
-// 5. Quarantine (docs/host.md "Boot and quarantine").
+// 5. Quarantine (docs/design/host.md "Boot and quarantine").
 
-// docs/host.md: "A storage error on a journal quarantines it: its node is
-// dropped and sends nothing; its parked calls are answered ambiguously and
+// docs/design/host.md: "A storage error on a journal quarantines it: its node
+// is dropped and sends nothing; its parked calls are answered ambiguously and
 // its queued messages are dropped; the process keeps serving its other
-// journals; after QuarantineTicks the store is reopened and the journal
-// boots again from what is durable."
+// journals; after QuarantineTicks the store is reopened and the journal boots
+// again from what is durable."
 func TestQuarantine_PersistErrorIsolatesOneJournal(t *testing.T) {
 	// Arrange: node 1 leads jA and jB. Its mailbox to node 2 drains eight
 	// messages per event, so a burst of 60 PreReadAcks of jA leaves many of
@@ -1115,8 +1118,8 @@ func sentOfJournalSince(e *fakeEnv, j journal.ID, mark map[paxos.NodeID]int) int
 	return n
 }
 
-// docs/host.md: "A process whose every journal is down or quarantined stops
-// (fail-stop) with the last fault."
+// docs/design/host.md: "A process whose every journal is down or quarantined
+// stops (fail-stop) with the last fault."
 func TestQuarantine_OnlyJournalStopsTheHost(t *testing.T) {
 	// Arrange.
 	c := newCluster(t, testTunables(), spec(jA, multi, first))
@@ -1155,8 +1158,8 @@ func TestQuarantine_OnlyJournalStopsTheHost(t *testing.T) {
 	}
 }
 
-// docs/host.md: "after QuarantineTicks the store is reopened"; a store that
-// will not reopen leaves its journal Down for good.
+// docs/design/host.md: "after QuarantineTicks the store is reopened"; a store
+// that will not reopen leaves its journal Down for good.
 func TestQuarantine_ReopenFailureLeavesJournalDown(t *testing.T) {
 	// Arrange: jA quarantined on node 1, jB live.
 	tun := testTunables()
@@ -1188,8 +1191,8 @@ func TestQuarantine_ReopenFailureLeavesJournalDown(t *testing.T) {
 	}
 }
 
-// docs/host.md: a batch completed after its journal was quarantined belongs
-// to an incarnation that is gone and changes nothing.
+// docs/design/host.md: a batch completed after its journal was quarantined
+// belongs to an incarnation that is gone and changes nothing.
 func TestQuarantine_LateCompletionOfOldIncarnationIgnored(t *testing.T) {
 	// Arrange: two writes on jA; the first persist fails, the second is
 	// still outstanding.
@@ -1223,11 +1226,11 @@ func TestQuarantine_LateCompletionOfOldIncarnationIgnored(t *testing.T) {
 }
 
 // ---------------------------------------------------------------------------
-// 6. Routing (docs/host.md, OnDeliver).
+// 6. Routing (docs/design/host.md, OnDeliver).
 
-// docs/host.md: OnDeliver "routes each message to its journal's node by the
-// (tenant, journal) it carries; a message for an unknown, quarantined or
-// down journal is dropped (the sender's resend repairs)."
+// docs/design/host.md: OnDeliver "routes each message to its journal's node
+// by the (tenant, journal) it carries; a message for an unknown, quarantined
+// or down journal is dropped (the sender's resend repairs)."
 func TestRouting_DeliverReachesOwnJournalOrIsDropped(t *testing.T) {
 	// Arrange.
 	h, env := newHost(t, 3, testTunables(), spec(jA, multi, first), spec(jB, multi, first))
@@ -1282,9 +1285,10 @@ func TestRouting_DeliverReachesOwnJournalOrIsDropped(t *testing.T) {
 	}
 }
 
-// docs/host.md "Peer mailboxes": "A full lane evicts its own oldest message
-// of the same kind … Nothing blocks the loop", and at most FlushDeliversMax
-// Delivers of at most DeliveryBatch messages leave per peer per event.
+// docs/design/host.md "Peer mailboxes": "A full lane evicts its own oldest
+// message of the same kind … Nothing blocks the loop", and at most
+// FlushDeliversMax Delivers of at most DeliveryBatch messages leave per peer
+// per event.
 func TestRouting_FullLaneEvictsOldestAndFlushIsBounded(t *testing.T) {
 	// Arrange: a lane of 16; one Deliver of 8 per peer per event.
 	tun := testTunables()

@@ -1,11 +1,11 @@
 // This file checks the peer mailbox (mailbox.go) white-box, against its
-// contract in docs/host.md "Peer mailboxes": bounded, lossy and keep-newest,
-// one lane per journal, lanes drained round-robin, a full lane evicting its
-// own oldest message of the same kind or else its own oldest message, so a
-// busy journal evicts only its own messages. Each test pushes hand-made
-// messages (their Ctx numbers them) and reads back what take returns; a
-// naive model (a per-lane FIFO) checks the counts and the order on a long
-// pseudo-random script.
+// contract in docs/design/host.md "Peer mailboxes": bounded, lossy and
+// keep-newest, one lane per journal, lanes drained round-robin, a full lane
+// evicting its own oldest message of the same kind or else its own oldest
+// message, so a busy journal evicts only its own messages. Each test pushes
+// hand-made messages (their Ctx numbers them) and reads back what take
+// returns; a naive model (a per-lane FIFO) checks the counts and the order on
+// a long pseudo-random script.
 package host
 
 import (
@@ -43,8 +43,8 @@ func laneIDs(mb *mailbox, j journal.ID) []uint64 {
 	return out
 }
 
-// docs/host.md: "A full lane evicts its own oldest message of the same kind
-// (a newer heartbeat supersedes an older one), or else its own oldest
+// docs/design/host.md: "A full lane evicts its own oldest message of the same
+// kind (a newer heartbeat supersedes an older one), or else its own oldest
 // message."
 func TestMailbox_FullLaneKeepsNewestPerKind(t *testing.T) {
 	// Arrange: a lane of three: Heartbeat 1, Accept 2, Heartbeat 3.
@@ -72,8 +72,8 @@ func TestMailbox_FullLaneKeepsNewestPerKind(t *testing.T) {
 	}
 }
 
-// docs/host.md: "Lanes are drained round-robin into Deliver batches of at
-// most DeliveryBatch messages."
+// docs/design/host.md: "Lanes are drained round-robin into Deliver batches of
+// at most DeliveryBatch messages."
 func TestMailbox_LanesDrainRoundRobin(t *testing.T) {
 	// Arrange: three messages on A, three on B, one on C; pushed lane by
 	// lane, C first (a lane takes its turn from its first message).
@@ -129,7 +129,8 @@ func TestMailbox_NewLaneJoinsAtTheBack(t *testing.T) {
 	}
 }
 
-// docs/host.md: "A busy journal can therefore evict only its own messages."
+// docs/design/host.md: "A busy journal can therefore evict only its own
+// messages."
 func TestMailbox_BusyJournalFillsOnlyItsOwnLane(t *testing.T) {
 	// Arrange: B holds two messages.
 	const laneMax = 16
@@ -161,7 +162,7 @@ func TestMailbox_BusyJournalFillsOnlyItsOwnLane(t *testing.T) {
 	}
 }
 
-// docs/host.md, quarantine: "its queued messages are dropped"
+// docs/design/host.md, quarantine: "its queued messages are dropped"
 // (mailbox.drop).
 func TestMailbox_DropForgetsOneJournal(t *testing.T) {
 	// Arrange.

@@ -63,7 +63,7 @@ func FuzzRoleMessage(f *testing.F) {
 		if from == 201 && named == b.Node && named >= 1 && named <= 3 {
 			// A proxy speaking for the owner of the ballot is trusted with it:
 			// an acceptor cannot tell its forged Accept from a delegated one
-			// (docs/security.md says why delegations are not signed).
+			// (docs/guide/security.md says why delegations are not signed).
 			return
 		}
 		cmd := journal.Write(journal.Entry{Records: [][]byte{forged}})

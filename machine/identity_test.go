@@ -1,7 +1,7 @@
-// This file checks where a machine's identity comes from (docs/security.md):
-// with credentials, a new machine takes its node id from its
-// certificate; a later start under a certificate naming another node is
-// refused with ErrCertificateMismatch, and so is a data dir first started
+// This file checks where a machine's identity comes from
+// (docs/guide/security.md): with credentials, a new machine takes its node id
+// from its certificate; a later start under a certificate naming another node
+// is refused with ErrCertificateMismatch, and so is a data dir first started
 // insecure (a random id) once it is given a certificate; the record's own
 // certificate starts it again. It opens real machines (Pebble stores in a
 // temporary dir) with credentials from a fresh CA.

@@ -1,5 +1,5 @@
 // Package machine is one paros machine's identity and its part in forming
-// a cell (docs/service.md, "Forming a cell").
+// a cell (docs/design/service.md, "Forming a cell").
 //
 // A machine starts in a data dir. On the first start in an empty dir it
 // takes its node id from its certificate (Config.TLS; a random one in

@@ -31,7 +31,7 @@ type CompactResult struct {
 	Streams []StreamID // streams dropped, sorted
 }
 
-// Compact drops the streams nothing live relies on (docs/mesh.md,
+// Compact drops the streams nothing live relies on (docs/guide/mesh.md,
 // "Compaction, and why each rule exists"):
 //
 //  1. It runs if forced, if the journal holds more than journalEventsOver

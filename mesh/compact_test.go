@@ -1,15 +1,15 @@
-// This file checks compaction and tombstones (docs/mesh.md, "Compaction, and
-// why each rule exists") on a bare journal fed by writer journals, with beats
-// merged by hand on a ManualClock. It reproduces each defect compaction must
-// not have — a handover taken twice because its taker was dropped, a review
-// answered twice because its answerer was dropped, a runtime that wakes
-// unheard — and checks the tombstone rules: a compacted stream is not sent
-// again, a late event is absorbed, a replayed beat brings nothing back, and a
-// fresh verified beat lifts the tombstone so the stream is fetched again from
-// its first event. It also checks the quota cases: a machine that restarts
-// past its stream quota still gets through, a restart does not compact what
-// it has not heard yet, and an untaken handover pins its stream only for the
-// handover retention.
+// This file checks compaction and tombstones (docs/guide/mesh.md,
+// "Compaction, and why each rule exists") on a bare journal fed by writer
+// journals, with beats merged by hand on a ManualClock. It reproduces each
+// defect compaction must not have — a handover taken twice because its taker
+// was dropped, a review answered twice because its answerer was dropped, a
+// runtime that wakes unheard — and checks the tombstone rules: a compacted
+// stream is not sent again, a late event is absorbed, a replayed beat brings
+// nothing back, and a fresh verified beat lifts the tombstone so the stream
+// is fetched again from its first event. It also checks the quota cases: a
+// machine that restarts past its stream quota still gets through, a restart
+// does not compact what it has not heard yet, and an untaken handover pins
+// its stream only for the handover retention.
 package mesh
 
 import (

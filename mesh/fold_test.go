@@ -1,5 +1,5 @@
-// This file checks the fold (docs/mesh.md, "The fold") on records built by
-// hand, so each rule is seen on its own: the earliest live exclusive claim
+// This file checks the fold (docs/guide/mesh.md, "The fold") on records built
+// by hand, so each rule is seen on its own: the earliest live exclusive claim
 // wins and the others are Conflicted naming it; claims of one session never
 // conflict; scopes meet by '/'-prefix; advisory claims overlap and are never
 // refused; a claim expires with its runtime or its session, and a reopened

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// The link protocol (docs/mesh.md, "Links and trust"). Every message is a
+// The link protocol (docs/guide/mesh.md, "Links and trust"). Every message is a
 // Signed envelope, POSTed over HTTP or handed over in process:
 //
 //	{"body": <message>, "sig": <hex Ed25519 over domain + canonical JSON of body>}

@@ -1,10 +1,10 @@
-// This file checks the link protocol (docs/mesh.md, "Links and trust") between
-// runtimes on MemTransport and a ManualClock: each hello, welcome and sync
-// refusal is produced by a crafted message and comes back typed; one round
-// replicates both ways; a message stays within its size budget and rounds
-// converge anyway; an expired link says hello again; a relay chain
-// converges with every event held once and carries beats it cannot forge;
-// the supervisor's Tick compacts once every sixty heartbeats; and admission
+// This file checks the link protocol (docs/guide/mesh.md, "Links and trust")
+// between runtimes on MemTransport and a ManualClock: each hello, welcome and
+// sync refusal is produced by a crafted message and comes back typed; one
+// round replicates both ways; a message stays within its size budget and
+// rounds converge anyway; an expired link says hello again; a relay chain
+// converges with every event held once and carries beats it cannot forge; the
+// supervisor's Tick compacts once every sixty heartbeats; and admission
 // refuses what is not this runtime's to do.
 package mesh
 

@@ -1,4 +1,4 @@
-// This file plays the three compaction scenarios of docs/mesh.md ("How it
+// This file plays the three compaction scenarios of docs/guide/mesh.md ("How it
 // is proven") as Go tests. Every runtime is a full
 // Runtime with an ephemeral key and trust on first use, linked to the
 // others through the real signed link protocol over MemTransport; time is

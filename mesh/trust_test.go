@@ -1,8 +1,8 @@
-// This file checks the trust policies (docs/mesh.md, "Links and trust"): this
-// machine's own key and the allowed keys are trusted under every policy;
-// deny_unknown trusts nothing else and lists what it saw; allowlist trusts
-// nothing else; trust on first use pins a node's first key and rejects, for
-// good, another key claiming that node.
+// This file checks the trust policies (docs/guide/mesh.md, "Links and
+// trust"): this machine's own key and the allowed keys are trusted under
+// every policy; deny_unknown trusts nothing else and lists what it saw;
+// allowlist trusts nothing else; trust on first use pins a node's first key
+// and rejects, for good, another key claiming that node.
 package mesh
 
 import (

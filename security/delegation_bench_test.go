@@ -1,6 +1,6 @@
 package security
 
-// What signing a proxy delegation would cost (docs/security.md, "Proxies
+// What signing a proxy delegation would cost (docs/guide/security.md, "Proxies
 // are trusted with their ballot"): one Ed25519 signature by the leader over
 // a batch digest, and one verification per acceptor, per delegated batch.
 

@@ -1,23 +1,23 @@
 package server_test
 
 // This file checks what a machine's gRPC server enforces with credentials
-// (docs/security.md, the rule table in auth.go). Each test mints a cell CA,
-// machine certificates and tokens in a temporary directory
-// (security.NewCA, IssueNode, IssueToken), serves Journal, Peer, Admin and
-// a fake Machine service with server.ServerOptions over a real loopback
-// TLS listener against the fake Backend, and calls it as a client with a
-// bearer token or as a peer machine with its certificate. It checks: no
-// credential is Unauthenticated on every service; a read-only token reads
-// its journal only and cannot write, truncate or set the leader; a tenant
-// token covers that tenant's journals only; a WriteStream carrying one
-// write out of scope ends PermissionDenied before that message reaches the
-// backend; the Peer stream needs a member's certificate and refuses a
-// Deliver or a message claiming another node, delivering nothing; an
-// expired token (at issue or once cached) is Unauthenticated and says so;
-// Inspect lists only the journals a token covers and answers for a
-// journal only within scope; the Machine calls follow their rules; the
-// per-principal bound answers ResourceExhausted, a stream counting as one
-// call; and without credentials (--insecure) everything stays open.
+// (docs/guide/security.md, the rule table in auth.go). Each test mints a cell
+// CA, machine certificates and tokens in a temporary directory
+// (security.NewCA, IssueNode, IssueToken), serves Journal, Peer, Admin and a
+// fake Machine service with server.ServerOptions over a real loopback TLS
+// listener against the fake Backend, and calls it as a client with a bearer
+// token or as a peer machine with its certificate. It checks: no credential
+// is Unauthenticated on every service; a read-only token reads its journal
+// only and cannot write, truncate or set the leader; a tenant token covers
+// that tenant's journals only; a WriteStream carrying one write out of scope
+// ends PermissionDenied before that message reaches the backend; the Peer
+// stream needs a member's certificate and refuses a Deliver or a message
+// claiming another node, delivering nothing; an expired token (at issue or
+// once cached) is Unauthenticated and says so; Inspect lists only the
+// journals a token covers and answers for a journal only within scope; the
+// Machine calls follow their rules; the per-principal bound answers
+// ResourceExhausted, a stream counting as one call; and without credentials
+// (--insecure) everything stays open.
 
 import (
 	"context"

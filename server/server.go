@@ -15,7 +15,7 @@
 //	read limit 0 or > 256                   clamped to 256 records (64 KiB page)
 //	wait_ms > 1,000                         clamped to 1,000
 //
-// Security (docs/security.md): ServerOptions installs TLS and a gate that
+// Security (docs/guide/security.md): ServerOptions installs TLS and a gate that
 // authenticates every call (a peer machine's certificate, or a bearer
 // token signed by the cell's CA), authorizes it by the rule table in
 // auth.go, and bounds each principal's calls in flight. The Peer stream

@@ -11,9 +11,9 @@ import (
 	"github.com/parosdb/paros/host"
 )
 
-// The reconfiguration oracles (docs/simulation.md, "Oracles"). They watch the
-// messages processes send (past persist-before-send, so what a crash
-// cannot take back) and the matchmakers' disks:
+// The reconfiguration oracles (docs/design/simulation.md, "Oracles"). They
+// watch the messages processes send (past persist-before-send, so what a
+// crash cannot take back) and the matchmakers' disks:
 //
 //   - a configuration is bound to a ballot and never edited: every Match,
 //     Prepare and Heartbeat of one (journal, ballot) names one configuration;

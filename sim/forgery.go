@@ -27,7 +27,7 @@ import (
 // gates require the core's refusals to fire: by role, and by ballot.
 //
 // A compromised proxy naming the real leader is not drawn: an acceptor
-// cannot tell its forged Accept from a delegated one (docs/security.md
+// cannot tell its forged Accept from a delegated one (docs/guide/security.md
 // says so, and why delegations are not signed).
 
 // StrangerID is the node id of the impostor the cell never admitted.

@@ -12,11 +12,11 @@ import (
 	"github.com/parosdb/paros/sim/lincheck"
 )
 
-// The chain workload (docs/simulation.md, "The workload: chain clients"): per
-// journal one owner that claims the journal and writes, and readers that fold
-// every record into a hash chain. The clients are the shipped client
-// library's sans-IO types: a single-writer owner's writes go through
-// sansio.Pipeline (the network Writer's scheduler) over a simulated
+// The chain workload (docs/design/simulation.md, "The workload: chain
+// clients"): per journal one owner that claims the journal and writes, and
+// readers that fold every record into a hash chain. The clients are the
+// shipped client library's sans-IO types: a single-writer owner's writes go
+// through sansio.Pipeline (the network Writer's scheduler) over a simulated
 // WriteStream (pipe.go), a multi-writer owner uses sansio.Writer, and readers
 // move a sansio.Reader. Every call goes through the same host.Call and reply
 // types the server uses. Timeouts are ambiguous, never assumed aborted; a

@@ -1,7 +1,7 @@
 // Package storage defines what a journal's durable store must do
-// (docs/storage.md): boot-scan and classify every record before the core reads
-// anything, apply ordered batches of WriteOps atomically, scrub and rewrite
-// records for repair, and keep the format marker that says which
+// (docs/design/storage.md): boot-scan and classify every record before the
+// core reads anything, apply ordered batches of WriteOps atomically, scrub
+// and rewrite records for repair, and keep the format marker that says which
 // configuration the store was formatted under.
 //
 // Two stores implement LogStore and pass one conformance suite

@@ -1,7 +1,7 @@
 // Package checkpoint is the journal owner's compaction pattern, written once
-// for any journal (docs/client.md, "Checkpoints: keeping a journal short").
-// paros never reads a record and so never compacts an application's state:
-// the owner does. It folds its journal into a state it can encode
+// for any journal (docs/guide/client.md, "Checkpoints: keeping a journal
+// short"). paros never reads a record and so never compacts an application's
+// state: the owner does. It folds its journal into a state it can encode
 // (Checkpointable), writes that state into the journal as a run at the
 // journal's next position s, and then truncates with up_to = s, so the run
 // becomes the start of the journal.

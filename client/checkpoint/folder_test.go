@@ -1,4 +1,4 @@
-// This file checks the Folder against the package doc and docs/client.md
+// This file checks the Folder against the package doc and docs/guide/client.md
 // ("Every reader: Folder"), one sentence at a time. Each test writes a
 // journal into memLog the way an owner does — entries, then a run planned at
 // the journal's next position, then a truncation to that position — and reads

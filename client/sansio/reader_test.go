@@ -1,12 +1,12 @@
-// This file checks the Reader against docs/client.md ("Reader: everyone"):
-// below a truncated journal's floor the Reader moves its cursor to the floor
-// and reports the skipped positions as a Gap, never silently. Each test builds
-// a journal in the fake, reads it through a Reader with real requests, and
-// checks the outcome and the cursor: pages move the cursor by their length,
-// a truncated answer is a Gap over exactly the skipped range, an unserved or
-// unknown-journal answer moves nothing, a reply for a position that is no
-// longer the cursor is Stale, and — over a long random script of replies —
-// the cursor never moves back.
+// This file checks the Reader against docs/guide/client.md ("Reader:
+// everyone"): below a truncated journal's floor the Reader moves its cursor
+// to the floor and reports the skipped positions as a Gap, never silently.
+// Each test builds a journal in the fake, reads it through a Reader with real
+// requests, and checks the outcome and the cursor: pages move the cursor by
+// their length, a truncated answer is a Gap over exactly the skipped range,
+// an unserved or unknown-journal answer moves nothing, a reply for a position
+// that is no longer the cursor is Stale, and — over a long random script of
+// replies — the cursor never moves back.
 package sansio
 
 import (

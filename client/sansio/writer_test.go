@@ -1,4 +1,4 @@
-// This file checks the Writer against docs/client.md ("Writer: the single
+// This file checks the Writer against docs/guide/client.md ("Writer: the single
 // owner" and "every ambiguous outcome"): a writer claims with SetLeader(fresh
 // uuid, believed leader), fences every write, keeps each write until a
 // verdict settles it, retries an ambiguous write with identical bytes at the

@@ -27,7 +27,7 @@ import (
 )
 
 // Exit codes of `paros serve`, so a supervisor knows whether to restart it
-// (docs/service.md).
+// (docs/design/service.md).
 const (
 	exitClean        = 0
 	exitInfra        = 1

@@ -115,7 +115,7 @@ const (
 	// longer holds (it jumped to a trim point, or re-folds after a restart
 	// from a sealed base). The node cannot tell Duplicate from Refused; both
 	// move nothing, so the state is unaffected, and the call is answered as
-	// ambiguous. See docs/divergences.md.
+	// ambiguous. See docs/design/divergences.md.
 	Unheld
 )
 

@@ -707,9 +707,9 @@ func TestValueHelpers(t *testing.T) {
 }
 
 // TestReplyAmbiguous checks which replies leave the call's effect unknown
-// (docs/client.md, "every ambiguous outcome"): a verdict is never ambiguous
-// except Unheld; NotLeader, UnknownJournal and TooLarge proposed nothing;
-// Lost and Unavailable may still take effect.
+// (docs/guide/client.md, "every ambiguous outcome"): a verdict is never
+// ambiguous except Unheld; NotLeader, UnknownJournal and TooLarge proposed
+// nothing; Lost and Unavailable may still take effect.
 func TestReplyAmbiguous(t *testing.T) {
 	cases := []struct {
 		name  string

@@ -1,7 +1,7 @@
 package matchmaker_test
 
 // This file checks the matchmaker role against Matchmaker Paxos §3 and §4
-// (Whittaker et al.) and docs/reconfiguration.md ("What happens
+// (Whittaker et al.) and docs/guide/reconfiguration.md ("What happens
 // underneath", "The GC watermark and retirement"). One matchmaker, id 101, is
 // driven by hand: the test plays the candidates, steps a request, takes the
 // Ready and reads what the matchmaker wrote and answered. Every Ready's

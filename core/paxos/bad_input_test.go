@@ -221,7 +221,7 @@ func TestBadInputPromisePages(t *testing.T) {
 	expectIgnored(t, s, "page after the terminal one", page(3, 0))
 }
 
-// The trim-point jump (docs/core.md, "Decided truncation and the
+// The trim-point jump (docs/design/core.md, "Decided truncation and the
 // trim-point jump"): a TrimmedTo is installed only if its point is above the
 // node's floor and fold and its state is a valid journal state not behind
 // the node's own fold. journal.State's invariants are checked by

@@ -213,7 +213,7 @@ const coldFoldSlots = 256
 // holding the first retained record, sealed with the state just before it;
 // or, when no record is retained, everything applied, sealed with the
 // current state: every slot whose records all lie below FirstSeq is dropped
-// (docs/core.md, "Decided truncation and the trim-point jump").
+// (docs/design/core.md, "Decided truncation and the trim-point jump").
 func (r *Learner) cutPoint() (Slot, journal.State) {
 	first := r.state.FirstSeq
 	if i := r.positions.covering(first, r.state.NextSeq); i < r.positions.len() {

@@ -192,7 +192,7 @@ func commandBytes(c journal.Command) int { return c.Entry.Bytes() }
 // on the list even though it promises nothing itself: a candidate's own
 // promise of its new ballot rides in the same batch, and a Prepare sent
 // before that promise is durable lets a crashed candidate reuse the ballot
-// for a different value after reboot. See docs/divergences.md.
+// for a different value after reboot. See docs/design/divergences.md.
 func (m Message) EarlyOK() bool {
 	switch m.Type {
 	case MsgAccept:

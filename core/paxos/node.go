@@ -464,7 +464,7 @@ func (n *Node) Step(m Message) {
 	// lead at its ballot (speaksFor): a member cannot slip a value into
 	// another member's ballot, nor a proxy speak for a leader that does
 	// not lead it. A replica node votes on nothing and keeps no promise: it
-	// learns from any acceptor (see docs/security.md).
+	// learns from any acceptor (see docs/guide/security.md).
 	if !n.cfg.Replica && !n.speaksFor(m, role) {
 		n.counters.NotLeading++
 		n.askOwner(m, role)

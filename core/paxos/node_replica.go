@@ -5,18 +5,18 @@ import (
 	"slices"
 )
 
-// The replica tier (docs/replicas.md). A replica node is a Node whose only
-// role is the learner: Config.Replica. It is in no configuration and never
-// votes: it answers no Prepare, no Accept, no PreRead and no Scrub, acks no
-// beat and never campaigns. It steps Commit, Heartbeat, CatchUpResponse,
-// TrimmedTo and PreReadAck; it persists each chosen value as an OpLearned
-// record (not a vote); it serves quorum reads and journal reads exactly as a
-// node does.
+// The replica tier (docs/guide/replicas.md). A replica node is a Node whose
+// only role is the learner: Config.Replica. It is in no configuration and
+// never votes: it answers no Prepare, no Accept, no PreRead and no Scrub,
+// acks no beat and never campaigns. It steps Commit, Heartbeat,
+// CatchUpResponse, TrimmedTo and PreReadAck; it persists each chosen value as
+// an OpLearned record (not a vote); it serves quorum reads and journal reads
+// exactly as a node does.
 //
 // How a replica learns values. A Commit carries only the leader's commit
-// watermark (docs/divergences.md), and a follower learns from it the slots
-// where it holds a record at the leader's ballot. A replica holds no such
-// record, so the leader pushes the values to it: the Commit it sends a
+// watermark (docs/design/divergences.md), and a follower learns from it the
+// slots where it holds a record at the leader's ballot. A replica holds no
+// such record, so the leader pushes the values to it: the Commit it sends a
 // replica also carries the newly chosen slots (Entries), the values a classic
 // Commit{slot, command} carries, at most one catch-up page of them. A Commit
 // that is lost, or a push cut short by the page bound, leaves a gap the next

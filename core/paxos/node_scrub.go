@@ -280,7 +280,7 @@ func (n *Node) closeScrubPage(l *leading) {
 }
 
 // scrubRead reads [from, to) back from this node's disk and repairs each
-// damaged record it can (docs/ctrl.md, "which path repairs which slot"):
+// damaged record it can (docs/design/ctrl.md, "which path repairs which slot"):
 //
 //   - the acceptor holds the record's value in memory (the hot window) at
 //     the damaged record's ballot: it writes that very record again

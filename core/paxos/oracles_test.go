@@ -2,7 +2,7 @@ package paxos_test
 
 // This file holds the oracles the randomized checker and the scenario tests
 // run after every step. Their messages are the simulator's claim strings
-// (docs/simulation.md, "Oracles"), so a failure names the safety rule it
+// (docs/design/simulation.md, "Oracles"), so a failure names the safety rule it
 // broke. The journal oracle folds the chosen log through a
 // naive model written independently of journal.Apply.
 

@@ -2,14 +2,14 @@ package paxos_test
 
 // This file checks reconfiguration with matchmakers (Whittaker et al.,
 // "Matchmaker Paxos: A Reconfigurable Consensus Protocol", §3 and §4, and
-// docs/reconfiguration.md, "What happens underneath") over the test network
-// of matchmaker_harness_test.go: real nodes and real matchmakers, a message
-// pool the script delivers, drops and holds back by hand. Each scenario opens
-// with the sentence of the paper or the rule it plays, then its steps with
-// the expected state checked inline; the oracles of oracles_test.go run after
-// every batch. A randomized run at the end mixes reconfigurations, crashes,
-// reboots, drops and duplicates over many seeds and checks that at most one
-// value is ever chosen per slot.
+// docs/guide/reconfiguration.md, "What happens underneath") over the test
+// network of matchmaker_harness_test.go: real nodes and real matchmakers, a
+// message pool the script delivers, drops and holds back by hand. Each
+// scenario opens with the sentence of the paper or the rule it plays, then
+// its steps with the expected state checked inline; the oracles of
+// oracles_test.go run after every batch. A randomized run at the end mixes
+// reconfigurations, crashes, reboots, drops and duplicates over many seeds
+// and checks that at most one value is ever chosen per slot.
 
 import (
 	"errors"

@@ -1,7 +1,7 @@
 package paxos_test
 
-// The replica tier (docs/replicas.md): a replica node learns the chosen log and
-// serves reads, and it never votes.
+// The replica tier (docs/guide/replicas.md): a replica node learns the chosen
+// log and serves reads, and it never votes.
 
 import (
 	"errors"

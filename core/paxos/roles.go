@@ -209,7 +209,7 @@ func (n *Node) mayLead(s NodeID, b Ballot) bool {
 	// this a rolling restart, leader first, cost an election at every
 	// machine: the restarted owner ignored its successor and campaigned.
 	// Honest peers speak at another's ballot only as its successor, so this
-	// is safe; what it lends a lying member is in docs/security.md.
+	// is safe; what it lends a lying member is in docs/guide/security.md.
 	if b.Node == n.cfg.ID && b == n.acc.Promised() && n.ownBallot() != b && n.successor.ballot.Less(b) {
 		n.successor.ballot, n.successor.to = b, s
 		n.successor.config = Configuration{}

@@ -8,7 +8,7 @@ package paxos
 // port, checks every checksum and answers the ballot and a hash of each
 // record, never the bytes (node_scrub.go). Repair is never the
 // scrubber's to decide: which path writes a damaged record again, and why
-// each is safe, is in docs/ctrl.md.
+// each is safe, is in docs/design/ctrl.md.
 
 // ScrubEntry is one record as a scrub read it from disk: its identity, the
 // CRC-32C of its value, and whether the value failed its checksum (then

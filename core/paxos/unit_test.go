@@ -320,7 +320,7 @@ func TestUnitWriteOpNeedsSync(t *testing.T) {
 
 // Persist before send: a message may leave before its batch is durable only
 // if it promises nothing and announces no decision — Accept, PreRead and
-// CatchUpRequest. Prepare is held (docs/divergences.md).
+// CatchUpRequest. Prepare is held (docs/design/divergences.md).
 func TestUnitMessageEarlyOK(t *testing.T) {
 	early := []paxos.MsgType{paxos.MsgAccept, paxos.MsgPreRead, paxos.MsgCatchUpRequest}
 	for k := range paxos.MsgType(32) {
@@ -762,7 +762,7 @@ func TestUnitCampaignLost(t *testing.T) {
 }
 
 // A lone member may not be a Phase-1 quorum of several: it would win on its
-// own undurable promise and send Accepts early (docs/divergences.md).
+// own undurable promise and send Accepts early (docs/design/divergences.md).
 func TestConfigRefusesALoneMemberPhase1Quorum(t *testing.T) {
 	flex, err := quorum.NewFlexible([]quorum.ID{1, 2, 3}, 1, 3)
 	if err != nil {

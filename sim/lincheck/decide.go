@@ -11,11 +11,11 @@ import (
 	"github.com/parosdb/paros/core/journal"
 )
 
-// Decide checks one journal's history for linearizability without a
-// general search over orderings. It infers the one order the journal's
-// state can have gone through from what the clients observed, and checks
-// every answer against a point of it. The argument (docs/linearizability.md
-// has it in full):
+// Decide checks one journal's history for linearizability without a general
+// search over orderings. It infers the one order the journal's state can have
+// gone through from what the clients observed, and checks every answer
+// against a point of it. The argument (docs/design/linearizability.md has it
+// in full):
 //
 //   - The state is (leader, next_seq, first_seq, log). Every change of it
 //     is an effect of one operation: an accepted write raises next_seq, a

@@ -1,15 +1,16 @@
 package memstore_test
 
-// This file checks memstore against the storage contract (docs/storage.md,
-// "What a store does") that the core and the checker rely on: a batch is
-// durable only once Sync runs, and a Crash drops exactly what was not synced;
-// accepts are upserted by slot; Truncate and TrimmedTo drop the records below
-// the new floor, seal the journal state, raise the chosen index and never
-// touch the promise; a lowered promise is a bug and panics; a rotted record
-// keeps its identity and is reported as faulty — and a node booted from such
-// a store never treats the slot as "nothing accepted"; Clone is a disk image
-// independent of the store it was taken from. Each test builds a store by
-// hand, applies ops, and reads it back through the paxos.Storage port.
+// This file checks memstore against the storage contract
+// (docs/design/storage.md, "What a store does") that the core and the checker
+// rely on: a batch is durable only once Sync runs, and a Crash drops exactly
+// what was not synced; accepts are upserted by slot; Truncate and TrimmedTo
+// drop the records below the new floor, seal the journal state, raise the
+// chosen index and never touch the promise; a lowered promise is a bug and
+// panics; a rotted record keeps its identity and is reported as faulty — and
+// a node booted from such a store never treats the slot as "nothing
+// accepted"; Clone is a disk image independent of the store it was taken
+// from. Each test builds a store by hand, applies ops, and reads it back
+// through the paxos.Storage port.
 
 import (
 	"fmt"
@@ -248,7 +249,7 @@ func TestStorePanicsOnBugs(t *testing.T) {
 	expectPanic(t, "unknown op", "unknown op", s.Sync)
 }
 
-// CTRL (docs/ctrl.md): Rot destroys a record's value and keeps its
+// CTRL (docs/design/ctrl.md): Rot destroys a record's value and keeps its
 // identity; FaultyEntries reports it in slot order and LastSlot still
 // counts it; a later accept at that slot clears the mark.
 func TestRotReportsFaultyEntries(t *testing.T) {

@@ -1,6 +1,6 @@
 // Package pebblestore is paros's disk store: one Pebble database per process
 // holding the durable state of every journal the process serves
-// (docs/storage.md).
+// (docs/design/storage.md).
 //
 // A DB is opened once per data directory. DB.Journal returns the
 // storage.LogStore of one journal; DB.Commit puts the op batches of many

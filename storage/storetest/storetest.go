@@ -1,6 +1,6 @@
 // Package storetest is the conformance suite every storage.LogStore passes
-// (docs/storage.md): memstore and pebblestore run the same tests through a
-// Harness.
+// (docs/design/storage.md): memstore and pebblestore run the same tests
+// through a Harness.
 //
 // The suite checks what the protocol relies on: ops apply in order and a
 // batch is atomic across a crash; accepts upsert by slot; the promise is

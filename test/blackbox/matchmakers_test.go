@@ -1,15 +1,15 @@
-// This file replaces every founding machine of a running cell, acceptors
-// and matchmakers both, as docs/reconfiguration.md describes it: one
-// machine at a time, `parosctl reconfigure` moves the journal off the
-// founder and onto a new machine, and with it the founder's matchmaker
-// (the next generation of the set), then `parosctl retire` retires the
-// founder. With real `paros serve` processes under a Writer's load. The new machines are restarted one at a time (their matchmakers
-// boot the new generation from disk), then two of the three founders are
-// killed: before matchmaker-set
+// This file replaces every founding machine of a running cell, acceptors and
+// matchmakers both, as docs/guide/reconfiguration.md describes it: one
+// machine at a time, `parosctl reconfigure` moves the journal off the founder
+// and onto a new machine, and with it the founder's matchmaker (the next
+// generation of the set), then `parosctl retire` retires the founder. With
+// real `paros serve` processes under a Writer's load. The new machines are
+// restarted one at a time (their matchmakers boot the new generation from
+// disk), then two of the three founders are killed: before matchmaker-set
 // generations the cell could never elect again at that point (every
-// registration needed a majority of the founders). It must elect a new
-// leader when the current one is killed too, and every acknowledged append
-// must read back.
+// registration needed a majority of the founders). It must elect a new leader
+// when the current one is killed too, and every acknowledged append must read
+// back.
 package blackbox
 
 import (
