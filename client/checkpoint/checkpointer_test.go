@@ -1,12 +1,12 @@
 package checkpoint_test
 
 // The checkpoint pattern end to end on a real in-process cell
-// (docs/client.md, "Checkpoints: keeping a journal short"): an owner appends
-// entries through a Checkpointer, checkpoints (a run at the next position,
-// then a fenced Truncate to it) and appends more. A reader that starts below
-// the floor meets a Gap, restores from the run at its End, folds the later
-// entries, and reaches the owner's state; a reader that had folded the whole
-// prefix verifies the run against its own state.
+// (docs/guide/client.md, "Checkpoints: keeping a journal short"): an owner
+// appends entries through a Checkpointer, checkpoints (a run at the next
+// position, then a fenced Truncate to it) and appends more. A reader that
+// starts below the floor meets a Gap, restores from the run at its End, folds
+// the later entries, and reaches the owner's state; a reader that had folded
+// the whole prefix verifies the run against its own state.
 
 import (
 	"context"
