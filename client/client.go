@@ -11,8 +11,6 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
-	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/peer"
 
 	pb "github.com/parosdb/paros/api/parospb/paros/v1"
@@ -127,35 +125,6 @@ type server struct {
 	lastErr   error     // error of the last Inspect attempt (nil: it answered)
 }
 
-// Option configures a Client.
-type Option func(*options)
-
-type options struct {
-	dial  []grpc.DialOption
-	creds credentials.TransportCredentials
-	// credsSet: the caller chose the transport security (WithTLS,
-	// WithCAFile, WithTransportCredentials); plaintext was not a default.
-	credsSet bool
-	token    string // WithToken; "" sends none
-	err      error  // an option that failed (WithCAFile), returned by Dial
-	// noReplicaReads: WithReplicaReads(false).
-	noReplicaReads bool
-}
-
-// WithDialOptions adds gRPC dial options to every connection (interceptors,
-// keepalive, a custom dialer).
-func WithDialOptions(opts ...grpc.DialOption) Option {
-	return func(o *options) { o.dial = append(o.dial, opts...) }
-}
-
-// WithTransportCredentials sets the connections' transport security. The
-// default is plaintext (insecure.NewCredentials()), which only a cell
-// served with --insecure accepts; a secure cell wants WithCAFile (or
-// WithTLS) and WithToken.
-func WithTransportCredentials(c credentials.TransportCredentials) Option {
-	return func(o *options) { o.creds, o.credsSet = c, true }
-}
-
 // Dial returns a Client of the cell whose servers listen at servers
 // (host:port, at most ServersMax). It waits until one server answers (an
 // Admin.Inspect{node_only}), bounded by ctx, so a wrong address list fails
@@ -215,7 +184,7 @@ func open(addrs []string, opts ...Option) (*Client, error) {
 	if len(addrs) > ServersMax {
 		return nil, fmt.Errorf("paros/client: %d addresses, at most %d", len(addrs), ServersMax)
 	}
-	o := options{creds: insecure.NewCredentials()}
+	o := options{}
 	for _, opt := range opts {
 		opt(&o)
 	}

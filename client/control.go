@@ -64,34 +64,6 @@ type JournalInfo struct {
 	Deleting bool
 }
 
-// CreateOption shapes a journal at its creation.
-type CreateOption func(*pb.CreateJournalRequest)
-
-// WithMembers places the journal on n acceptors (default 3, or every up
-// machine when fewer are up).
-func WithMembers(n int) CreateOption {
-	return func(r *pb.CreateJournalRequest) { r.Members = uint32(max(n, 0)) }
-}
-
-// WithMemberIDs places the journal on exactly these machines.
-func WithMemberIDs(ids ...uint64) CreateOption {
-	return func(r *pb.CreateJournalRequest) { r.MemberIds = append([]uint64(nil), ids...) }
-}
-
-// WithQuorum sets the journal's quorum system (default majority).
-func WithQuorum(q quorum.Spec) CreateOption {
-	return func(r *pb.CreateJournalRequest) {
-		r.QuorumSystem = pb.QuorumSystem(q.Kind)
-		r.Phase1Quorum, r.Phase2Quorum, r.Rows, r.Cols = uint32(q.Q1), uint32(q.Q2), uint32(q.Rows), uint32(q.Cols)
-	}
-}
-
-// WithMultiWriter makes the journal multi-writer (Appender) rather than
-// single-writer (Writer, the default).
-func WithMultiWriter() CreateOption {
-	return func(r *pb.CreateJournalRequest) { r.WriterMode = pb.WriterMode_WRITER_MODE_MULTI }
-}
-
 // SplitName reads a journal name "TENANT/NAME" or "NAME" (the default
 // tenant).
 func SplitName(name string) (tenant, journalName string) {

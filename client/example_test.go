@@ -11,40 +11,43 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/parosdb/paros/client"
 	"github.com/parosdb/paros/core/journal"
 )
 
-// exampleCell returns the addresses of a running cell and a journal of it
-// that nothing else writes: here, the shared in-process test cell.
-func exampleCell() ([]string, journal.ID) {
+// exampleCell describes a running cell in the environment FromEnv reads,
+// as `paros dev`'s parosctl.env does, and returns a journal of it that
+// nothing else writes: here, the shared in-process test cell (plaintext).
+func exampleCell() client.JournalID {
 	c, id, err := sharedJournal()
 	if err != nil {
 		log.Fatal(err)
 	}
-	return c.Addrs(), id
+	os.Setenv(client.EnvServers, strings.Join(c.Addrs(), ","))
+	os.Setenv(client.EnvInsecure, "1")
+	return id
 }
 
-// A Writer owns a single-writer journal: Claim fences it, and each Append
-// returns the position of its first record.
+// A Writer owns a single-writer journal: its first Append claims the
+// journal (a fresh fence that refuses every earlier writer), and each
+// Append returns the position of its first record.
 func ExampleWriter() {
-	servers, id := exampleCell()
+	id := exampleCell()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 
-	c, err := client.Dial(ctx, servers)
+	c, err := client.FromEnv(ctx)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer c.Close()
 	w := c.Journal(id).NewWriter()
 	defer w.Close()
-	if err := w.Claim(ctx); err != nil {
-		log.Fatal(err)
-	}
 
 	seq, err := w.Append(ctx, []byte("hello"), []byte("world"))
 	if err != nil {
@@ -57,19 +60,16 @@ func ExampleWriter() {
 // AppendAsync queues an append and returns at once; appends in flight
 // together share writes. Flush waits for all of them.
 func ExampleWriter_AppendAsync() {
-	servers, id := exampleCell()
+	id := exampleCell()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, err := client.Dial(ctx, servers)
+	c, err := client.FromEnv(ctx)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer c.Close()
 	w := c.Journal(id).NewWriter()
 	defer w.Close()
-	if err := w.Claim(ctx); err != nil {
-		log.Fatal(err)
-	}
 
 	var ops []*client.AppendOp
 	for i := range 100 {
@@ -93,10 +93,10 @@ func ExampleWriter_AppendAsync() {
 // A Reader follows a journal; Records iterates over it and reports a
 // truncated range as a *GapError before the records after it.
 func ExampleReader_Records() {
-	servers, id := exampleCell()
+	id := exampleCell()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, err := client.Dial(ctx, servers)
+	c, err := client.FromEnv(ctx)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -104,9 +104,6 @@ func ExampleReader_Records() {
 	j := c.Journal(id)
 	w := j.NewWriter()
 	defer w.Close()
-	if err := w.Claim(ctx); err != nil {
-		log.Fatal(err)
-	}
 	if _, err := w.Append(ctx, []byte("a"), []byte("b"), []byte("c"), []byte("d"), []byte("e")); err != nil {
 		log.Fatal(err)
 	}
@@ -139,10 +136,10 @@ func ExampleReader_Records() {
 // Inspect asks every server for its view of a journal: an operator's
 // view, one MemberStatus per server.
 func ExampleClient_Inspect() {
-	servers, id := exampleCell()
+	id := exampleCell()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, err := client.Dial(ctx, servers)
+	c, err := client.FromEnv(ctx)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -168,13 +165,17 @@ func ExampleClient_Inspect() {
 func ExampleAppender() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := client.Dial(ctx, []string{"10.0.0.1:7401", "10.0.0.2:7401", "10.0.0.3:7401"})
+	c, err := client.FromEnv(ctx)
 	if err != nil {
 		log.Fatal(err) // client.ErrNoServer: no server answered
 	}
 	defer c.Close()
+	j, err := c.JournalNamed(ctx, "shop/clicks") // a journal created with client.WithMultiWriter()
+	if err != nil {
+		log.Fatal(err)
+	}
 
-	a := c.Journal(journal.ID{Tenant: 1, Journal: 7}).NewAppender()
+	a := j.NewAppender()
 	seq, err := a.Append(ctx, []byte("click"))
 	switch {
 	case errors.Is(err, client.ErrAmbiguous):

@@ -16,6 +16,22 @@ import (
 	"github.com/parosdb/paros/wire"
 )
 
+// The journal's own types, named here so the common path needs one
+// import: a position, an id, and the fence a Writer holds.
+type (
+	// Seq is a position in a journal: the first record is at FirstSeq.
+	Seq = journal.Seq
+	// JournalID names a journal (ParseRef reads one; Client.Resolve
+	// finds the id of a name).
+	JournalID = journal.ID
+	// Fence is the writer fence: the uuid a Writer installs with
+	// SetLeader, which every write of a single-writer journal must carry.
+	Fence = journal.LeaderUUID
+)
+
+// FirstSeq is the position of a journal's first record.
+const FirstSeq = journal.FirstSeq
+
 // Journal is a network handle on one journal: the four data-plane calls,
 // each sent to the servers of a Client until one gives an answer worth
 // returning. It decides nothing about the journal: NewWriter, NewAppender

@@ -24,7 +24,7 @@ func BenchmarkLoneAppend(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	cl, err := client.Dial(ctx, c.Addrs())
+	cl, err := client.Dial(ctx, c.Addrs(), c.ClientOptions()...)
 	if err != nil {
 		b.Fatal(err)
 	}

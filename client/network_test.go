@@ -113,7 +113,7 @@ func dial(t *testing.T, addrs ...string) *client.Client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := client.Dial(ctx, addrs)
+	c, err := client.Dial(ctx, addrs, client.WithInsecure())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,27 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"time"
 
 	"github.com/parosdb/paros/client/sansio"
 	"github.com/parosdb/paros/core/journal"
 )
-
-// ReaderOption configures a Reader.
-type ReaderOption func(*Reader)
-
-// WithTailWait sets how long one read waits at the tail for new records
-// before it returns an empty page (default 1 s, at most journal.WaitMsMax
-// milliseconds). Zero never waits.
-func WithTailWait(d time.Duration) ReaderOption {
-	return func(r *Reader) { r.waitMs = uint32(min(max(d, 0).Milliseconds(), journal.WaitMsMax)) }
-}
-
-// WithPageLimit bounds the records one read returns (default 0: the
-// server's page size).
-func WithPageLimit(n int) ReaderOption {
-	return func(r *Reader) { r.limit = uint32(min(max(n, 0), journal.ReadRecordsMax)) }
-}
 
 // Record is one record of a journal and its position.
 type Record struct {

@@ -133,7 +133,7 @@ func TestWithReplicaReadsOffTheNodesServe(t *testing.T) {
 	// Arrange: a Client of nodes and replicas with replica reads off.
 	c, id := replicaCell(t)
 	ctx := testCtx(t)
-	cl, err := client.Dial(ctx, append(c.Addrs(), c.ReplicaAddrs()...), client.WithReplicaReads(false))
+	cl, err := client.Dial(ctx, append(c.Addrs(), c.ReplicaAddrs()...), append(c.ClientOptions(), client.WithReplicaReads(false))...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,15 +46,6 @@ const roleReplica = "replica"
 // replica machine; nothing was sent.
 var errOnlyReplicas = fmt.Errorf("%w: every server is a replica machine, which serves reads only (dial a node too)", ErrNoServer)
 
-// WithReplicaReads sets whether reads prefer the replica machines among
-// the Client's servers (default true). With it off the replicas are asked
-// last, after every node. It governs every read of the Client: Reader,
-// Journal.Read and Journal.Resolve. Writes never go to a replica either
-// way.
-func WithReplicaReads(on bool) Option {
-	return func(o *options) { o.noReplicaReads = !on }
-}
-
 // isReplica reports whether server i is known to be a replica machine.
 func (c *Client) isReplica(i int) bool {
 	c.mu.Lock()

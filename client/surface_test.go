@@ -201,7 +201,7 @@ func TestDialFailsWithErrNoServerWhenNothingListens(t *testing.T) {
 	start := time.Now()
 
 	// Act.
-	c, err := client.Dial(ctx, []string{addr})
+	c, err := client.Dial(ctx, []string{addr}, client.WithInsecure())
 
 	// Check: ErrNoServer wrapping the context's error, once the context
 	// ended and not long after.

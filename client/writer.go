@@ -13,36 +13,6 @@ import (
 	"github.com/parosdb/paros/core/journal"
 )
 
-// WriterOption configures a Writer.
-type WriterOption func(*writerOptions)
-
-type writerOptions struct {
-	pipe  sansio.PipelineOptions
-	uuids func() journal.LeaderUUID
-}
-
-// WithWindow bounds the appends a Writer keeps outstanding (queued, or in
-// a write not yet settled); AppendAsync waits while it is full. The default
-// (sansio.DefaultWindow, 4,096) lets a thousand concurrent appenders share
-// few writes; a window of 1 makes every append wait for the previous one.
-func WithWindow(n int) WriterOption { return func(o *writerOptions) { o.pipe.Window = n } }
-
-// WithWritesOut bounds the writes in flight at once (default
-// sansio.DefaultWritesOut, 4). Appends queued meanwhile are coalesced into
-// the next write.
-func WithWritesOut(n int) WriterOption { return func(o *writerOptions) { o.pipe.WritesOut = n } }
-
-// WithoutCoalescing sends each append as its own write (one slot, one
-// verdict each): for measuring, rarely for anything else.
-func WithoutCoalescing() WriterOption { return func(o *writerOptions) { o.pipe.NoCoalesce = true } }
-
-// WithUUIDs sets where a Writer draws each claim's uuid (default
-// RandomUUIDs). Two writers that draw the same uuid share a fence, so only
-// tests should pass anything else (sansio.SeededUUIDs).
-func WithUUIDs(f func() journal.LeaderUUID) WriterOption {
-	return func(o *writerOptions) { o.uuids = f }
-}
-
 // Writer is the owner of one single-writer journal: it claims the journal
 // (SetLeader with a fresh uuid), then fences every append with that uuid
 // at the next positions. Appends are queued, coalesced into writes and
@@ -88,6 +58,11 @@ type Writer struct {
 	changed chan struct{}
 	// stream carries the writes (writerstream.go).
 	stream streamTransport
+	// won: a Claim of this Writer won once. Until then the first append
+	// claims (holdFence); after it, never again by itself.
+	won bool
+	// claiming is closed when the Claim in progress ends (nil: none).
+	claiming chan struct{}
 }
 
 // WriterStats counts what a Writer did (sansio.PipelineStats).
@@ -103,7 +78,8 @@ type AppendOp struct {
 }
 
 // NewWriter returns the Writer of this single-writer journal. It holds
-// nothing until Claim wins.
+// nothing yet: its first Append (or AppendAsync, or Truncate) claims the
+// journal with a fresh fence, or an explicit Claim does it first.
 func (j *Journal) NewWriter(opts ...WriterOption) *Writer {
 	o := writerOptions{uuids: RandomUUIDs}
 	for _, opt := range opts {
@@ -169,10 +145,26 @@ const claimRefusalsMax = 8
 // the credentials.
 func (w *Writer) Claim(ctx context.Context) error {
 	w.mu.Lock()
+	return w.claimLocked(ctx)
+}
+
+// claimLocked runs a Claim; the caller holds mu, which it releases. The
+// claim in progress is w.claiming until it ends.
+func (w *Writer) claimLocked(ctx context.Context) error {
 	if errors.Is(w.p.Stopped(), ErrClosed) {
 		w.mu.Unlock()
 		return ErrClosed
 	}
+	done := make(chan struct{})
+	w.claiming = done
+	defer func() {
+		w.mu.Lock()
+		if w.claiming == done {
+			w.claiming = nil
+		}
+		w.mu.Unlock()
+		close(done)
+	}()
 	req := w.p.BeginClaim()
 	w.drainLocked()
 	w.mu.Unlock()
@@ -188,6 +180,7 @@ func (w *Writer) Claim(ctx context.Context) error {
 		res := w.p.AbsorbClaim(req, reply)
 		switch res.Kind {
 		case sansio.ResultWon:
+			w.won = true
 			return true, nil
 		case sansio.ResultRefused:
 			refusals++
@@ -213,6 +206,9 @@ func (w *Writer) Claim(ctx context.Context) error {
 // and AppendOp.Wait; an error wrapping ErrAmbiguous means the records may
 // still land (see Writer).
 func (w *Writer) Append(ctx context.Context, records ...[]byte) (journal.Seq, error) {
+	if err := w.holdFence(ctx); err != nil {
+		return 0, err
+	}
 	op, err := w.AppendAsync(ctx, records...)
 	if err != nil {
 		return 0, err
@@ -225,10 +221,17 @@ func (w *Writer) Append(ctx context.Context, records ...[]byte) (journal.Seq, er
 // verdict settles the write that carries them. It waits while the window
 // is full. The records are copied.
 //
+// The first append of a Writer whose Claim never won claims the journal
+// first (holdFence): its errors are Claim's.
+//
 // Errors (nothing was queued): the Writer's stop error (ErrSuperseded and
-// the like), ErrNotHolding before a Claim won, ErrEmptyBatch, ErrTooLarge,
-// or the context's error while waiting for room in the window.
+// the like), ErrNotHolding when a Claim dropped it, ErrEmptyBatch,
+// ErrTooLarge, or the context's error while waiting for room in the
+// window.
 func (w *Writer) AppendAsync(ctx context.Context, records ...[]byte) (*AppendOp, error) {
+	if err := w.holdFence(ctx); err != nil {
+		return nil, err
+	}
 	w.mu.Lock()
 	for {
 		id, seq, err := w.p.Append(records)
@@ -251,6 +254,32 @@ func (w *Writer) AppendAsync(ctx context.Context, records ...[]byte) (*AppendOp,
 			return nil, ctx.Err()
 		}
 		w.mu.Lock()
+	}
+}
+
+// holdFence claims the journal unless a Claim of this Writer won once:
+// the first append takes the fence, and appends that arrive while a claim
+// is in progress wait for it. Once a claim won it does nothing, so a
+// Writer superseded later stays stopped (ErrSuperseded) until its owner
+// calls Claim: two Writers never take a journal back and forth by
+// themselves. A stopped Writer is left to report its stop error.
+func (w *Writer) holdFence(ctx context.Context) error {
+	for {
+		w.mu.Lock()
+		if w.won || w.p.Stopped() != nil {
+			w.mu.Unlock()
+			return nil
+		}
+		inProgress := w.claiming
+		if inProgress == nil {
+			return w.claimLocked(ctx)
+		}
+		w.mu.Unlock()
+		select {
+		case <-inProgress:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }
 
@@ -302,6 +331,9 @@ func (w *Writer) Close() error {
 // ErrNoServer when nothing was received; ErrDenied when a server refused
 // the credentials.
 func (w *Writer) Truncate(ctx context.Context, upTo journal.Seq) (journal.View, error) {
+	if err := w.holdFence(ctx); err != nil {
+		return journal.View{}, err
+	}
 	w.mu.Lock()
 	req, err := w.p.Truncate(upTo)
 	w.mu.Unlock()

@@ -130,6 +130,8 @@ func (m *Machine) startControl() {
 	opts := []client.Option{client.WithDialOptions(grpc.WithUserAgent(ControlPlaneUserAgent))}
 	if m.cfg.TLS != nil {
 		opts = append(opts, client.WithTLS(m.cfg.TLS.PeerConfig(0)))
+	} else {
+		opts = append(opts, client.WithInsecure())
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cp := &controlPlane{m: m, control: r.Control.ID(), election: r.Election.ID(), cancel: cancel,

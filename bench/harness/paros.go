@@ -318,11 +318,10 @@ func (s *parosSys) start(ctx context.Context, dir string) error {
 
 // clientOpts are the options every client.Client of the harness dials
 // with: on the secure cell, TLS trusting only the cell's CA and the load
-// generator's token; on the plaintext variant, none (the library's
-// plaintext default).
+// generator's token; on the plaintext variant, none (WithInsecure).
 func (s *parosSys) clientOpts() []client.Option {
 	if !s.secure {
-		return nil
+		return []client.Option{client.WithInsecure()}
 	}
 	return []client.Option{client.WithCAFile(s.creds.caFile), client.WithToken(s.creds.client)}
 }

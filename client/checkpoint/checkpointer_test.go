@@ -96,7 +96,7 @@ func TestCheckpointThenTruncateThenRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cell.Close()
-	c, err := client.Dial(ctx, cell.Addrs())
+	c, err := client.Dial(ctx, cell.Addrs(), cell.ClientOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}

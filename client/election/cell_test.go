@@ -80,7 +80,7 @@ func startCell(t *testing.T) *client.Client {
 	go func() { _ = gs.Serve(lis) }()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	cl, err := client.Dial(ctx, []string{addr})
+	cl, err := client.Dial(ctx, []string{addr}, client.WithInsecure())
 	if err != nil {
 		t.Fatal(err)
 	}

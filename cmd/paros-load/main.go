@@ -81,7 +81,7 @@ func run(records int, phase time.Duration, window, size int, fast bool) error {
 	if _, err := cell.WaitLeader(ctx, id); err != nil {
 		return err
 	}
-	conn, err := client.Dial(ctx, cell.Addrs())
+	conn, err := client.Dial(ctx, cell.Addrs(), cell.ClientOptions()...)
 	if err != nil {
 		return err
 	}

@@ -331,7 +331,7 @@ func (c *Cell) ClientTLS() (*tls.Config, error) {
 // CA and the admin token of a secure cell, none for a plaintext one.
 func (c *Cell) ClientOptions() []client.Option {
 	if c.CA == nil {
-		return nil
+		return []client.Option{client.WithInsecure()}
 	}
 	return []client.Option{client.WithCAFile(c.CAFile), client.WithToken(c.Token)}
 }

@@ -75,8 +75,12 @@ func TestSecureCellAdmitsTheTokenAndRefusesNoToken(t *testing.T) {
 	// Plaintext reaches no server of a TLS cell.
 	pctx, pcancel := context.WithTimeout(ctx, time.Second)
 	defer pcancel()
-	if _, err := client.Dial(pctx, cell.Addrs()); !errors.Is(err, client.ErrNoServer) {
+	if _, err := client.Dial(pctx, cell.Addrs(), client.WithInsecure()); !errors.Is(err, client.ErrNoServer) {
 		t.Fatalf("a plaintext client got %v, want ErrNoServer", err)
+	}
+	// A Client that chose no transport at all is refused before it dials.
+	if _, err := client.Dial(ctx, cell.Addrs()); !errors.Is(err, client.ErrNoTransport) {
+		t.Fatalf("a client with no transport chosen got %v, want ErrNoTransport", err)
 	}
 
 	// A token is never sent in the clear by default: Dial refuses.

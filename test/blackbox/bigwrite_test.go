@@ -34,7 +34,7 @@ func TestLargeWritesReplicateAndCatchUp(t *testing.T) {
 	if err := cell.Stop(lag); err != nil {
 		t.Fatal(err)
 	}
-	conn, err := client.Dial(ctx, cell.Addrs())
+	conn, err := client.Dial(ctx, cell.Addrs(), cell.ClientOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestLargeWritesReplicateAndCatchUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Read back from the restarted machine alone, once it caught up.
-	only, err := client.Dial(ctx, []string{cell.Addrs()[lag]})
+	only, err := client.Dial(ctx, []string{cell.Addrs()[lag]}, cell.ClientOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}
