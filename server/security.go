@@ -148,7 +148,7 @@ const (
 //     and its own queue at the event loop (runtime.WithSubmitter);
 //   - with credentials (sec.Node set): TLS 1.3 with peer certificates
 //     verified against the cell's CA, and every call authenticated and
-//     authorized by the rules of the table in auth.go. Without them
+//     authorized by the rules of the table in rules.go. Without them
 //     (--insecure) every call is let in.
 func ServerOptions(sec Security) []grpc.ServerOption {
 	g := newGate(sec)

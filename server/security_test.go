@@ -1,7 +1,7 @@
 package server_test
 
 // This file checks what a machine's gRPC server enforces with credentials
-// (docs/guide/security.md, the rule table in auth.go). Each test mints a cell
+// (docs/guide/security.md, the rule table in rules.go). Each test mints a cell
 // CA, machine certificates and tokens in a temporary directory
 // (security.NewCA, IssueNode, IssueToken), serves Journal, Peer, Admin and a
 // fake Machine service with server.ServerOptions over a real loopback TLS
