@@ -167,3 +167,31 @@ func testScrubPagesBounded(t *testing.T, h Harness) {
 		}
 	}
 }
+
+func testScrub(t *testing.T, h Harness) {
+	s := formatted(t, h)
+	b1 := ballot(1, 1)
+	for i := paxos.Slot(1); i <= 9; i += 2 {
+		mustApply(t, s, true, Accept(i, b1, 1))
+	}
+	page, err := s.Scrub(2, 2)
+	if err != nil {
+		t.Fatalf("scrub: %v", err)
+	}
+	if len(page) != 2 || page[0].Slot != 3 || page[1].Slot != 5 {
+		t.Fatalf("scrub(2, 2) = %+v, want slots 3 and 5", page)
+	}
+	want := storage.CRC32C(storage.AppendCommand(nil, Cmd(3, 1)))
+	if page[0].Hash != want || page[0].Ballot != b1 || page[0].Damaged {
+		t.Fatalf("scrub entry %+v, want hash %08x", page[0], want)
+	}
+	if page, _ := s.Scrub(10, 5); len(page) != 0 {
+		t.Fatalf("scrub past the end = %+v", page)
+	}
+	if page, _ := s.Scrub(1, 0); len(page) != 0 {
+		t.Fatalf("scrub of 0 records = %+v", page)
+	}
+	if page, _ := s.Scrub(0, 100); len(page) != 5 {
+		t.Fatalf("scrub of everything = %+v", page)
+	}
+}
