@@ -42,7 +42,7 @@
 //	                                                   A Claim that may have won: Claim again (it resends the
 //	                                                   identical SetLeader). An Appender's write: resending may
 //	                                                   append it twice.
-//	ErrTruncated       Append, Wait                    the position is below the floor; ambiguous, and final
+//	ErrBelowFloor      Append, Wait                    the position is below the floor; ambiguous, and final
 //	ErrSuperseded      Append, Wait, Truncate          another writer claimed the journal; the Writer stopped
 //	                                                   (Claim again to take it back)
 //	ErrNotHolding      Append, Truncate                Claim first (or an append dropped by Claim, not written)

@@ -17,9 +17,9 @@ var (
 	ErrSuperseded = sansio.ErrSuperseded
 	// ErrUnknownJournal: no server serves the journal; nothing was proposed.
 	ErrUnknownJournal = sansio.ErrUnknownJournal
-	// ErrTruncated: the position is below the journal's floor (ambiguous
+	// ErrBelowFloor: the position is below the journal's floor (ambiguous
 	// for a write, and final).
-	ErrTruncated = sansio.ErrTruncated
+	ErrBelowFloor = sansio.ErrBelowFloor
 	// ErrNotLeader: no server would lead consensus within the call's
 	// rounds (redirects are followed first); nothing was proposed.
 	ErrNotLeader = sansio.ErrNotLeader

@@ -126,7 +126,7 @@ func (j *Journal) SetLeader(ctx context.Context, req journal.SetLeaderRequest) (
 // the nodes). An unserved page, an UnknownJournal answer or a transport
 // error is asked of the next server; a read has no effect, so nothing about
 // it is ambiguous. The reply is the first served page (records, an empty page
-// after the long-poll, or Truncated), else the last unserved or
+// after the long-poll, or BelowFloor), else the last unserved or
 // UnknownJournal answer once the rounds run out. The error is non-nil only
 // when no server answered at all: the context's error, or ErrNoServer; or
 // when a server refused the credentials (ErrDenied).

@@ -36,7 +36,7 @@ import (
 //   - A write abandoned by Claim or by Close after it was sent, or still
 //     ahead of the tail when the Writer stopped: Journal.Resolve tells.
 //
-// ErrTruncated is ambiguous too, and final: the position is below the
+// ErrBelowFloor is ambiguous too, and final: the position is below the
 // floor, so the log can no longer say.
 //
 // A Writer is safe for concurrent use. Close it when done: it owns
@@ -371,7 +371,7 @@ func (o *AppendOp) Seq() journal.Seq { return o.seq }
 func (o *AppendOp) Done() <-chan struct{} { return o.done }
 
 // Wait waits for the append's verdict and returns its position. Errors:
-// the verdict's (ErrSuperseded, ErrTruncated, ErrWrongMode, ErrTooLarge),
+// the verdict's (ErrSuperseded, ErrBelowFloor, ErrWrongMode, ErrTooLarge),
 // an error wrapping ErrAmbiguous when its write was abandoned or got no
 // verdict in sansio.WriteAttemptsMax attempts, an error wrapping
 // ErrNotHolding or ErrClosed alone when it was dropped before it was sent

@@ -550,7 +550,7 @@ func TestParkedCalls_TrimJumpLosesCallAndUnservesRead(t *testing.T) {
 
 	// Check: unserved, not truncated (position 1 is readable elsewhere).
 	r, ok := env.reply(61)
-	if !ok || r.Read.Served || r.Read.Truncated || r.Read.View.NextSeq != 10 {
+	if !ok || r.Read.Served || r.Read.BelowFloor || r.Read.View.NextSeq != 10 {
 		t.Fatalf("read reply = %+v (answered %v), want unserved with NextSeq 10", r.Read, ok)
 	}
 	if got := h.Counters().ReadsUnserved; got != 1 {
@@ -601,7 +601,7 @@ func TestParkedCalls_ControlCallsGetTheirSlotsVerdicts(t *testing.T) {
 
 	// Check.
 	want := map[host.CallID]journal.OutcomeKind{80: journal.LeaderSet, 81: journal.Accepted, 82: journal.Accepted,
-		83: journal.Trimmed, 84: journal.Truncated}
+		83: journal.Trimmed, 84: journal.BelowFloor}
 	for id, k := range want {
 		if r := c.mustReply(1, id); r.Reply.Outcome.Kind != k {
 			t.Errorf("call %d: outcome %v, want %v", id, r.Reply.Outcome.Kind, k)
@@ -639,7 +639,7 @@ func TestReads_ServedAfterQuorumAnswers(t *testing.T) {
 		t.Fatalf("read sent %v, want two PreReads", msgTypes(pre))
 	}
 	r := c.mustReply(2, 2)
-	if !r.Read.Served || r.Read.Truncated || !slices.Equal(strs(r.Read.Records), []string{"a", "b"}) {
+	if !r.Read.Served || r.Read.BelowFloor || !slices.Equal(strs(r.Read.Records), []string{"a", "b"}) {
 		t.Fatalf("read reply = %+v, want served [a b]", r.Read)
 	}
 	if r.Read.View.NextSeq != 4 || r.Read.FromSeq != 1 {
@@ -765,10 +765,10 @@ func TestReads_BelowFirstSeqAfterTruncationIsTruncated(t *testing.T) {
 
 	// Check.
 	r := c.mustReply(2, 3)
-	if !r.Read.Truncated || len(r.Read.Records) != 0 || r.Read.View.FirstSeq != 3 {
-		t.Fatalf("read below FirstSeq = %+v, want Truncated with FirstSeq 3", r.Read)
+	if !r.Read.BelowFloor || len(r.Read.Records) != 0 || r.Read.View.FirstSeq != 3 {
+		t.Fatalf("read below FirstSeq = %+v, want BelowFloor with FirstSeq 3", r.Read)
 	}
-	if r := c.mustReply(2, 4); r.Read.Truncated || !slices.Equal(strs(r.Read.Records), []string{"c"}) {
+	if r := c.mustReply(2, 4); r.Read.BelowFloor || !slices.Equal(strs(r.Read.Records), []string{"c"}) {
 		t.Fatalf("read at FirstSeq = %+v, want [c]", r.Read)
 	}
 	if got := c.hosts[2].Counters().ReadsTruncated; got != 1 {
@@ -798,7 +798,7 @@ func TestReads_UnreachablePeersUnservedAfterReadRetryTicks(t *testing.T) {
 		t.Fatalf("read answered before ReadRetryTicks")
 	}
 	r, ok := env.reply(1)
-	if !ok || r.Read.Served || r.Read.Truncated {
+	if !ok || r.Read.Served || r.Read.BelowFloor {
 		t.Fatalf("read reply = %+v (answered %v), want unserved", r.Read, ok)
 	}
 	if got := h.Counters().ReadsUnserved; got != 1 {

@@ -70,7 +70,7 @@ func (h *Host) serveRead(j *journalRT, r *parkedRead) {
 	from := r.req.FromSeq
 	if from < rs.FirstSeq {
 		h.counters.ReadsTruncated++
-		h.answerRead(r, journal.ReadReply{Served: true, Truncated: true, FromSeq: from, View: view})
+		h.answerRead(r, journal.ReadReply{Served: true, BelowFloor: true, FromSeq: from, View: view})
 		h.forgetRead(j, r)
 		return
 	}

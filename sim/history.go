@@ -15,7 +15,7 @@ func (cs *clients) record(f *inflight, r host.Response, timedOut bool) {
 	case host.CallRead:
 		rr := r.Read
 		o.In = lincheck.Input{Kind: lincheck.OpRead, From: f.call.Read.FromSeq}
-		o.Out = lincheck.Output{Served: rr.Served && !timedOut, Truncated: rr.Truncated, View: rr.View}
+		o.Out = lincheck.Output{Served: rr.Served && !timedOut, BelowFloor: rr.BelowFloor, View: rr.View}
 		for _, rec := range rr.Records {
 			o.Out.Records = append(o.Out.Records, lincheck.RecordPrint(rec))
 		}

@@ -28,7 +28,7 @@ type plant struct {
 func servedReads(ops []lincheck.Op, minRecords int) []int {
 	var out []int
 	for i, op := range ops {
-		if op.In.Kind == lincheck.OpRead && op.Out.Served && !op.Out.Ambiguous && !op.Out.Truncated && len(op.Out.Records) >= minRecords {
+		if op.In.Kind == lincheck.OpRead && op.Out.Served && !op.Out.Ambiguous && !op.Out.BelowFloor && len(op.Out.Records) >= minRecords {
 			out = append(out, i)
 		}
 	}

@@ -118,7 +118,7 @@ func (cs *clients) replicaServed(f *inflight, rr journal.ReadReply) {
 		return
 	}
 	cs.w.audit.gate("replica: a replica served a quorum read")
-	if len(rr.Records) > 0 || rr.Truncated {
+	if len(rr.Records) > 0 || rr.BelowFloor {
 		cs.w.audit.gate("replica: a replica served a journal read")
 	}
 }

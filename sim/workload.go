@@ -537,7 +537,7 @@ func (cs *clients) finishRead(f *inflight, r host.Response, timedOut bool) {
 		if !rr.Served {
 			return
 		}
-		if rr.Truncated {
+		if rr.BelowFloor {
 			w.audit.gate("journal read: a read below the trim point is refused")
 			c.lagging = max(c.lagging, rr.View.FirstSeq)
 			return

@@ -7,7 +7,7 @@ import (
 
 var outcomeToPB = map[journal.OutcomeKind]pb.Outcome{
 	journal.Accepted: pb.Outcome_OUTCOME_ACCEPTED, journal.Duplicate: pb.Outcome_OUTCOME_DUPLICATE,
-	journal.Refused: pb.Outcome_OUTCOME_REFUSED, journal.Truncated: pb.Outcome_OUTCOME_TRUNCATED,
+	journal.Refused: pb.Outcome_OUTCOME_REFUSED, journal.BelowFloor: pb.Outcome_OUTCOME_BELOW_FLOOR,
 	journal.LeaderSet: pb.Outcome_OUTCOME_LEADER_SET, journal.LeaderRefused: pb.Outcome_OUTCOME_LEADER_REFUSED,
 	journal.Trimmed: pb.Outcome_OUTCOME_TRIMMED, journal.TruncateRefused: pb.Outcome_OUTCOME_TRUNCATE_REFUSED,
 	journal.WrongMode: pb.Outcome_OUTCOME_WRONG_MODE, journal.NoopDone: pb.Outcome_OUTCOME_NOOP,
@@ -52,11 +52,11 @@ func VerdictFromPB(v *pb.Verdict) journal.Reply {
 }
 
 func ReadReplyToPB(r journal.ReadReply) *pb.ReadReply {
-	return &pb.ReadReply{Served: r.Served, UnknownJournal: r.UnknownJournal, Deleted: r.Deleted, Truncated: r.Truncated,
+	return &pb.ReadReply{Served: r.Served, UnknownJournal: r.UnknownJournal, Deleted: r.Deleted, BelowFloor: r.BelowFloor,
 		FromSeq: uint64(r.FromSeq), Records: r.Records, State: ViewToPB(r.View)}
 }
 
 func ReadReplyFromPB(r *pb.ReadReply) journal.ReadReply {
-	return journal.ReadReply{Served: r.GetServed(), UnknownJournal: r.GetUnknownJournal(), Deleted: r.GetDeleted(), Truncated: r.GetTruncated(),
+	return journal.ReadReply{Served: r.GetServed(), UnknownJournal: r.GetUnknownJournal(), Deleted: r.GetDeleted(), BelowFloor: r.GetBelowFloor(),
 		FromSeq: journal.Seq(r.GetFromSeq()), Records: r.GetRecords(), View: ViewFromPB(r.GetState())}
 }

@@ -104,7 +104,7 @@ func (l *memLog) clone() *memLog {
 func (l *memLog) read(req journal.ReadRequest) journal.ReadReply {
 	v := journal.View{NextSeq: l.next(), FirstSeq: l.first}
 	if req.FromSeq < l.first {
-		return journal.ReadReply{Served: true, Truncated: true, FromSeq: req.FromSeq, View: v}
+		return journal.ReadReply{Served: true, BelowFloor: true, FromSeq: req.FromSeq, View: v}
 	}
 	var page [][]byte
 	for s := req.FromSeq; s < l.next() && len(page) < int(max(req.Limit, 1)); s++ {

@@ -210,7 +210,7 @@ func TestAnElectionOverARealMultiWriterJournal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep.Truncated && rep.View.FirstSeq > 16 {
+		if rep.BelowFloor && rep.View.FirstSeq > 16 {
 			break
 		}
 		if time.Now().After(deadline) {

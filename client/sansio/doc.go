@@ -37,7 +37,7 @@
 //	NoVerdict Lost or Unavailable          Retry         ErrAmbiguous  resend the identical request
 //	Outcome Unheld (prefix not held)       Retry         ErrAmbiguous  resend the identical request
 //	a verdict that does not fit the call   Retry         ErrAmbiguous  resend the identical request
-//	a write below the floor                Truncated     ErrTruncated  nothing: the log no longer holds it
+//	a write below the floor                BelowFloor     ErrBelowFloor  nothing: the log no longer holds it
 //	an ambiguous claim                     Retry         ErrAmbiguous  resend the identical SetLeader; a refusal
 //	                                                                   naming its own New means it had won
 //	an ambiguous unfenced write            Retry         ErrAmbiguous  resending may append the records twice

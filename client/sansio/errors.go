@@ -20,9 +20,9 @@ var (
 	// its tombstone). Nothing was proposed, and no call to it will ever
 	// succeed.
 	ErrJournalDeleted = errors.New("paros/client: journal deleted")
-	// ErrTruncated: the write's position is below the journal's floor, so the
+	// ErrBelowFloor: the write's position is below the journal's floor, so the
 	// log can no longer say whether it landed (ambiguous, and not retryable).
-	ErrTruncated = errors.New("paros/client: position below the journal's floor")
+	ErrBelowFloor = errors.New("paros/client: position below the journal's floor")
 	// ErrNotLeader: the server does not lead consensus; nothing was proposed.
 	// Resend the identical request to the hint.
 	ErrNotLeader = errors.New("paros/client: not the consensus leader")

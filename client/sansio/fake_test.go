@@ -67,7 +67,7 @@ func (f *fakeJournal) truncate(req journal.TruncateRequest) journal.Reply {
 func (f *fakeJournal) read(req journal.ReadRequest) journal.ReadReply {
 	v := f.st.View()
 	if req.FromSeq < v.FirstSeq {
-		return journal.ReadReply{Served: true, Truncated: true, FromSeq: req.FromSeq, View: v}
+		return journal.ReadReply{Served: true, BelowFloor: true, FromSeq: req.FromSeq, View: v}
 	}
 	limit := int(req.Limit)
 	if limit == 0 || limit > journal.ReadRecordsMax {

@@ -67,7 +67,7 @@ type pipeWrite struct {
 //	Superseded                    fails the Write with ErrSuperseded and stops: appends not
 //	                              yet sent fail (not written); refused Writes are resent
 //	                              once more to learn their verdict
-//	Truncated                     fails the Write with ErrTruncated: ambiguous, and final
+//	BelowFloor                     fails the Write with ErrBelowFloor: ambiguous, and final
 //	WrongMode, TooLarge, Deleted  fails the Write and stops the pipeline
 //
 // Errors an append can complete with, each wrapping ErrAmbiguous when the
@@ -322,7 +322,7 @@ func (p *Pipeline) Absorb(id WriteID, r journal.Reply, received bool) {
 		p.stop(res.Err())
 		p.finish(wr, res.Err())
 		return
-	case ResultTruncated:
+	case ResultBelowFloor:
 		p.finish(wr, res.Err())
 		return
 	case ResultStale:

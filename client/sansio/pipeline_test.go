@@ -1,7 +1,7 @@
 // This file checks the Pipeline, the sans-IO scheduler in front of a
 // single-writer Writer, against the table in its doc comment: one unit
 // test per row (Written and Duplicate, the ambiguous and nothing-proposed
-// replies, Refused, Superseded, Truncated, WrongMode and TooLarge), then
+// replies, Refused, Superseded, BelowFloor, WrongMode and TooLarge), then
 // BeginClaim, Close, WriteAttemptsMax, the window, coalescing, the
 // one-request-leaving rule and the Stats counters. Each test plays the
 // driver by hand: it appends, takes attempts from Next, applies them to the
@@ -20,7 +20,7 @@
 // step it checks: no append completes twice; an append reported written
 // holds its exact bytes at its position, and no two overlap; no record
 // lands anywhere but the position Append returned; an append completed
-// with an error that does not wrap ErrAmbiguous or ErrTruncated never
+// with an error that does not wrap ErrAmbiguous or ErrBelowFloor never
 // lands; every attempt of a write is identical; Next never hands out an
 // attempt before the previous one left, past WritesOut, or for an append
 // already completed; and the pipeline's own invariants hold. With the
@@ -464,11 +464,11 @@ func TestPipelineTruncatedFailsTheWriteWithErrTruncated(t *testing.T) {
 	done := settled(t, p)
 	_, seq, appendErr := p.Append(recs("y"))
 
-	if !errors.Is(done[id].Err, ErrTruncated) || done[id].Seq != 1 {
-		t.Fatalf("completion %+v, want ErrTruncated", done[id])
+	if !errors.Is(done[id].Err, ErrBelowFloor) || done[id].Seq != 1 {
+		t.Fatalf("completion %+v, want ErrBelowFloor", done[id])
 	}
 	if p.Stopped() != nil || appendErr != nil || seq != 2 {
-		t.Fatalf("Truncated is final for the write only: stopped %v, Append at %d: %v", p.Stopped(), seq, appendErr)
+		t.Fatalf("BelowFloor is final for the write only: stopped %v, Append at %d: %v", p.Stopped(), seq, appendErr)
 	}
 }
 
@@ -1097,7 +1097,7 @@ func (s *pipeSim) apply(req journal.WriteRequest) journal.Reply {
 		s.tally.duplicate++
 	case journal.Refused:
 		s.tally.refused++
-	case journal.Truncated:
+	case journal.BelowFloor:
 		s.tally.truncated++
 	}
 	return rep
@@ -1249,11 +1249,11 @@ func (s *pipeSim) check() {
 				}
 				s.owner[pos] = c.ID
 			}
-		case errors.Is(c.Err, ErrAmbiguous) || errors.Is(c.Err, ErrTruncated):
+		case errors.Is(c.Err, ErrAmbiguous) || errors.Is(c.Err, ErrBelowFloor):
 			if errors.Is(c.Err, ErrNotHolding) {
 				s.tally.abandoned++
 			}
-			if errors.Is(c.Err, ErrTruncated) {
+			if errors.Is(c.Err, ErrBelowFloor) {
 				s.tally.truncated++
 			}
 		default:

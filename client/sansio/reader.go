@@ -137,9 +137,9 @@ func (r *Reader) Absorb(req journal.ReadRequest, rep journal.ReadReply) ReaderOu
 		out.Kind = ReadUnknownJournal
 	case !rep.Served:
 		out.Kind = ReadUnavailable
-	case rep.Truncated:
+	case rep.BelowFloor:
 		if rep.View.FirstSeq <= req.FromSeq {
-			// "Truncated" yet the floor is not past the position: the
+			// "BelowFloor" yet the floor is not past the position: the
 			// reply contradicts itself. Do not move; ask another server.
 			out.Kind = ReadUnavailable
 			break

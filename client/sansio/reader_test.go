@@ -93,7 +93,7 @@ func TestReaderDoesNotMoveWhenTheServerCouldNotServe(t *testing.T) {
 	for name, rep := range map[string]journal.ReadReply{
 		"no answer":    {},
 		"unserved":     {FromSeq: 4, View: journal.View{NextSeq: 9, FirstSeq: 1}},
-		"self-refuted": {Served: true, Truncated: true, FromSeq: 4, View: journal.View{NextSeq: 9, FirstSeq: 4}},
+		"self-refuted": {Served: true, BelowFloor: true, FromSeq: 4, View: journal.View{NextSeq: 9, FirstSeq: 4}},
 	} {
 		out := r.Absorb(req, rep)
 

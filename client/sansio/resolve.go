@@ -19,14 +19,14 @@ const (
 	// ResolvedNotWritten: the write is not in the log and never will be:
 	// other bytes hold its position, or the fence moved on before it landed.
 	ResolvedNotWritten
-	// ResolvedTruncated: the position is below the floor; the log can no
+	// ResolvedBelowFloor: the position is below the floor; the log can no
 	// longer tell.
-	ResolvedTruncated
+	ResolvedBelowFloor
 	// Unresolved: the page cannot decide; Reason says why and what to do.
 	Unresolved
 )
 
-var resolutionNames = [...]string{"invalid", "written", "not-written", "truncated", "unresolved"}
+var resolutionNames = [...]string{"invalid", "written", "not-written", "below-floor", "unresolved"}
 
 func (k ResolutionKind) String() string {
 	if int(k) < len(resolutionNames) {
@@ -56,7 +56,7 @@ type Resolution struct {
 //     fence: ResolvedNotWritten (final: a write lands only while its fence
 //     is the leader in force, and the fence never returns — uuids are
 //     fresh);
-//   - the page was truncated: ResolvedTruncated;
+//   - the page was truncated: ResolvedBelowFloor;
 //   - anything else is Unresolved: an unserved page (ask another server), a
 //     page cut short (read on), an unfenced write (it lands at whatever
 //     tail, so its position says nothing), or an open tail under req's
@@ -79,8 +79,8 @@ func Resolve(req journal.WriteRequest, page journal.ReadReply) Resolution {
 		return unresolved(res, "the page was not served: ask another server")
 	case page.FromSeq != req.Seq:
 		return unresolved(res, fmt.Sprintf("the page starts at %d, the write at %d", page.FromSeq, req.Seq))
-	case page.Truncated:
-		res.Kind = ResolvedTruncated
+	case page.BelowFloor:
+		res.Kind = ResolvedBelowFloor
 		res.Reason = fmt.Sprintf("position %d is below the floor %d", req.Seq, page.View.FirstSeq)
 		return res
 	}

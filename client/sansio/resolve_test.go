@@ -1,11 +1,11 @@
 // This file checks Resolve, the read-back that settles a write whose answer
 // was lost by reading the journal back at the write's position and deciding
-// Written, NotWritten, Truncated or Unresolved. Each
+// Written, NotWritten, BelowFloor or Unresolved. Each
 // case builds the journal in the fake with the real state machine, reads it
 // from the write's position the way a client would, and checks the
 // resolution: the write's bytes at its position are Written; other bytes at
 // any of its positions, or an open tail after the fence moved on, are
-// NotWritten (final); a page below the floor is Truncated; an unserved page,
+// NotWritten (final); a page below the floor is BelowFloor; an unserved page,
 // a page cut short, an unfenced write and an open tail under the write's own
 // fence are Unresolved, each with a reason.
 package sansio
@@ -46,7 +46,7 @@ func TestResolveDecidesALostWriteFromTheLogAtItsPosition(t *testing.T) {
 		{name: "below the floor", arrange: func(f *fakeJournal) {
 			f.write(mine)
 			f.truncate(journal.TruncateRequest{Journal: testID, Leader: uA, UpTo: 4})
-		}, want: ResolvedTruncated, reason: "below the floor"},
+		}, want: ResolvedBelowFloor, reason: "below the floor"},
 		{name: "unserved", page: &journal.ReadReply{FromSeq: 2}, want: Unresolved, reason: "not served"},
 		{name: "unknown journal", page: &journal.ReadReply{Served: true, UnknownJournal: true}, want: Unresolved, reason: "not served"},
 		{name: "a page for another position", page: &journal.ReadReply{Served: true, FromSeq: 3}, want: Unresolved, reason: "starts at 3"},
@@ -84,7 +84,7 @@ func TestResolveDecidesALostWriteFromTheLogAtItsPosition(t *testing.T) {
 
 func TestResolutionKindsHaveNames(t *testing.T) {
 	for k, want := range map[ResolutionKind]string{ResolveInvalid: "invalid", ResolvedWritten: "written",
-		ResolvedNotWritten: "not-written", ResolvedTruncated: "truncated", Unresolved: "unresolved", 9: "resolution(9)"} {
+		ResolvedNotWritten: "not-written", ResolvedBelowFloor: "below-floor", Unresolved: "unresolved", 9: "resolution(9)"} {
 		if k.String() != want {
 			t.Fatalf("%d prints %q, want %q", k, k, want)
 		}

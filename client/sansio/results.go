@@ -29,9 +29,9 @@ const (
 	// ResultRefused: a write did not fit the tail (resend it after the earlier
 	// writes settle), or a claim lost its compare-and-set to Leader.
 	ResultRefused
-	// ResultTruncated: the write's position is below the floor; ambiguous, and
+	// ResultBelowFloor: the write's position is below the floor; ambiguous, and
 	// not retryable.
-	ResultTruncated
+	ResultBelowFloor
 	// ResultRetry: ambiguous. Resend the identical request.
 	ResultRetry
 	// ResultRedirect: the server does not lead consensus; nothing was proposed.
@@ -57,7 +57,7 @@ const (
 )
 
 var resultKindNames = [...]string{"invalid", "written", "duplicate", "won", "trimmed", "superseded",
-	"refused", "truncated", "retry", "redirect", "busy", "too-large", "unknown-journal", "wrong-mode", "stale", "deleted"}
+	"refused", "below-floor", "retry", "redirect", "busy", "too-large", "unknown-journal", "wrong-mode", "stale", "deleted"}
 
 func (k ResultKind) String() string {
 	if int(k) < len(resultKindNames) {
@@ -75,8 +75,8 @@ func (k ResultKind) err() error {
 		return ErrSuperseded
 	case ResultRefused:
 		return ErrRefused
-	case ResultTruncated:
-		return ErrTruncated
+	case ResultBelowFloor:
+		return ErrBelowFloor
 	case ResultRetry:
 		return ErrAmbiguous
 	case ResultRedirect:
@@ -123,7 +123,7 @@ func noVerdictKind(r journal.Reply) ResultKind {
 //	ResultSuperseded          Leader: the writer in force; the writer stopped
 //	ResultRefused             View: the write does not fit the tail yet; resend it
 //	                    identically after the earlier writes settle
-//	ResultTruncated           View: below the floor; ambiguous, not retryable
+//	ResultBelowFloor           View: below the floor; ambiguous, not retryable
 //	ResultRetry               ambiguous: resend the identical request
 //	ResultRedirect, ResultBusy      Hint: nothing was proposed; resend the identical request
 //	ResultTooLarge            nothing was proposed; the request stays in flight
@@ -156,7 +156,7 @@ func (r WriteResult) String() string {
 		return fmt.Sprintf("superseded by %s", r.Leader)
 	case ResultRedirect, ResultBusy:
 		return fmt.Sprintf("%s (hint %d)", r.Kind, r.Hint)
-	case ResultRefused, ResultTruncated:
+	case ResultRefused, ResultBelowFloor:
 		return fmt.Sprintf("%s (next %d, first %d)", r.Kind, r.View.NextSeq, r.View.FirstSeq)
 	}
 	return r.Kind.String()

@@ -27,8 +27,8 @@ const claimDrawsMax = 16
 // Ambiguous outcomes, each named by a result kind (see the package doc):
 // ResultRetry (ErrAmbiguous) — no answer, a lost proposal, an unavailable server,
 // a node that no longer holds the prefix: resend the identical request, the
-// log answers Duplicate if the earlier attempt landed; ResultTruncated
-// (ErrTruncated) — the position is below the floor and the log can no
+// log answers Duplicate if the earlier attempt landed; ResultBelowFloor
+// (ErrBelowFloor) — the position is below the floor and the log can no
 // longer tell; an ambiguous claim — resend the identical SetLeader.
 //
 // A Writer stops when a verdict names another leader (ResultSuperseded) or shows
@@ -318,7 +318,7 @@ func copyRecords(records [][]byte) [][]byte {
 // AbsorbWrite judges the reply r to the write req. Pass the zero Reply
 // when the call got no answer. See WriteResult for every kind; the
 // ambiguous ones are ResultRetry (ErrAmbiguous: resend the identical req, at the
-// same position, even to another server) and ResultTruncated (ErrTruncated: the
+// same position, even to another server) and ResultBelowFloor (ErrBelowFloor: the
 // position is below the floor, so whether it landed cannot be read back).
 //
 // A Refused verdict naming another leader is ResultSuperseded and stops the
@@ -371,9 +371,9 @@ func (w *Writer) AbsorbWrite(req journal.WriteRequest, r journal.Reply) WriteRes
 			return WriteResult{Kind: ResultSuperseded, Leader: out.View.Leader, View: out.View}
 		}
 		return WriteResult{Kind: ResultRefused, View: out.View}
-	case journal.Truncated:
+	case journal.BelowFloor:
 		w.settle(i)
-		return WriteResult{Kind: ResultTruncated, View: out.View}
+		return WriteResult{Kind: ResultBelowFloor, View: out.View}
 	case journal.WrongMode:
 		w.stopErr = ErrWrongMode
 		w.holding = false

@@ -339,7 +339,7 @@ func TestAWriteBelowTheFloorIsTruncatedAndSettled(t *testing.T) {
 
 	res := w.AbsorbWrite(req, f.write(req))
 
-	if res.Kind != ResultTruncated || res.View.FirstSeq != 2 || !errors.Is(res.Err(), ErrTruncated) || len(w.Pending()) != 0 {
+	if res.Kind != ResultBelowFloor || res.View.FirstSeq != 2 || !errors.Is(res.Err(), ErrBelowFloor) || len(w.Pending()) != 0 {
 		t.Fatalf("a retry below the floor: %s", res)
 	}
 }
@@ -483,7 +483,7 @@ func TestTruncateEdgeCases(t *testing.T) {
 
 func TestResultKindsMapToTheirErrors(t *testing.T) {
 	want := map[ResultKind]error{ResultWritten: nil, ResultDuplicate: nil, ResultWon: nil, ResultTrimmed: nil,
-		ResultSuperseded: ErrSuperseded, ResultRefused: ErrRefused, ResultTruncated: ErrTruncated, ResultRetry: ErrAmbiguous,
+		ResultSuperseded: ErrSuperseded, ResultRefused: ErrRefused, ResultBelowFloor: ErrBelowFloor, ResultRetry: ErrAmbiguous,
 		ResultRedirect: ErrNotLeader, ResultBusy: ErrBusy, ResultTooLarge: ErrTooLarge, ResultUnknownJournal: ErrUnknownJournal,
 		ResultWrongMode: ErrWrongMode, ResultStale: ErrStale}
 	for k, e := range want {

@@ -151,13 +151,13 @@ const (
 
 // ReadReply answers a Read. Served=false means this server could not confirm
 // a linearizable read (no quorum answered, or it does not hold the range):
-// ask another server. Truncated means FromSeq < View.FirstSeq.
+// ask another server. BelowFloor means FromSeq < View.FirstSeq.
 type ReadReply struct {
 	Served         bool
 	UnknownJournal bool
 	// Deleted: the journal was deleted; no server will ever serve it.
 	Deleted   bool
-	Truncated bool
+	BelowFloor bool
 	FromSeq   Seq
 	Records   [][]byte
 	View      View

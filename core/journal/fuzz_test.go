@@ -9,7 +9,7 @@
 // recorded by its start seq), and after every step checks the rules on
 // Apply's doc comment from the outside: the State invariants, monotone
 // scalars, accepted writes taking exactly [NextSeq, NextSeq+n), Duplicate
-// exactly when the identical write is held at that seq, Truncated exactly when
+// exactly when the identical write is held at that seq, BelowFloor exactly when
 // seq < FirstSeq, Unheld exactly when the index says NotHeld, the
 // compare-and-set of SetLeader, the clamp of Truncate, and that nothing but a
 // win moves the state. At the end the accepted writes must tile [1, NextSeq)
@@ -264,7 +264,7 @@ func checkStep(t *testing.T, mode WriterMode, l *fuzzLearner, before State, c Co
 		if !fenced || !inTail || how != Found || !identical(heldEntry, e) || out.Seq != e.Seq || out.Count != n {
 			fail("duplicate without the identical write held at %d (held %v %+v)", e.Seq, how, heldEntry)
 		}
-	case Truncated:
+	case BelowFloor:
 		if !fenced || e.Seq >= before.FirstSeq {
 			fail("truncated at seq %d >= first_seq", e.Seq)
 		}
@@ -290,8 +290,8 @@ func checkStep(t *testing.T, mode WriterMode, l *fuzzLearner, before State, c Co
 	if want := fenced && inTail && how == Found && identical(heldEntry, e); want != (out.Kind == Duplicate) {
 		fail("duplicate = %v, but the identical write held at %d = %v", out.Kind == Duplicate, e.Seq, want)
 	}
-	if want := fenced && e.Seq < before.FirstSeq; want != (out.Kind == Truncated) {
-		fail("truncated = %v, want %v", out.Kind == Truncated, want)
+	if want := fenced && e.Seq < before.FirstSeq; want != (out.Kind == BelowFloor) {
+		fail("truncated = %v, want %v", out.Kind == BelowFloor, want)
 	}
 	if want := fenced && inTail && how == NotHeld; want != (out.Kind == Unheld) {
 		fail("unheld = %v, want %v", out.Kind == Unheld, want)
@@ -384,7 +384,7 @@ func FuzzApply(f *testing.F) {
 		byte(opRetry), 0, 2, // retry under another uuid
 		byte(opWrite), 2, 0, 1, 1, 0, // B writes [a]
 		byte(opTruncate), 2, 0, // B truncates to next_seq
-		byte(opRetry), 0, 0, // A's retry is now Truncated
+		byte(opRetry), 0, 0, // A's retry is now BelowFloor
 	})
 	// Multi-writer appends and an open truncate; a forget makes retries unheld.
 	f.Add([]byte{

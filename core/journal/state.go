@@ -97,8 +97,8 @@ const (
 	Duplicate
 	// Refused: a write not accepted; View names the leader in force and NextSeq.
 	Refused
-	// Truncated: a write below FirstSeq; the client must read the tail.
-	Truncated
+	// BelowFloor: a write below FirstSeq; the client must read the tail.
+	BelowFloor
 	// LeaderSet: a SetLeader won; View is the state after it.
 	LeaderSet
 	// LeaderRefused: a SetLeader lost its compare-and-set.
@@ -119,7 +119,7 @@ const (
 	Unheld
 )
 
-var outcomeNames = [...]string{"invalid", "accepted", "duplicate", "refused", "truncated",
+var outcomeNames = [...]string{"invalid", "accepted", "duplicate", "refused", "below-floor",
 	"leader-set", "leader-refused", "trimmed", "truncate-refused", "wrong-mode", "noop", "unheld"}
 
 func (k OutcomeKind) String() string {
@@ -170,7 +170,7 @@ type Positions interface {
 // always give the same answer. Refusals, duplicates and Noops move nothing.
 //
 // Single-writer rules:
-//   - Write: unset uuid → WrongMode; seq < FirstSeq → Truncated; seq <
+//   - Write: unset uuid → WrongMode; seq < FirstSeq → BelowFloor; seq <
 //     NextSeq → Duplicate iff the identical write starts at seq, else
 //     Refused; otherwise Accepted iff the uuid is the leader in force, seq ==
 //     NextSeq and there is at least one record, else Refused.
@@ -247,7 +247,7 @@ func applyWrite(s State, mode WriterMode, e Entry, pos Positions) (State, Outcom
 		return s, Outcome{Kind: WrongMode, View: s.View()}
 	}
 	if e.Seq < s.FirstSeq {
-		return s, Outcome{Kind: Truncated, View: s.View()}
+		return s, Outcome{Kind: BelowFloor, View: s.View()}
 	}
 	if e.Seq < s.NextSeq {
 		held, how := Entry{}, Absent

@@ -135,12 +135,12 @@ func applyCases() []applyCase {
 			cmd: w(unset, 1, recs("x")), pos: held, want: judged(WrongMode, S), after: S},
 		{name: "single write unset uuid on a fresh journal is WrongMode", mode: ModeSingle, before: fresh,
 			cmd: w(unset, 1, recs("x")), pos: newPositions(), want: judged(WrongMode, fresh), after: fresh},
-		{name: "single write just below first_seq is Truncated", mode: ModeSingle, before: S,
-			cmd: w(uB, 3, recs("x")), pos: held, want: judged(Truncated, S), after: S},
-		{name: "single write of a truncated identical entry is Truncated", mode: ModeSingle, before: S,
-			cmd: Write(e1), pos: held, want: judged(Truncated, S), after: S},
-		{name: "single write at seq 0 is Truncated", mode: ModeSingle, before: S,
-			cmd: w(uB, 0, recs("x")), pos: held, want: judged(Truncated, S), after: S},
+		{name: "single write just below first_seq is BelowFloor", mode: ModeSingle, before: S,
+			cmd: w(uB, 3, recs("x")), pos: held, want: judged(BelowFloor, S), after: S},
+		{name: "single write of a truncated identical entry is BelowFloor", mode: ModeSingle, before: S,
+			cmd: Write(e1), pos: held, want: judged(BelowFloor, S), after: S},
+		{name: "single write at seq 0 is BelowFloor", mode: ModeSingle, before: S,
+			cmd: w(uB, 0, recs("x")), pos: held, want: judged(BelowFloor, S), after: S},
 		{name: "single retry identical to the entry at 4 is Duplicate", mode: ModeSingle, before: S,
 			cmd: w(uA, 4, recs("ab", "c")), pos: held,
 			want: Outcome{Kind: Duplicate, Seq: 4, Count: 2, View: S.View()}, after: S},
@@ -176,8 +176,8 @@ func applyCases() []applyCase {
 			cmd: w(uC, 4, recs("zz")), pos: unheld, want: judged(Unheld, S), after: S},
 		{name: "single retry at the NotHeld floor itself is judged normally", mode: ModeSingle, before: S,
 			cmd: w(uB, 8, recs("f")), pos: unheld, want: judged(Refused, S), after: S},
-		{name: "single write below first_seq is Truncated even when NotHeld", mode: ModeSingle, before: S,
-			cmd: Write(e1), pos: unheld, want: judged(Truncated, S), after: S},
+		{name: "single write below first_seq is BelowFloor even when NotHeld", mode: ModeSingle, before: S,
+			cmd: Write(e1), pos: unheld, want: judged(BelowFloor, S), after: S},
 		{name: "single write at next_seq with an empty batch is Refused", mode: ModeSingle, before: S,
 			cmd: w(uB, 10, recs()), pos: held, want: judged(Refused, S), after: S},
 		{name: "single write at next_seq with nil records is Refused", mode: ModeSingle, before: S,
@@ -424,7 +424,7 @@ func cloneCommand(c Command) Command {
 
 // TestWriterHandoffScript plays a fenced writer hand-off end to end: the log
 // is the dedup table, a superseded writer's retries still read Duplicate, its
-// new writes are refused, and a truncate turns old retries into Truncated.
+// new writes are refused, and a truncate turns old retries into BelowFloor.
 // The positions index is kept the way a learner keeps it.
 func TestWriterHandoffScript(t *testing.T) {
 	type step struct {
@@ -449,7 +449,7 @@ func TestWriterHandoffScript(t *testing.T) {
 		{Write(b4), Accepted, 5, 1, uB},                      // [4,5)
 		{Noop(), NoopDone, 5, 1, uB},                         // a gap filler takes no position
 		{Truncate(uB, 3), Trimmed, 5, 3, uB},                 // drop [1,3)
-		{Write(a1), Truncated, 5, 3, uB},                     // A's oldest retry is now below first_seq
+		{Write(a1), BelowFloor, 5, 3, uB},                     // A's oldest retry is now below first_seq
 		{Write(a3), Duplicate, 5, 3, uB},                     // at first_seq it still dedups
 		{SetLeader(uA, uB), LeaderSet, 5, 3, uA},             // A may lead again
 		{Write(Entry{uA, 5, recs("a5")}), Accepted, 6, 3, uA},

@@ -256,7 +256,7 @@ func (m *naiveJournal) apply(c journal.Command) journal.Outcome {
 			return m.out(journal.WrongMode)
 		}
 		if e.Seq < m.first {
-			return m.out(journal.Truncated)
+			return m.out(journal.BelowFloor)
 		}
 		if e.Seq < m.next {
 			if prev, ok := m.starts[e.Seq]; ok && prev.Equal(e) {

@@ -158,7 +158,7 @@ func answer(s *state, in Input) (*state, Output) {
 	out := Output{Served: true, View: s.view()}
 	switch {
 	case in.From < s.first:
-		out.Truncated = true
+		out.BelowFloor = true
 	case in.From < s.next:
 		out.Records = slices.Clone(s.log.slice()[in.From-1:])
 	}

@@ -110,7 +110,7 @@ func describeOp(op Op) string {
 		got = "refused before any slot"
 	case op.In.Kind == OpRead && !op.Out.Served:
 		got = "unserved"
-	case op.In.Kind == OpRead && op.Out.Truncated:
+	case op.In.Kind == OpRead && op.Out.BelowFloor:
 		got = fmt.Sprintf("truncated %s", viewString(op.Out.View))
 	case op.In.Kind == OpRead:
 		got = fmt.Sprintf("%d records %x %s", len(op.Out.Records), op.Out.Records, viewString(op.Out.View))

@@ -62,7 +62,7 @@ type Output struct {
 	Outcome  journal.Outcome // Write, Truncate, SetLeader
 	// Read:
 	Served    bool
-	Truncated bool
+	BelowFloor bool
 	Records   []uint64 // fingerprints of the records from From
 	View      journal.View
 }
@@ -163,7 +163,7 @@ func apply(s *state, mode journal.WriterMode, c journal.Command) (*state, journa
 				return s, out(journal.WrongMode)
 			}
 			if e.Seq < s.first {
-				return s, out(journal.Truncated)
+				return s, out(journal.BelowFloor)
 			}
 			if e.Seq < s.next {
 				if i, ok := slices.BinarySearch(s.startSeq.slice(), e.Seq); ok && s.startFP.at(i) == entryPrint(e) {
@@ -218,7 +218,7 @@ func step(s *state, mode journal.WriterMode, i Input, o Output) []*state {
 		if !o.Served || o.Ambiguous {
 			return []*state{s}
 		}
-		if o.Truncated {
+		if o.BelowFloor {
 			if i.From < s.first && o.View == s.view() {
 				return []*state{s}
 			}

@@ -129,7 +129,7 @@ func newDecider(mode journal.WriterMode, ops []Op) *decider {
 		case op.In.Kind == OpRead:
 			d.observe(i, o.View)
 			floorsOf(o.View)
-			if !o.Truncated {
+			if !o.BelowFloor {
 				for k, fp := range o.Records {
 					see(i, op.In.From+journal.Seq(k), fp)
 				}

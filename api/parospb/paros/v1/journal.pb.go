@@ -29,7 +29,7 @@ const (
 	Outcome_OUTCOME_ACCEPTED         Outcome = 1
 	Outcome_OUTCOME_DUPLICATE        Outcome = 2
 	Outcome_OUTCOME_REFUSED          Outcome = 3
-	Outcome_OUTCOME_TRUNCATED        Outcome = 4
+	Outcome_OUTCOME_BELOW_FLOOR      Outcome = 4
 	Outcome_OUTCOME_LEADER_SET       Outcome = 5
 	Outcome_OUTCOME_LEADER_REFUSED   Outcome = 6
 	Outcome_OUTCOME_TRIMMED          Outcome = 7
@@ -46,7 +46,7 @@ var (
 		1:  "OUTCOME_ACCEPTED",
 		2:  "OUTCOME_DUPLICATE",
 		3:  "OUTCOME_REFUSED",
-		4:  "OUTCOME_TRUNCATED",
+		4:  "OUTCOME_BELOW_FLOOR",
 		5:  "OUTCOME_LEADER_SET",
 		6:  "OUTCOME_LEADER_REFUSED",
 		7:  "OUTCOME_TRIMMED",
@@ -60,7 +60,7 @@ var (
 		"OUTCOME_ACCEPTED":         1,
 		"OUTCOME_DUPLICATE":        2,
 		"OUTCOME_REFUSED":          3,
-		"OUTCOME_TRUNCATED":        4,
+		"OUTCOME_BELOW_FLOOR":      4,
 		"OUTCOME_LEADER_SET":       5,
 		"OUTCOME_LEADER_REFUSED":   6,
 		"OUTCOME_TRIMMED":          7,
@@ -638,11 +638,12 @@ type ReadReply struct {
 	// served=false: this server could not confirm the read; ask another.
 	Served         bool `protobuf:"varint,1,opt,name=served,proto3" json:"served,omitempty"`
 	UnknownJournal bool `protobuf:"varint,2,opt,name=unknown_journal,json=unknownJournal,proto3" json:"unknown_journal,omitempty"`
-	// truncated: from_seq < state.first_seq; resume at state.first_seq.
-	Truncated bool          `protobuf:"varint,3,opt,name=truncated,proto3" json:"truncated,omitempty"`
-	FromSeq   uint64        `protobuf:"varint,4,opt,name=from_seq,json=fromSeq,proto3" json:"from_seq,omitempty"`
-	Records   [][]byte      `protobuf:"bytes,5,rep,name=records,proto3" json:"records,omitempty"`
-	State     *JournalState `protobuf:"bytes,6,opt,name=state,proto3" json:"state,omitempty"`
+	// below_floor: from_seq < state.first_seq (a Truncate dropped it);
+	// resume at state.first_seq.
+	BelowFloor bool          `protobuf:"varint,3,opt,name=below_floor,json=belowFloor,proto3" json:"below_floor,omitempty"`
+	FromSeq    uint64        `protobuf:"varint,4,opt,name=from_seq,json=fromSeq,proto3" json:"from_seq,omitempty"`
+	Records    [][]byte      `protobuf:"bytes,5,rep,name=records,proto3" json:"records,omitempty"`
+	State      *JournalState `protobuf:"bytes,6,opt,name=state,proto3" json:"state,omitempty"`
 	// deleted: the journal was deleted; no server will ever serve it.
 	Deleted       bool `protobuf:"varint,7,opt,name=deleted,proto3" json:"deleted,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -693,9 +694,9 @@ func (x *ReadReply) GetUnknownJournal() bool {
 	return false
 }
 
-func (x *ReadReply) GetTruncated() bool {
+func (x *ReadReply) GetBelowFloor() bool {
 	if x != nil {
-		return x.Truncated
+		return x.BelowFloor
 	}
 	return false
 }
@@ -972,11 +973,12 @@ const file_paros_v1_journal_proto_rawDesc = "" +
 	"\ajournal\x18\x01 \x01(\v2\x13.paros.v1.JournalIdR\ajournal\x12\x19\n" +
 	"\bfrom_seq\x18\x02 \x01(\x04R\afromSeq\x12\x14\n" +
 	"\x05limit\x18\x03 \x01(\rR\x05limit\x12\x17\n" +
-	"\await_ms\x18\x04 \x01(\rR\x06waitMs\"\xe7\x01\n" +
+	"\await_ms\x18\x04 \x01(\rR\x06waitMs\"\xea\x01\n" +
 	"\tReadReply\x12\x16\n" +
 	"\x06served\x18\x01 \x01(\bR\x06served\x12'\n" +
-	"\x0funknown_journal\x18\x02 \x01(\bR\x0eunknownJournal\x12\x1c\n" +
-	"\ttruncated\x18\x03 \x01(\bR\ttruncated\x12\x19\n" +
+	"\x0funknown_journal\x18\x02 \x01(\bR\x0eunknownJournal\x12\x1f\n" +
+	"\vbelow_floor\x18\x03 \x01(\bR\n" +
+	"belowFloor\x12\x19\n" +
 	"\bfrom_seq\x18\x04 \x01(\x04R\afromSeq\x12\x18\n" +
 	"\arecords\x18\x05 \x03(\fR\arecords\x12,\n" +
 	"\x05state\x18\x06 \x01(\v2\x16.paros.v1.JournalStateR\x05state\x12\x18\n" +
@@ -994,13 +996,13 @@ const file_paros_v1_journal_proto_rawDesc = "" +
 	"\n" +
 	"old_leader\x18\x03 \x01(\v2\x14.paros.v1.LeaderUuidR\toldLeader\"=\n" +
 	"\x0eSetLeaderReply\x12+\n" +
-	"\averdict\x18\x01 \x01(\v2\x11.paros.v1.VerdictR\averdict*\x99\x02\n" +
+	"\averdict\x18\x01 \x01(\v2\x11.paros.v1.VerdictR\averdict*\x9b\x02\n" +
 	"\aOutcome\x12\x10\n" +
 	"\fOUTCOME_NONE\x10\x00\x12\x14\n" +
 	"\x10OUTCOME_ACCEPTED\x10\x01\x12\x15\n" +
 	"\x11OUTCOME_DUPLICATE\x10\x02\x12\x13\n" +
-	"\x0fOUTCOME_REFUSED\x10\x03\x12\x15\n" +
-	"\x11OUTCOME_TRUNCATED\x10\x04\x12\x16\n" +
+	"\x0fOUTCOME_REFUSED\x10\x03\x12\x17\n" +
+	"\x13OUTCOME_BELOW_FLOOR\x10\x04\x12\x16\n" +
 	"\x12OUTCOME_LEADER_SET\x10\x05\x12\x1a\n" +
 	"\x16OUTCOME_LEADER_REFUSED\x10\x06\x12\x13\n" +
 	"\x0fOUTCOME_TRIMMED\x10\a\x12\x1c\n" +
