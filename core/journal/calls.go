@@ -156,9 +156,9 @@ type ReadReply struct {
 	Served         bool
 	UnknownJournal bool
 	// Deleted: the journal was deleted; no server will ever serve it.
-	Deleted   bool
+	Deleted    bool
 	BelowFloor bool
-	FromSeq   Seq
-	Records   [][]byte
-	View      View
+	FromSeq    Seq
+	Records    [][]byte
+	View       View
 }

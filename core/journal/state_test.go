@@ -449,7 +449,7 @@ func TestWriterHandoffScript(t *testing.T) {
 		{Write(b4), Accepted, 5, 1, uB},                      // [4,5)
 		{Noop(), NoopDone, 5, 1, uB},                         // a gap filler takes no position
 		{Truncate(uB, 3), Trimmed, 5, 3, uB},                 // drop [1,3)
-		{Write(a1), BelowFloor, 5, 3, uB},                     // A's oldest retry is now below first_seq
+		{Write(a1), BelowFloor, 5, 3, uB},                    // A's oldest retry is now below first_seq
 		{Write(a3), Duplicate, 5, 3, uB},                     // at first_seq it still dedups
 		{SetLeader(uA, uB), LeaderSet, 5, 3, uA},             // A may lead again
 		{Write(Entry{uA, 5, recs("a5")}), Accepted, 6, 3, uA},

@@ -61,10 +61,10 @@ type Output struct {
 	NoEffect bool
 	Outcome  journal.Outcome // Write, Truncate, SetLeader
 	// Read:
-	Served    bool
+	Served     bool
 	BelowFloor bool
-	Records   []uint64 // fingerprints of the records from From
-	View      journal.View
+	Records    []uint64 // fingerprints of the records from From
+	View       journal.View
 }
 
 // Op is one operation of the history: call and return in simulated time.
