@@ -10,9 +10,9 @@ import "github.com/parosdb/paros/core/journal"
 //  2. Messages: send only once this batch's Writes and every earlier batch's
 //     are durable. A Promise or Accepted sent before its write is durable can
 //     un-make a decision. Messages whose EarlyOK is true may leave before.
-//  3. Committed: newly applied slots, strictly contiguous, with the outcome
+//  3. Applied: newly applied slots, strictly contiguous, with the outcome
 //     each folded to; answer the calls parked on them.
-//  4. ReadStates: answer quorum reads, after Committed (the same batch may
+//  4. ReadStates: answer quorum reads, after Applied (the same batch may
 //     carry the covering slots).
 //
 // The buckets are owned by the node and reused: they are valid until the
@@ -25,7 +25,7 @@ type Ready struct {
 	Writes     []WriteOp
 	MustSync   bool
 	Messages   []Message
-	Committed  []Committed
+	Applied    []Applied
 	ReadStates []ReadState
 	// Votes names, in order, the records among Writes that are votes this
 	// acceptor cast (an Accept it admitted). A chosen value it learned is
@@ -36,9 +36,9 @@ type Ready struct {
 	Votes []SlotCommand
 }
 
-// Committed is one newly applied slot: the decided command and the verdict
+// Applied is one newly applied slot: the decided command and the verdict
 // the journal fold gave it, with the state after.
-type Committed struct {
+type Applied struct {
 	Slot    Slot
 	Command journal.Command
 	Outcome journal.Outcome
@@ -57,5 +57,5 @@ type ReadState struct {
 
 // IsEmpty reports whether the batch carries nothing.
 func (r *Ready) IsEmpty() bool {
-	return len(r.Writes) == 0 && len(r.Messages) == 0 && len(r.Committed) == 0 && len(r.ReadStates) == 0
+	return len(r.Writes) == 0 && len(r.Messages) == 0 && len(r.Applied) == 0 && len(r.ReadStates) == 0
 }

@@ -53,7 +53,7 @@ type node struct {
 	up        bool
 	held      [][]paxos.Message // messages of batches not yet durable
 	unsynced  []paxos.WriteOp   // the writes of those batches, in order
-	folds     []paxos.Committed // folds of batches not yet durable
+	folds     []paxos.Applied   // folds of batches not yet durable
 	lastBatch uint64
 }
 
@@ -233,7 +233,7 @@ func (w *World) drain(nd *node) {
 				held = append(held, m)
 			}
 		}
-		nd.folds = append(nd.folds, rd.Committed...)
+		nd.folds = append(nd.folds, rd.Applied...)
 		if len(rd.Writes) > 0 || len(nd.held) > 0 {
 			nd.held = append(nd.held, held)
 		} else {
