@@ -14,8 +14,8 @@ import (
 
 // parseJournal reads a journal reference: a name (TENANT/NAME, or NAME in
 // the default tenant), resolved through the cell's registry, or an id
-// (id:TENANT/JOURNAL, or two halves of 16 hex digits, as inspect prints
-// them).
+// (id:TENANT/JOURNAL, or two halves of 16 hex digits, as journal show
+// prints them).
 func parseJournal(s string) (journal.ID, error) {
 	id, isName, err := client.ParseRef(strings.TrimSpace(s))
 	if err != nil {
@@ -60,20 +60,20 @@ func resolveWith(g *globals) func(string) (journal.ID, error) {
 	}
 }
 
-// parseUUID reads a writer uuid: 32 hex digits (dashes ignored). "" and
-// "none" are the unset uuid.
+// parseUUID reads a writer fence (a uuid): 32 hex digits (dashes
+// ignored). "" and "none" are the unset fence.
 func parseUUID(s string) (journal.LeaderUUID, error) {
 	if s == "" || s == "none" {
 		return journal.LeaderUUID{}, nil
 	}
 	b, err := hex.DecodeString(strings.ReplaceAll(s, "-", ""))
 	if err != nil || len(b) != 16 {
-		return journal.LeaderUUID{}, fail(exitBadArgs, "leader uuid %q: want 32 hex digits", s)
+		return journal.LeaderUUID{}, fail(exitBadArgs, "fence %q: want 32 hex digits", s)
 	}
 	return journal.LeaderUUID{Hi: binary.BigEndian.Uint64(b), Lo: binary.BigEndian.Uint64(b[8:])}, nil
 }
 
-// formatUUID prints a writer uuid as parseUUID reads it, "none" when unset.
+// formatUUID prints a writer fence as parseUUID reads it, "none" when unset.
 func formatUUID(u journal.LeaderUUID) string {
 	if !u.IsSet() {
 		return "none"
@@ -81,23 +81,23 @@ func formatUUID(u journal.LeaderUUID) string {
 	return fmt.Sprintf("%016x%016x", u.Hi, u.Lo)
 }
 
-// parseNode reads a node id: hex, as inspect prints it (node=...).
+// parseNode reads a node id: hex, as cell inspect prints it (node=...).
 func parseNode(s string) (uint64, error) {
 	n, err := strconv.ParseUint(strings.TrimPrefix(strings.TrimSpace(s), "0x"), 16, 64)
 	if err != nil || n == 0 {
-		return 0, fail(exitBadArgs, "node %q: want a node id in hex, as inspect prints it", s)
+		return 0, fail(exitBadArgs, "node %q: want a node id in hex, as cell inspect prints it", s)
 	}
 	return n, nil
 }
 
-// parseBallot reads a ballot ROUND.NODE, both decimal, as inspect prints
-// it (gc_watermark=...).
+// parseBallot reads a ballot ROUND.NODE, both decimal, as journal inspect
+// prints it (gc_watermark=...).
 func parseBallot(s string) (client.Ballot, error) {
 	r, n, ok := strings.Cut(strings.TrimSpace(s), ".")
 	round, err1 := strconv.ParseUint(r, 10, 64)
 	node, err2 := strconv.ParseUint(n, 10, 64)
 	if !ok || err1 != nil || err2 != nil || round == 0 {
-		return client.Ballot{}, fail(exitBadArgs, "ballot %q: want ROUND.NODE in decimal, as inspect prints gc_watermark", s)
+		return client.Ballot{}, fail(exitBadArgs, "ballot %q: want ROUND.NODE in decimal, as journal inspect prints gc_watermark", s)
 	}
 	return client.Ballot{Round: round, Node: node}, nil
 }

@@ -18,19 +18,19 @@ import (
 	"github.com/parosdb/paros/wire"
 )
 
-// initCmd forms a cell through the Machine service's CellInit, which the
-// client library does not cover: it asks each member in turn until one
+// cellInitCmd forms a cell through the Machine service's CellInit, which
+// the client library does not cover: it asks each member in turn until one
 // answers, once each (CellInit itself resumes an interrupted formation).
 // CellInit needs a token with admin over every journal.
-func initCmd(g *globals) *cobra.Command {
+func cellInitCmd(g *globals) *cobra.Command {
 	var members, replicas, proxies string
 	var journals uint32
 	var plain bool
 	cmd := &cobra.Command{
-		Use:   "init --members a,b,c [--replicas d,e] [--proxies f,g] [--journals N] [--plain]",
+		Use:   "init --members ADDR,ADDR,ADDR",
 		Short: "form a cell over the founding members (resumes an interrupted formation)",
-		Long: `init forms a cell over the founding members (their addresses): each gets the
-cell plan, which names the cell's control plane (its registry of machines,
+		Long: `Form a cell over the founding members (their addresses): each gets the cell
+plan, which names the cell's control plane (its registry of machines,
 tenants and journals by name, and the election of its coordinator). Journals
 are then created by name ('parosctl journal create NAME'). --journals N also
 puts N unnamed journals in the plan (at most 100,000), each replicated on
@@ -38,22 +38,26 @@ every founding member with majority quorums; the replica tier serves those
 only. It prints the cell id and the unnamed journals' ids.
 
 By default every founding member also runs a matchmaker, so the journals can
-later move to other machines and quorum systems ('parosctl reconfigure').
---plain forms a cell without matchmakers: its journals keep their founding
-members for good, and reconfigure refuses.
+later move to other machines and quorum systems ('parosctl journal
+reconfigure'). --plain forms a cell without matchmakers: its journals keep
+their founding members for good, and journal reconfigure refuses.
 
---replicas names the cell's replica machines (their addresses; each started
-with 'paros serve --role replica'): they vote on nothing, learn every journal
-from the leaders and serve reads. They join once the plan is chosen. Later,
-'parosctl replicas set' adds and removes replicas.
+--replicas names the cell's first replica machines (their addresses; each
+started with 'paros serve --role replica'): they vote on nothing, learn
+every journal from the leaders and serve reads. 'parosctl replicas set'
+changes the list later.
 
---proxies names the cell's proxy leaders (their addresses; each started
-with 'paros serve --role proxy'): every journal's leader hands them the
-Phase 2 of its slots, spread over them by slot. They vote on nothing and
-keep no store; they join once the plan is chosen. The list is fixed when
-the cell is formed: no command changes it.
+--proxies names the cell's first proxy leaders (their addresses; each
+started with 'paros serve --role proxy'): every journal's leader hands them
+the Phase 2 of its slots, spread over them by slot. They vote on nothing and
+keep no store. 'parosctl proxies set' changes the list later.
 
-Running init again with the same members resumes an interrupted formation.`,
+Replicas and proxies join once the plan is chosen. Running init again with
+the same members resumes an interrupted formation. 'paros dev' forms its
+cell itself: this is for machines started with 'paros serve'.`,
+		Example: `  parosctl cell init --members 127.0.0.1:7401,127.0.0.1:7402,127.0.0.1:7403
+  parosctl cell init --members 10.0.0.1:7400,10.0.0.2:7400,10.0.0.3:7400 --replicas 10.0.0.4:7400`,
+		Args: cobra.NoArgs,
 		RunE: func(_ *cobra.Command, _ []string) error {
 			if _, _, err := g.security(); err != nil {
 				return err
@@ -75,11 +79,11 @@ Running init again with the same members resumes an interrupted formation.`,
 				if !r.GetInitialized() {
 					return fail(exitRefused, "cell init refused: %s", r.GetRefusal())
 				}
-				var js []string
+				out := cellInitOut{Cell: fmt.Sprintf("%016x", r.GetPlan().GetCellId()), Journals: []string{}}
 				for _, j := range r.GetPlan().GetJournals() {
-					js = append(js, fmt.Sprintf("%016x/%016x", j.GetTenant(), j.GetJournal()))
+					out.Journals = append(out.Journals, fmt.Sprintf("%016x/%016x", j.GetTenant(), j.GetJournal()))
 				}
-				g.print(fmt.Sprintf("cell=%016x journals=%s", r.GetPlan().GetCellId(), strings.Join(js, ",")), r.GetPlan())
+				g.print(fmt.Sprintf("cell=%s journals=%s", out.Cell, strings.Join(out.Journals, ",")), out)
 				return nil
 			}
 			return fail(exitUnreachable, "no member answered: %v", last)
@@ -87,21 +91,10 @@ Running init again with the same members resumes an interrupted formation.`,
 	}
 	cmd.Flags().StringVar(&members, "members", "", "founding members' addresses")
 	cmd.Flags().StringVar(&replicas, "replicas", "", "replica machines' addresses (paros serve --role replica); change them later with 'parosctl replicas set'")
-	cmd.Flags().StringVar(&proxies, "proxies", "", "proxy leaders' addresses (paros serve --role proxy); fixed for the life of the cell")
+	cmd.Flags().StringVar(&proxies, "proxies", "", "proxy leaders' addresses (paros serve --role proxy); change them later with 'parosctl proxies set'")
 	cmd.Flags().Uint32Var(&journals, "journals", 0, "unnamed journals in the cell plan (journals by name: parosctl journal create)")
 	cmd.Flags().BoolVar(&plain, "plain", false, "no matchmakers: the journals' membership is fixed for good")
-	return cmd
-}
-
-// addrList splits a comma-separated list of addresses, dropping blanks.
-func addrList(s string) []string {
-	var out []string
-	for _, a := range strings.Split(s, ",") {
-		if a = strings.TrimSpace(a); a != "" {
-			out = append(out, a)
-		}
-	}
-	return out
+	return withSchema(cmd, cellInitOut{}, false)
 }
 
 // cellInit sends one CellInit to the machine at addr, with the token as

@@ -1,4 +1,4 @@
-// This file checks that parosctl init hands CellInit what its flags name:
+// This file checks that parosctl cell init hands CellInit what its flags name:
 // the members, the replica machines (--replicas) and the proxy leaders
 // (--proxies), blanks dropped, through a Machine service that records the
 // request and answers it formed.
@@ -45,7 +45,7 @@ func TestInitNamesTheReplicasAndTheProxies(t *testing.T) {
 	defer gs.Stop()
 	addr := lis.Addr().String()
 	root := newRoot()
-	root.SetArgs([]string{"--insecure", "init", "--members", addr, "--replicas", "d:1", "--proxies", " f:1, g:2,", "--journals", "2"})
+	root.SetArgs([]string{"--insecure", "cell", "init", "--members", addr, "--replicas", "d:1", "--proxies", " f:1, g:2,", "--journals", "2"})
 	root.SetOut(io.Discard)
 	root.SetErr(io.Discard)
 

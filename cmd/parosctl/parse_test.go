@@ -176,10 +176,10 @@ func TestHandoffReadsTheJournalAndTheSuccessor(t *testing.T) {
 
 func TestHandoffCommandRefusesBadArgumentsBeforeDialling(t *testing.T) {
 	for _, args := range [][]string{
-		{"handoff"},
-		{"handoff", "a/1b", "c/2d"},
-		{"handoff", "a/1b", "--to", "zz"},
-		{"handoff", "not/a/journal"},
+		{"journal", "handoff"},
+		{"journal", "handoff", "a/1b", "c/2d"},
+		{"journal", "handoff", "a/1b", "--to", "zz"},
+		{"journal", "handoff", "not/a/journal"},
 	} {
 		// Arrange: no server is named; a command that got past its
 		// arguments would fail to dial (exit 2 too, but with another

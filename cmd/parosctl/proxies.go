@@ -33,7 +33,7 @@ func proxiesSetCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "set ADDR[,ADDR...]|none",
 		Short: "make exactly these machines the cell's proxy leaders (adding and removing)",
-		Long: `proxies set makes the machines at the given addresses the cell's proxy
+		Long: `Make the machines at the given addresses the cell's proxy
 leaders, and only them ('none' removes every one: the leaders run Phase 2
 themselves). Each address is a proxy machine of the cell or an idle 'paros
 serve --role proxy' on an empty data dir (same CA as the cell), which joins
@@ -49,6 +49,9 @@ command again is a no-op, and finishes one that failed half way.
 Exit codes: 0 every machine runs the list; 1 a machine did not answer (run it
 again); 2 bad arguments; 3 refused (a node machine, an acceptor or a replica
 named as a proxy, a machine of another cell, the credentials).`,
+		Example: `  paros serve --data /tmp/proxy1 --listen 127.0.0.1:7405 --role proxy --insecure &   # beside 'paros dev --insecure'
+  parosctl proxies set 127.0.0.1:7405
+  parosctl proxies set none`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			addrs, err := parseProxyAddrs(args[0])
@@ -68,12 +71,12 @@ named as a proxy, a machine of another cell, the credentials).`,
 			}
 			elapsed := time.Since(start)
 			g.print(fmt.Sprintf("proxies set: %s elapsed=%s", replicaList(addrs), elapsed.Round(time.Millisecond)),
-				map[string]any{"proxies": addrs, "elapsed_ms": elapsed.Milliseconds()})
+				machineSetOut{Machines: addrs, ElapsedMs: elapsed.Milliseconds()})
 			return nil
 		},
 	}
 	cmd.Flags().DurationVar(&wait, "wait", proxiesWait, "how long to wait for every machine")
-	return cmd
+	return withSchema(cmd, machineSetOut{}, false)
 }
 
 // parseProxyAddrs reads proxies set's argument: host:port addresses,

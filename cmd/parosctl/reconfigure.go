@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,10 +16,10 @@ import (
 	"github.com/parosdb/paros/core/quorum"
 )
 
-// The membership commands: reconfigure and retire, through the client
-// library's Client.Reconfigure and Client.Retire. Both need a cell formed
-// with matchmakers (the default of init) and a token with admin over every
-// journal.
+// The membership commands: journal reconfigure and journal retire,
+// through the client library's Client.Reconfigure and Client.Retire. Both
+// need a cell formed with matchmakers (the default of cell init) and a
+// token with admin over every journal.
 
 // reconfigureWait is how long reconfigure waits, in all, by default.
 const reconfigureWait = time.Minute
@@ -32,15 +31,16 @@ func reconfigureCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "reconfigure JOURNAL --members M1,M2,M3 [--quorum majority|flexible:Q1:Q2|grid:RxC]",
 		Short: "move a journal to another set of machines or quorum system (adding machines to the cell)",
-		Long: `reconfigure moves JOURNAL to the acceptor configuration --members with the
-quorum system --quorum, while it keeps serving: writes stall for a round trip
-to the matchmakers and one Phase 1, then go on.
+		Long: `Move JOURNAL to the acceptor configuration --members with the quorum system
+--quorum, while it keeps serving: writes stall for a round trip to the
+matchmakers and one Phase 1, then go on.
 
-Each member is a node id in hex, as 'parosctl inspect' prints it (node=...),
-or the host:port of a machine to add: an idle 'paros serve' on an empty data
-dir (same CA as the cell), which is admitted to the cell first. A member left
-out stops voting; once the leader's 'inspect --journal' shows it retirable,
-'parosctl retire' lets it delete its copy.
+Each member is a node id in hex, as 'parosctl cell machines' and 'parosctl
+journal show' print them, or the host:port of a machine to add: an idle
+'paros serve' on an empty data dir (same CA as the cell), which is admitted
+to the cell first. A member left out stops voting; once 'parosctl journal
+inspect' shows it retirable on the leader's line, 'parosctl journal retire'
+lets it delete its copy.
 
 --quorum is majority (the default), flexible:Q1:Q2 (Phase-1 quorums of Q1
 members, Phase-2 quorums of Q2, Q1+Q2 > members), or grid:RxC (R*C members
@@ -55,87 +55,91 @@ formed. --keep-matchmakers leaves the set alone.
 
 It prints the configuration the leader runs and how long the change took,
 then the matchmaker set when it moved. If moving the set fails after the
-journal moved, the error names the 'parosctl matchmakers set' that finishes it.
-Every step is idempotent: after a failure or a timeout (exit 4: the change
-may still complete), run the same command again. A cell formed with
-'init --plain' has no matchmakers and refuses (exit 3).
+journal moved, the error names the 'parosctl matchmakers set' that finishes
+it. Every step is idempotent: after a failure or a timeout (exit 4: the
+change may still complete), run the same command again. A cell formed with
+'cell init --plain' has no matchmakers and refuses (exit 3).
 
 Exit codes: 0 the leader runs the configuration; 1 no machine reachable;
 2 bad arguments; 3 refused (no matchmakers, an invalid configuration, an
 unknown machine or journal, the credentials); 4 ambiguous (--wait ended
 after the change started).`,
-		Args: cobra.ExactArgs(1),
+		Example: `  parosctl journal reconfigure demo --members "$(parosctl journal show demo -o json | jq -r '.members | join(",")')" --quorum flexible:2:2
+  parosctl journal reconfigure demo --members "$(parosctl journal show demo -o json | jq -r '.members[:2] | join(",")'),127.0.0.1:7404"`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: g.completeJournal,
 		RunE: func(_ *cobra.Command, args []string) error {
 			id, err := parseJournal(args[0])
 			if err != nil {
 				return err
 			}
-			to := client.Configuration{}
-			for _, m := range strings.Split(members, ",") {
-				if m = strings.TrimSpace(m); m != "" {
-					to.Members = append(to.Members, m)
-				}
-			}
+			to := client.Configuration{Members: addrList(members)}
 			if len(to.Members) == 0 {
 				return fail(exitBadArgs, "--members is required: node ids (hex) or host:port of new machines")
 			}
 			if to.Quorum, err = parseQuorum(quorumFlag); err != nil {
 				return err
 			}
-			c, err := g.dial()
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			ctx, cancel := context.WithTimeout(context.Background(), wait)
-			defer cancel()
-			start := time.Now()
-			from, known := newestConfig(ctx, c, id)
-			if err := c.Reconfigure(ctx, id, to); err != nil {
-				return membershipError(err)
-			}
-			elapsed := time.Since(start)
-			st, ok := newestConfig(ctx, c, id)
-			if !ok {
-				line := fmt.Sprintf("reconfigured %s members=%s quorum=%s elapsed=%s", id, strings.Join(to.Members, ","),
-					quorumFlag, elapsed.Round(time.Millisecond))
-				g.print(line, map[string]any{"journal": id.String(), "members": to.Members, "elapsed_ms": elapsed.Milliseconds()})
-				return nil
-			}
-			line := fmt.Sprintf("reconfigured %s members=%s quorum=%s config=%s since=%s elapsed=%s", id, nodeList(st.Members),
-				quorumWord(st.QuorumSpec), st.ConfigBallot, st.ConfigSince, elapsed.Round(time.Millisecond))
-			g.print(line, map[string]any{"journal": id.String(), "members": st.Members, "quorum": quorumWord(st.QuorumSpec),
-				"config_ballot": ballotJSONOf(st.ConfigBallot), "config_since": ballotJSONOf(st.ConfigSince),
-				"elapsed_ms": elapsed.Milliseconds()})
-			if keepMatchmakers || !known {
-				return nil
-			}
-			next, moved := movedMatchmakers(st.Matchmakers, from.Members, st.Members)
-			if !moved {
-				// A rerun after a timeout finds the journal moved already:
-				// nothing is removed now, so name matchmakers outside it.
-				if slices.Equal(from.Members, st.Members) {
-					if out := outside(st.Matchmakers, st.Members); len(out) > 0 {
-						fmt.Fprintf(os.Stderr, "parosctl: note: matchmakers %s serve no member of this journal; if this reconfiguration replaced them, move the set with 'parosctl matchmakers set'\n",
-							strings.Join(hexIDs(out), ","))
-					}
-				}
-				return nil
-			}
-			if err := setMatchmakers(ctx, g, c, hexIDs(next)); err != nil {
-				// The journal moved; a rerun of this command finds nothing
-				// removed. Say how to finish.
-				return fmt.Errorf("%w (the journal moved; finish the matchmakers with 'parosctl matchmakers set %s')",
-					err, strings.Join(hexIDs(next), ","))
-			}
-			return nil
+			return g.withClient(func(c *client.Client) error {
+				ctx, cancel := context.WithTimeout(context.Background(), wait)
+				defer cancel()
+				return g.reconfigure(ctx, c, id, to, keepMatchmakers)
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&keepMatchmakers, "keep-matchmakers", false, "leave the matchmaker set alone when a removed machine is a matchmaker")
 	cmd.Flags().StringVar(&members, "members", "", "the new members: node ids (hex) or host:port of machines to add")
 	cmd.Flags().StringVar(&quorumFlag, "quorum", "majority", "majority, flexible:Q1:Q2 or grid:RxC")
 	cmd.Flags().DurationVar(&wait, "wait", reconfigureWait, "how long to wait for the leader to run the configuration")
-	return cmd
+	return withSchema(cmd, reconfigureOut{}, false)
+}
+
+// reconfigure moves the journal id to the configuration to, then the
+// matchmakers it removed (unless keep), and prints the outcome.
+func (g *globals) reconfigure(ctx context.Context, c *client.Client, id journal.ID, to client.Configuration, keep bool) error {
+	start := time.Now()
+	from, known := newestConfig(ctx, c, id)
+	if err := c.Reconfigure(ctx, id, to); err != nil {
+		return membershipError(err)
+	}
+	elapsed := time.Since(start)
+	out := reconfigureOut{Journal: id.String(), Members: to.Members, Quorum: quorumWord(to.Quorum), ElapsedMs: elapsed.Milliseconds()}
+	st, ok := newestConfig(ctx, c, id)
+	if ok {
+		out.Members, out.Quorum = hexIDs(st.Members), quorumWord(st.QuorumSpec)
+		out.ConfigBallot, out.ConfigSince = st.ConfigBallot.String(), st.ConfigSince.String()
+	}
+	line := fmt.Sprintf("reconfigured %s members=%s quorum=%s", id, strings.Join(out.Members, ","), out.Quorum)
+	if ok {
+		line += fmt.Sprintf(" config=%s since=%s", out.ConfigBallot, out.ConfigSince)
+	}
+	line += fmt.Sprintf(" elapsed=%s", elapsed.Round(time.Millisecond))
+	var next []uint64
+	moved := false
+	if ok && known && !keep {
+		next, moved = movedMatchmakers(st.Matchmakers, from.Members, st.Members)
+		// A rerun after a timeout finds the journal moved already: nothing
+		// is removed now, so name matchmakers outside it.
+		if out := outside(st.Matchmakers, st.Members); !moved && slices.Equal(from.Members, st.Members) && len(out) > 0 {
+			g.warn("matchmakers %s serve no member of this journal; if this reconfiguration replaced them, move the set with 'parosctl matchmakers set'",
+				strings.Join(hexIDs(out), ","))
+		}
+	}
+	if !moved {
+		g.print(line, out)
+		return nil
+	}
+	set, err := setMatchmakers(ctx, c, hexIDs(next))
+	if err != nil {
+		g.print(line, out)
+		// The journal moved; a rerun of this command finds nothing
+		// removed. Say how to finish.
+		return fmt.Errorf("%w (the journal moved; finish the matchmakers with 'parosctl matchmakers set %s')",
+			err, strings.Join(hexIDs(next), ","))
+	}
+	out.Matchmakers = &set
+	g.print(line+"\n"+matchmakersLine(set), out)
+	return nil
 }
 
 // movedMatchmakers is the matchmaker set mm after a change from the
@@ -190,15 +194,15 @@ func newestConfig(ctx context.Context, c *client.Client, id journal.ID) (client.
 }
 
 func retireCmd(g *globals) *cobra.Command {
-	var jref, node, watermark string
+	var node, watermark string
 	cmd := &cobra.Command{
-		Use:   "retire --journal JOURNAL --node NODE --gc-watermark R.N",
+		Use:   "retire JOURNAL --node NODE --gc-watermark R.N",
 		Short: "let a machine a reconfiguration removed delete its copy of a journal",
-		Long: `retire asks machine --node (its node id in hex) to retire from --journal: to
-delete its copy, which a reconfiguration left out of the configuration. Pass
-the leader's --gc-watermark: 'parosctl inspect --journal J' prints it on the
-leader's line (gc_watermark=R.N) once garbage collection is effective, with
-the machines it made retirable (retirable=...).
+		Long: `Ask machine --node (its node id in hex) to retire from JOURNAL: to delete its
+copy, which a reconfiguration left out of the configuration. Pass the
+consensus leader's --gc-watermark: 'parosctl journal inspect JOURNAL' prints
+it on the leader's line (gc_watermark=R.N) once garbage collection is
+effective, with the machines it made retirable (retirable=...).
 
 The machine judges the request itself and refuses unless it is safe (exit 3,
 naming why): leader or member (reconfigure it out first), stale (it has not
@@ -211,15 +215,12 @@ the journal again.
 Exit codes: 0 retired; 1 the machine is unreachable (nothing was sent);
 2 bad arguments; 3 refused; 4 ambiguous (the request may have been
 honoured: run it again, and unknown_journal then means it was).`,
-		Args: cobra.NoArgs,
-		RunE: func(_ *cobra.Command, _ []string) error {
-			if jref == "" {
-				return fail(exitBadArgs, "--journal is required")
-			}
-			id, err := parseJournal(jref)
-			if err != nil {
-				return err
-			}
+		Example: `  parosctl journal inspect demo   # the leader's line: gc_watermark=R.N retirable=NODE
+  parosctl journal retire demo --node "$(parosctl journal inspect demo -o json | jq -r '.[] | select(.gc_effective) | .retirable[0]')" \
+    --gc-watermark "$(parosctl journal inspect demo -o json | jq -r '.[] | select(.gc_effective) | .gc_watermark')"`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: g.completeJournal,
+		RunE: func(_ *cobra.Command, args []string) error {
 			n, err := parseNode(node)
 			if err != nil {
 				return err
@@ -228,25 +229,23 @@ honoured: run it again, and unknown_journal then means it was).`,
 			if err != nil {
 				return err
 			}
-			c, err := g.dial()
+			id, err := parseJournal(args[0])
 			if err != nil {
 				return err
 			}
-			defer c.Close()
-			ctx, cancel := g.ctx()
-			defer cancel()
-			if err := c.Retire(ctx, id, n, w); err != nil {
-				return membershipError(err)
-			}
-			g.print(fmt.Sprintf("retired node=%016x journal=%s gc_watermark=%s", n, id, w),
-				map[string]any{"retired": true, "node_id": n, "journal": id.String(), "gc_watermark": ballotJSONOf(w)})
-			return nil
+			return g.withCall(func(ctx context.Context, c *client.Client) error {
+				if err := c.Retire(ctx, id, n, w); err != nil {
+					return membershipError(err)
+				}
+				g.print(fmt.Sprintf("retired node=%016x journal=%s gc_watermark=%s", n, id, w),
+					retireOut{Journal: id.String(), Node: fmt.Sprintf("%016x", n), GCWatermark: w.String()})
+				return nil
+			})
 		},
 	}
-	cmd.Flags().StringVar(&jref, "journal", "", "journal TENANT/JOURNAL")
-	cmd.Flags().StringVar(&node, "node", "", "node id of the machine to retire (hex, as inspect prints it)")
-	cmd.Flags().StringVar(&watermark, "gc-watermark", "", "the leader's GC watermark, R.N as inspect prints it")
-	return cmd
+	cmd.Flags().StringVar(&node, "node", "", "node id of the machine to retire (hex, as journal inspect prints it)")
+	cmd.Flags().StringVar(&watermark, "gc-watermark", "", "the leader's GC watermark, R.N as journal inspect prints it")
+	return withSchema(cmd, retireOut{}, false)
 }
 
 // membershipError maps the error of Reconfigure or Retire to an exit code.

@@ -35,7 +35,7 @@ func replicasSetCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "set ADDR[,ADDR...]|none",
 		Short: "make exactly these machines the cell's replicas (adding and removing)",
-		Long: `replicas set makes the machines at the given addresses the cell's replica
+		Long: `Make the machines at the given addresses the cell's replica
 machines, and only them ('none' removes every one). Each address is a replica
 machine of the cell or an idle 'paros serve --role replica' on an empty data
 dir (same CA as the cell), which joins the cell, formats a store for every
@@ -49,6 +49,9 @@ command again is a no-op, and finishes one that failed half way.
 Exit codes: 0 every machine runs the list; 1 a machine did not answer (run it
 again); 2 bad arguments; 3 refused (a node machine or an acceptor named as a
 replica, a machine of another cell, the credentials).`,
+		Example: `  paros serve --data /tmp/replica1 --listen 127.0.0.1:7404 --role replica --insecure &   # beside 'paros dev --insecure'
+  parosctl replicas set 127.0.0.1:7404
+  parosctl replicas set none`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			addrs, err := parseReplicaAddrs(args[0])
@@ -68,12 +71,12 @@ replica, a machine of another cell, the credentials).`,
 			}
 			elapsed := time.Since(start)
 			g.print(fmt.Sprintf("replicas set: %s elapsed=%s", replicaList(addrs), elapsed.Round(time.Millisecond)),
-				map[string]any{"replicas": addrs, "elapsed_ms": elapsed.Milliseconds()})
+				machineSetOut{Machines: addrs, ElapsedMs: elapsed.Milliseconds()})
 			return nil
 		},
 	}
 	cmd.Flags().DurationVar(&wait, "wait", replicasWait, "how long to wait for every machine")
-	return cmd
+	return withSchema(cmd, machineSetOut{}, false)
 }
 
 // parseReplicaAddrs reads replicas set's argument: host:port addresses,

@@ -9,10 +9,11 @@ import (
 )
 
 // outcomeNames are the words a verdict line starts with: the protocol's
-// outcome names in lower case, as parosctl has always printed them.
+// outcome names in lower case, except that the writer's uuid is the fence
+// (LeaderSet is fence_set): "leader" is only ever the consensus leader.
 var outcomeNames = map[journal.OutcomeKind]string{
 	journal.Accepted: "accepted", journal.Duplicate: "duplicate", journal.Refused: "refused",
-	journal.Truncated: "truncated", journal.LeaderSet: "leader_set", journal.LeaderRefused: "leader_refused",
+	journal.BelowFloor: "below_floor", journal.LeaderSet: "fence_set", journal.LeaderRefused: "fence_refused",
 	journal.Trimmed: "trimmed", journal.TruncateRefused: "truncate_refused", journal.WrongMode: "wrong_mode",
 	journal.NoopDone: "noop", journal.Unheld: "unheld",
 }
@@ -29,18 +30,18 @@ var noVerdictNames = map[journal.NoVerdict]string{
 //	reply                                   line                                 exit
 //	--------------------------------------  -----------------------------------  ----
 //	Accepted, Duplicate                     <outcome> seq=S count=C <state>      0
-//	LeaderSet, Trimmed, Noop                <outcome> <state>                    0
+//	LeaderSet (fence_set), Trimmed, Noop    <outcome> <state>                    0
 //	no verdict, ambiguous (Lost, ...)       ambiguous (<why>): ...               4
 //	Unheld                                  ambiguous (unheld): ...              4
 //	no verdict, nothing proposed (*)        refused: <why>                       3
 //	any other outcome (Refused, ...)        <outcome> <state>                    3
 //
-// where <state> is "leader=U next_seq=N first_seq=F", the view the verdict
+// where <state> is "fence=U next_seq=N first_seq=F", the view the verdict
 // carries. (*) settle turns these (NotLeader, Busy, UnknownJournal,
 // TooLarge) into errors first, as parosctl always reported them.
 func verdictLine(r journal.Reply) (string, int) {
 	v := r.Outcome.View
-	state := fmt.Sprintf("leader=%s next_seq=%d first_seq=%d", formatUUID(v.Leader), v.NextSeq, v.FirstSeq)
+	state := fmt.Sprintf("fence=%s next_seq=%d first_seq=%d", formatUUID(v.Leader), v.NextSeq, v.FirstSeq)
 	name := outcomeNames[r.Outcome.Kind]
 	switch r.Outcome.Kind {
 	case journal.Accepted, journal.Duplicate:
@@ -114,51 +115,4 @@ func callError(err error) error {
 	}
 	// ErrNoServer, or the context's error: nothing was received.
 	return fail(exitUnreachable, "no server answered: %v", err)
-}
-
-// currentView reads the journal's view: a served read past any tail
-// (journal.SeqMax) returns no records and the view as of a linearizable
-// moment.
-func (g *globals) currentView(j *client.Journal) (journal.View, error) {
-	ctx, cancel := g.ctx()
-	defer cancel()
-	rep, err := j.Read(ctx, journal.ReadRequest{FromSeq: journal.SeqMax, Limit: 1})
-	switch {
-	case err != nil:
-		return journal.View{}, callError(err)
-	case rep.UnknownJournal:
-		return journal.View{}, callError(fmt.Errorf("%w: %s", client.ErrUnknownJournal, j.ID()))
-	case !rep.Served:
-		return journal.View{}, callError(fmt.Errorf("%w: %s", client.ErrUnavailable, j.ID()))
-	}
-	return rep.View, nil
-}
-
-// verdictJSON is a reply as --json prints it.
-type verdictJSON struct {
-	Outcome   string     `json:"outcome"`
-	Refusal   string     `json:"refusal,omitempty"`
-	Ambiguous bool       `json:"ambiguous,omitempty"`
-	Seq       uint64     `json:"seq,omitempty"`
-	Count     uint64     `json:"count,omitempty"`
-	State     *stateJSON `json:"state,omitempty"`
-}
-
-// stateJSON is a journal view as --json prints it.
-type stateJSON struct {
-	Leader   string `json:"leader"`
-	NextSeq  uint64 `json:"next_seq"`
-	FirstSeq uint64 `json:"first_seq"`
-}
-
-func viewJSON(v journal.View) *stateJSON {
-	return &stateJSON{Leader: formatUUID(v.Leader), NextSeq: uint64(v.NextSeq), FirstSeq: uint64(v.FirstSeq)}
-}
-
-func replyJSON(r journal.Reply) verdictJSON {
-	if r.Outcome.Kind == journal.OutcomeInvalid {
-		return verdictJSON{Outcome: "none", Refusal: noVerdictNames[r.NoVerdict], Ambiguous: r.Ambiguous()}
-	}
-	return verdictJSON{Outcome: outcomeNames[r.Outcome.Kind], Ambiguous: r.Ambiguous(),
-		Seq: uint64(r.Outcome.Seq), Count: r.Outcome.Count, State: viewJSON(r.Outcome.View)}
 }

@@ -1,9 +1,10 @@
 // Package blackbox tests paros as a user runs it: real `paros serve`
-// processes on 127.0.0.1, formed with `parosctl init`, driven through the
+// processes on 127.0.0.1, formed with `parosctl cell init`, driven through the
 // client library (package client) and the CLI, and killed with SIGKILL.
 //
 // What it checks:
-//   - a write/read/truncate/set-leader round trip through parosctl, and a
+//   - a write/read/truncate/claim round trip through parosctl (the write
+//     fence rule: another user is refused until --take-over), and a
 //     read below the floor reported as a gap;
 //   - kill -9 of the leader under a concurrent write load: the cell fails
 //     over, every acknowledged write stays readable with its bytes, and the
@@ -107,6 +108,9 @@ type cell struct {
 	// caDir holds the cell's CA (ca.crt and its key), caFile its ca.crt;
 	// token is an admin token (every journal: read, write, admin).
 	caDir, caFile, token string
+	// cache is parosctl's XDG_CACHE_HOME (its fence book): the test's
+	// own, as one user.
+	cache string
 }
 
 func (c *cell) start(p *proc) {
@@ -293,7 +297,8 @@ func (c *cell) ctl(args ...string) (string, int) {
 }
 
 // ctlEnv runs parosctl with --servers, the environment variables env and
-// no other PAROSCTL_ variable, and returns its output and exit code.
+// no other PAROSCTL_ variable, and returns its output and exit code. Its
+// fence book is the test's (XDG_CACHE_HOME), unless env names another.
 func (c *cell) ctlEnv(env []string, args ...string) (string, int) {
 	cmd := exec.Command(filepath.Join(binDir, "parosctl"), append([]string{"--servers", c.servers()}, args...)...)
 	for _, kv := range os.Environ() {
@@ -301,6 +306,10 @@ func (c *cell) ctlEnv(env []string, args ...string) (string, int) {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
+	if c.cache == "" {
+		c.cache = c.t.TempDir()
+	}
+	cmd.Env = append(cmd.Env, "XDG_CACHE_HOME="+c.cache)
 	cmd.Env = append(cmd.Env, env...)
 	out, err := cmd.CombinedOutput()
 	code := 0
@@ -316,7 +325,7 @@ func (c *cell) ctlEnv(env []string, args ...string) (string, int) {
 // initCell forms the cell and returns its journal reference.
 func (c *cell) initCell() string { return c.initArgs("--members", c.servers()) }
 
-// initArgs runs parosctl init with args and one journal and returns the
+// initArgs runs parosctl cell init with args and one journal and returns the
 // journal reference.
 func (c *cell) initArgs(args ...string) string {
 	c.t.Helper()
@@ -325,7 +334,7 @@ func (c *cell) initArgs(args ...string) string {
 	return j
 }
 
-// form runs parosctl init with args once every machine listens, retrying
+// form runs parosctl cell init with args once every machine listens, retrying
 // while a member may still be opening its store, and returns its output;
 // the test fails if init never succeeds.
 func (c *cell) form(args ...string) string {
@@ -334,7 +343,7 @@ func (c *cell) form(args ...string) string {
 	var out string
 	var code int
 	for range 50 {
-		if out, code = c.ctl(append([]string{"init"}, args...)...); code == 0 {
+		if out, code = c.ctl(append([]string{"cell", "init"}, args...)...); code == 0 {
 			return out
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -364,31 +373,44 @@ func TestRoundTripThroughParosctl(t *testing.T) {
 	j := c.initCell()
 
 	out, code := c.ctl("write", j, "alpha", "beta")
-	if code != 0 || !strings.Contains(out, "accepted seq=1 count=2") {
+	if code != 0 || !strings.Contains(out, "accepted seq=1 count=2") || !strings.Contains(out, "claimed fence=") {
 		t.Fatalf("write: exit %d: %s", code, out)
 	}
-	uuid := out[strings.Index(out, "leader_uuid=")+len("leader_uuid="):]
-	uuid = strings.TrimSpace(uuid)
-	if out, code = c.ctl("write", j, "gamma", "--leader", uuid); code != 0 || !strings.Contains(out, "accepted seq=3") {
-		t.Fatalf("fenced write: exit %d: %s", code, out)
+	fence := strings.Fields(out[strings.Index(out, "claimed fence=")+len("claimed fence="):])[0]
+	// The fence this user claimed is reused: no --fence needed.
+	if out, code = c.ctl("journal", "write", j, "gamma"); code != 0 || !strings.Contains(out, "accepted seq=3") || !strings.Contains(out, "fence="+fence) {
+		t.Fatalf("a second write: exit %d: %s", code, out)
 	}
 	if out, code = c.ctl("read", j); code != 0 || !strings.Contains(out, "1\talpha") || !strings.Contains(out, "3\tgamma") {
 		t.Fatalf("read: exit %d: %s", code, out)
 	}
-	if out, code = c.ctl("truncate", j, "--up-to", "3"); code != 0 || !strings.Contains(out, "first_seq=3") {
+	if out, code = c.ctl("journal", "truncate", j, "--up-to", "3"); code != 0 || !strings.Contains(out, "first_seq=3") {
 		t.Fatalf("truncate: exit %d: %s", code, out)
 	}
-	if out, code = c.ctl("read", j, "--from", "1"); code != 0 || !strings.Contains(out, "gap: positions [1, 3)") {
+	if out, code = c.ctl("journal", "read", j, "--from", "1"); code != 0 || !strings.Contains(out, "gap: positions [1, 3)") {
 		t.Fatalf("read below the floor must report a gap: exit %d: %s", code, out)
 	}
-	if out, code = c.ctl("set-leader", j); code != 0 || !strings.Contains(out, "leader_set") {
-		t.Fatalf("set-leader: exit %d: %s", code, out)
+	// Another user (another fence book) finds the fence held by someone
+	// else: refused, until --take-over.
+	other := []string{"PAROSCTL_CA=" + c.caFile, "XDG_CACHE_HOME=" + c.t.TempDir()}
+	if out, code = c.ctlEnv(other, "--token", c.token, "write", j, "intruder"); code != 3 || !strings.Contains(out, "--take-over") {
+		t.Fatalf("a write over someone else's fence: exit %d: %s; want 3 naming --take-over", code, out)
 	}
-	// The old writer is now superseded: its write is refused (exit 3).
-	if out, code = c.ctl("write", j, "stale", "--leader", uuid); code != 3 || !strings.Contains(out, "refused") {
+	if out, code = c.ctlEnv(other, "--token", c.token, "write", j, "taken", "--take-over"); code != 0 || !strings.Contains(out, "claimed fence=") {
+		t.Fatalf("write --take-over: exit %d: %s", code, out)
+	}
+	// The first user's fence is superseded now: refused without --fence,
+	// and with it (exit 3).
+	if out, code = c.ctl("write", j, "stale"); code != 3 || !strings.Contains(out, "held by someone else") {
+		t.Fatalf("a write after a take-over: exit %d: %s", code, out)
+	}
+	if out, code = c.ctl("journal", "claim", j); code != 0 || !strings.Contains(out, "fence_set") {
+		t.Fatalf("journal claim: exit %d: %s", code, out)
+	}
+	if out, code = c.ctl("write", j, "stale", "--fence", fence); code != 3 || !strings.Contains(out, "refused") {
 		t.Fatalf("a superseded writer's write: exit %d: %s", code, out)
 	}
-	if out, code = c.ctl("inspect", "--journal", j); code != 0 || !strings.Contains(out, "role=leader") {
+	if out, code = c.ctl("journal", "inspect", j); code != 0 || !strings.Contains(out, "role=leader") {
 		t.Fatalf("inspect: exit %d: %s", code, out)
 	}
 }
@@ -623,7 +645,7 @@ func TestCredentialsAreRequired(t *testing.T) {
 	}
 }
 
-// mustID parses the journal reference parosctl init printed.
+// mustID parses the journal reference parosctl cell init printed.
 func mustID(t *testing.T, ref string) journal.ID {
 	t.Helper()
 	id, err := journal.ParseID(ref)
@@ -715,7 +737,7 @@ func readAll(ctx context.Context, j *client.Journal, rec *recorder, end journal.
 			time.Sleep(20 * time.Millisecond)
 			continue
 		}
-		out := lincheck.Output{Served: true, Truncated: rr.Truncated, View: rr.View}
+		out := lincheck.Output{Served: true, BelowFloor: rr.BelowFloor, View: rr.View}
 		for _, b := range rr.Records {
 			out.Records = append(out.Records, lincheck.RecordPrint(b))
 		}

@@ -1,8 +1,8 @@
 // This file replaces every founding machine of a running cell, acceptors and
 // matchmakers both, as docs/guide/reconfiguration.md describes it: one
-// machine at a time, `parosctl reconfigure` moves the journal off the founder
+// machine at a time, `parosctl journal reconfigure` moves the journal off the founder
 // and onto a new machine, and with it the founder's matchmaker (the next
-// generation of the set), then `parosctl retire` retires the founder. With
+// generation of the set), then `parosctl journal retire` retires the founder. With
 // real `paros serve` processes under a Writer's load. The new machines are
 // restarted one at a time (their matchmakers boot the new generation from
 // disk), then two of the three founders are killed: before matchmaker-set
@@ -64,7 +64,7 @@ func TestReplaceEveryMatchmakerThenKillTheOldMajority(t *testing.T) {
 			t.Fatalf("founder %d at %s did not answer Inspect", i+1, c.procs[i].public())
 		}
 		gone := founders[founder].NodeID
-		out, code := c.ctl("--servers", servers(all), "reconfigure", ref, "--members", list)
+		out, code := c.ctl("--servers", servers(all), "journal", "reconfigure", ref, "--members", list)
 		if code != 0 || !strings.Contains(out, fmt.Sprintf("matchmakers: generation %d", i+2)) {
 			t.Fatalf("reconfigure onto %s: exit %d, want the matchmakers moved to generation %d: %s", list, code, i+2, out)
 		}
@@ -73,7 +73,7 @@ func TestReplaceEveryMatchmakerThenKillTheOldMajority(t *testing.T) {
 		// removed machine still answers Phase 1 and clients until then.
 		w := c.waitGC(ctx, servers(all), ref, gone)
 		for {
-			out, code := c.ctl("--servers", servers(all), "retire", "--journal", ref, "--node", fmt.Sprintf("%016x", gone), "--gc-watermark", w)
+			out, code := c.ctl("--servers", servers(all), "journal", "retire", ref, "--node", fmt.Sprintf("%016x", gone), "--gc-watermark", w)
 			if code == 0 {
 				break
 			}

@@ -3,7 +3,7 @@ package blackbox
 // This file checks the proxy leaders end to end, as an operator runs them:
 // a secure cell of three `paros serve` nodes and two `paros serve --role
 // proxy` machines (every process with its admin listener, --metrics),
-// formed with `parosctl init --proxies`. A Writer of the public client
+// formed with `parosctl cell init --proxies`. A Writer of the public client
 // (dialled with the three nodes: a proxy serves no client call) appends
 // one record at a time throughout (startAppendLoad). The journal's leader
 // hands the Phase 2 of slot s to the s % 2-th proxy, which fans it out,

@@ -3,7 +3,7 @@ package blackbox
 // This file checks `parosctl proxies set` end to end: a secure cell of
 // three `paros serve` nodes and one `paros serve --role proxy` machine
 // (every process with its admin listener, --metrics), formed with
-// `parosctl init --proxies`, and a Writer of the public client appending
+// `parosctl cell init --proxies`, and a Writer of the public client appending
 // one record at a time under load (startAppendLoad). A fresh `paros serve
 // --role proxy` on an empty data dir is named beside the first by
 // `parosctl proxies set`: it joins the cell and the leader delegates

@@ -1,7 +1,7 @@
 // This file changes a journal's membership and quorum system under load,
-// with real `paros serve` processes formed by `parosctl init` (a matchmaker
+// with real `paros serve` processes formed by `parosctl cell init` (a matchmaker
 // on every founding machine), as an operator does it: with `parosctl
-// reconfigure`, `parosctl inspect` and `parosctl retire`, or the client
+// journal reconfigure`, `parosctl journal inspect` and `parosctl journal retire`, or the client
 // library's Client.Reconfigure. A fourth machine is started idle on an
 // empty data dir (`paros serve` with its own certificate) and named by its
 // address; the reconfiguration admits it to the cell.
@@ -10,7 +10,7 @@
 //   - replacing a machine that died: a writer appends one record at a time
 //     through the client library's raw calls, recording every reply; a
 //     follower is killed with SIGKILL and its data dir wiped; `parosctl
-//     reconfigure` moves the journal to the two survivors and the new
+//     journal reconfigure` moves the journal to the two survivors and the new
 //     machine. The leader then runs that configuration, its garbage
 //     collection becomes effective with the dead machine retirable, and a
 //     retire of the dead machine fails as unreachable (exit 1). Every
@@ -21,9 +21,9 @@
 //   - majority → grid 2x2 → majority under a Writer's load, adding the idle
 //     machine on the way to the grid and removing a live founder on the
 //     way back; the removed machine retires with the leader's watermark
-//     (`parosctl retire`, exit 0) and a member refuses (exit 3, member);
+//     (`parosctl journal retire`, exit 0) and a member refuses (exit 3, member);
 //     every acknowledged append reads back;
-//   - a cell formed with `parosctl init --plain` has no matchmakers:
+//   - a cell formed with `parosctl cell init --plain` has no matchmakers:
 //     inspect shows no configuration ballot, and reconfigure is refused
 //     (exit 3) naming it.
 package blackbox
@@ -37,7 +37,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -77,29 +76,24 @@ func kill(p *proc) {
 	<-p.done
 }
 
-// inspectJSON runs `parosctl inspect --journal ref --json` against servers
-// and returns one decoded answer per server that answered.
+// inspectJSON runs `parosctl journal inspect ref -o json` against servers
+// and returns the answers of the servers that answered.
 func (c *cell) inspectJSON(servers, ref string) []map[string]any {
 	c.t.Helper()
-	out, code := c.ctl("--servers", servers, "--json", "inspect", "--journal", ref)
+	out, code := c.ctl("--servers", servers, "-o", "json", "journal", "inspect", ref)
 	if code != 0 {
 		return nil
 	}
 	var sts []map[string]any
-	for _, line := range strings.Split(out, "\n") {
-		var m map[string]any
-		dec := json.NewDecoder(strings.NewReader(line))
-		dec.UseNumber() // node ids are 64-bit: a float64 would round them
-		if dec.Decode(&m) == nil {
-			sts = append(sts, m)
-		}
+	if json.Unmarshal([]byte(out), &sts) != nil {
+		return nil
 	}
 	return sts
 }
 
-// waitGC polls `parosctl inspect` until the leader's garbage collection is
-// effective with node retirable, and returns the leader's watermark as
-// parosctl reads it (R.N).
+// waitGC polls `parosctl journal inspect` until the leader's garbage
+// collection is effective with node retirable, and returns the leader's
+// watermark as parosctl reads it (R.N).
 func (c *cell) waitGC(ctx context.Context, servers, ref string, node uint64) string {
 	c.t.Helper()
 	for {
@@ -109,9 +103,8 @@ func (c *cell) waitGC(ctx context.Context, servers, ref string, node uint64) str
 			}
 			rs, _ := st["retirable"].([]any)
 			for _, r := range rs {
-				if r.(json.Number).String() == strconv.FormatUint(node, 10) {
-					w := st["gc_watermark"].(map[string]any)
-					return fmt.Sprintf("%s.%s", w["round"], w["node"])
+				if r == fmt.Sprintf("%016x", node) {
+					return st["gc_watermark"].(string)
 				}
 			}
 		}
@@ -238,7 +231,7 @@ func TestReplaceAMachineUnderLoad(t *testing.T) {
 	waitAcks(acked() + 10)
 	members := strings.Join(append(survivors, spare.addr), ",")
 	reconfStart := time.Now()
-	out, code := c.ctl("reconfigure", ref, "--members", members)
+	out, code := c.ctl("journal", "reconfigure", ref, "--members", members)
 	reconfEnd := time.Now()
 	if code != 0 || !strings.Contains(out, "reconfigured") {
 		t.Fatalf("reconfigure --members %s: exit %d: %s", members, code, out)
@@ -250,7 +243,7 @@ func TestReplaceAMachineUnderLoad(t *testing.T) {
 	// fails as unreachable.
 	all := c.servers() + "," + spare.addr
 	w := c.waitGC(ctx, all, ref, dead)
-	if out, code := c.ctl("retire", "--journal", ref, "--node", fmt.Sprintf("%016x", dead), "--gc-watermark", w); code != exitUnreachable {
+	if out, code := c.ctl("journal", "retire", ref, "--node", fmt.Sprintf("%016x", dead), "--gc-watermark", w); code != exitUnreachable {
 		t.Fatalf("retire of the dead machine: exit %d: %s; want %d (unreachable)", code, out, exitUnreachable)
 	}
 	close(stop)
@@ -348,7 +341,7 @@ func TestGridAndBackUnderLoad(t *testing.T) {
 	gone := sts[removed].NodeID
 	w := c.waitGC(ctx, c.servers()+","+spare.addr, ref, gone)
 	for {
-		out, code := c.ctl("retire", "--journal", ref, "--node", fmt.Sprintf("%016x", gone), "--gc-watermark", w)
+		out, code := c.ctl("journal", "retire", ref, "--node", fmt.Sprintf("%016x", gone), "--gc-watermark", w)
 		if code == 0 {
 			break
 		}
@@ -357,7 +350,7 @@ func TestGridAndBackUnderLoad(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond) // it has not heard the configuration that removed it yet
 	}
-	if out, code := c.ctl("retire", "--journal", ref, "--node", kept[0], "--gc-watermark", w); code != exitRefused || !strings.Contains(out, "member") {
+	if out, code := c.ctl("journal", "retire", ref, "--node", kept[0], "--gc-watermark", w); code != exitRefused || !strings.Contains(out, "member") {
 		// kept[0] may lead: then it refuses as the leader, also exit 3.
 		if code != exitRefused || !strings.Contains(out, "leader") {
 			t.Fatalf("retire of a member: exit %d: %s; want 3, member", code, out)
@@ -390,13 +383,13 @@ func TestPlainCellRefusesReconfigure(t *testing.T) {
 	var insp string
 	var code int
 	for range 100 { // until some node leads
-		if insp, code = c.ctl("inspect", "--journal", ref); code == 0 && strings.Contains(insp, "role=leader") {
+		if insp, code = c.ctl("journal", "inspect", ref); code == 0 && strings.Contains(insp, "role=leader") {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	node := insp[strings.Index(insp, "node=")+len("node=") : strings.Index(insp, "node=")+len("node=")+16]
-	out, code = c.ctl("reconfigure", ref, "--members", node)
+	out, code = c.ctl("journal", "reconfigure", ref, "--members", node)
 
 	// Check.
 	if strings.Contains(insp, "config=") || strings.Contains(insp, "matchmakers=") {

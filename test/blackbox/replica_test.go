@@ -3,7 +3,7 @@ package blackbox
 // This file checks the replica tier end to end, as an operator runs it: a
 // secure cell of three `paros serve` nodes and two `paros serve --role
 // replica` machines (each with its admin listener, --metrics), formed with
-// `parosctl init --replicas`. A Writer of the public client (dialled with
+// `parosctl cell init --replicas`. A Writer of the public client (dialled with
 // all five machines: it never sends a write to a replica) appends records
 // one at a time under load, while one reader per replica reads, from that
 // replica alone, the position of the latest acknowledged append: each read

@@ -19,11 +19,11 @@ package blackbox
 //     2^40 above its promise, naming no founder but itself and naming
 //     itself among the founders: refused (PermissionDenied, round_too_far).
 //     Then it pushes one member's promise up by the most the bound allows
-//     (2^20); `parosctl init` still forms the cell.
+//     (2^20); `parosctl cell init` still forms the cell.
 //   - TestOperatorCallsNameOnlyMachinesOfTheCell: with an admin token,
 //     Reconfigure to member [1] (the probe's), Admit of a made-up node id at
 //     an idle machine's address, Handoff to a made-up node, and `parosctl
-//     reconfigure` naming a made-up member are refused unknown_machine
+//     journal reconfigure` naming a made-up member are refused unknown_machine
 //     (exit 3); the journal keeps its leader and its founding members, no
 //     machine admitted anything, and appends go on.
 //   - TestInspectShowsTheCellOnlyToWhoMaySeeIt: Inspect with a token of
@@ -221,7 +221,7 @@ func TestFormationRoundsCannotBeExhausted(t *testing.T) {
 
 	// Act: round 2^62 (the probe's) and 2^40 above the promise, naming no
 	// founder but the target, then naming the stranger a founder; then a
-	// push by the most the bound allows; then parosctl init.
+	// push by the most the bound allows; then parosctl cell init.
 	_, maxUnnamed := prepare(paxos.BallotRoundMax, []uint64{targetID})
 	maxNamed, errMaxNamed := prepare(paxos.BallotRoundMax, self)
 	_, hugeUnnamed := prepare(1<<40, []uint64{targetID})
@@ -292,7 +292,7 @@ func TestOperatorCallsNameOnlyMachinesOfTheCell(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	handoff, err3 := adm.Handoff(opCtx, &pb.HandoffRequest{Journal: jpb, To: madeUp})
-	out, code := c.ctl("reconfigure", ref, "--members", strings.Join(append(keep[:2:2], fmt.Sprintf("%016x", madeUp)), ","))
+	out, code := c.ctl("journal", "reconfigure", ref, "--members", strings.Join(append(keep[:2:2], fmt.Sprintf("%016x", madeUp)), ","))
 
 	// Check: every refusal names the unknown machine; nothing changed.
 	if err := err1; err != nil || one.GetAccepted() || !strings.HasPrefix(one.GetRefusal(), "unknown_machine") {
@@ -305,7 +305,7 @@ func TestOperatorCallsNameOnlyMachinesOfTheCell(t *testing.T) {
 		t.Errorf("Handoff to a made-up node: %v, %v; want unknown_machine", handoff, err3)
 	}
 	if code != 3 || !strings.Contains(out, "unknown machine") {
-		t.Errorf("parosctl reconfigure naming a made-up member: exit %d: %s; want 3, unknown machine", code, out)
+		t.Errorf("parosctl journal reconfigure naming a made-up member: exit %d: %s; want 3, unknown machine", code, out)
 	}
 	time.Sleep(3 * time.Second) // election timeouts and more: a leaderless journal would show
 	after := admin.Inspect(ctx, id)

@@ -1,0 +1,237 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/parosdb/paros/client"
+)
+
+// The journal noun: its lifecycle by name (create, delete, list, show,
+// here), its data (write, read, tail, truncate, claim) and its operations
+// (handoff, reconfigure, retire, inspect). Each control-plane change is one
+// client call, which carries one request id for all its retries, so a
+// command that timed out (exit 4) may be run again: a second create of the
+// same name answers name_taken only if the first landed.
+
+// The journal command's help groups.
+const (
+	groupJournalLife = "life"
+	groupJournalData = "data"
+	groupJournalOps  = "ops"
+)
+
+func journalCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "journal",
+		Short: "create, write, read and operate journals",
+		Long: `Journals: created and deleted by name; written under a writer fence, read
+and tailed; truncated; their fence claimed; their consensus leadership and
+membership moved; inspected on each server. JOURNAL is TENANT/NAME, NAME in
+the default tenant, or an id TENANT/JOURNAL in hex.`,
+	}
+	cmd.AddGroup(
+		&cobra.Group{ID: groupJournalLife, Title: "By name:"},
+		&cobra.Group{ID: groupJournalData, Title: "Data:"},
+		&cobra.Group{ID: groupJournalOps, Title: "Operations:"},
+	)
+	addTo(cmd, groupJournalLife, journalCreateCmd(g), journalDeleteCmd(g), journalListCmd(g), journalShowCmd(g))
+	addTo(cmd, groupJournalData, longForm(writeCmd(g)), longForm(readCmd(g)), longForm(tailCmd(g)), truncateCmd(g), claimCmd(g))
+	addTo(cmd, groupJournalOps, handoffCmd(g), reconfigureCmd(g), retireCmd(g), journalInspectCmd(g))
+	return cmd
+}
+
+// longForm is a top-level shortcut (write, read, tail) built again for
+// the journal noun, its examples spelled the long way.
+func longForm(cmd *cobra.Command) *cobra.Command {
+	cmd.Example = strings.ReplaceAll(cmd.Example, "parosctl "+cmd.Name()+" ", "parosctl journal "+cmd.Name()+" ")
+	return cmd
+}
+
+func journalCreateCmd(g *globals) *cobra.Command {
+	var members int
+	var on, quorumFlag, writer string
+	cmd := &cobra.Command{
+		Use:   "create NAME",
+		Short: "create a journal (NAME is TENANT/NAME, or NAME in the default tenant)",
+		Long: `Create a journal by name. The cell coordinator places it on the least loaded
+up machines, spread over failure domains (--members N, default 3 or every up
+machine when fewer), or exactly on --on ID,ID,ID; the command returns once the
+journal answers a read.
+
+--quorum is majority (the default), flexible:Q1:Q2 or grid:RxC; --writer is
+single (one fenced writer at a time, the default) or multi (unfenced
+appenders).`,
+		Example: `  parosctl journal create orders
+  parosctl tenant create shop && parosctl journal create shop/orders --quorum flexible:2:2
+  parosctl journal create events --writer multi`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			var opts []client.CreateOption
+			if members > 0 {
+				opts = append(opts, client.WithMembers(members))
+			}
+			if on != "" {
+				var ids []uint64
+				for _, s := range strings.Split(on, ",") {
+					id, err := parseNode(s)
+					if err != nil {
+						return err
+					}
+					ids = append(ids, id)
+				}
+				opts = append(opts, client.WithMemberIDs(ids...))
+			}
+			if quorumFlag != "" {
+				q, err := parseQuorum(quorumFlag)
+				if err != nil {
+					return err
+				}
+				opts = append(opts, client.WithQuorum(q))
+			}
+			switch writer {
+			case "", "single":
+			case "multi":
+				opts = append(opts, client.WithMultiWriter())
+			default:
+				return fail(exitBadArgs, "--writer %q: want single or multi", writer)
+			}
+			return g.withCall(func(ctx context.Context, c *client.Client) error {
+				info, err := c.CreateJournal(ctx, args[0], opts...)
+				if err != nil {
+					return controlExit(err)
+				}
+				g.print(journalLine(info), journalOutOf(info))
+				return nil
+			})
+		},
+	}
+	cmd.Flags().IntVar(&members, "members", 0, "how many acceptors (default 3, or every up machine when fewer)")
+	cmd.Flags().StringVar(&on, "on", "", "exactly these machines (node ids in hex, comma-separated)")
+	cmd.Flags().StringVar(&quorumFlag, "quorum", "", "majority | flexible:Q1:Q2 | grid:RxC")
+	cmd.Flags().StringVar(&writer, "writer", "single", "single | multi")
+	return withSchema(cmd, journalOut{}, false)
+}
+
+func journalDeleteCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "delete NAME",
+		Short: "delete a journal: fenced (no append is accepted after it), then its stores removed",
+		Example: `  parosctl journal delete orders
+  parosctl journal delete shop/orders`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: g.completeJournal,
+		RunE: func(_ *cobra.Command, args []string) error {
+			return g.withCall(func(ctx context.Context, c *client.Client) error {
+				if err := c.DeleteJournal(ctx, args[0]); err != nil {
+					return controlExit(err)
+				}
+				g.print("deleted "+args[0], deletedOut{Deleted: args[0]})
+				return nil
+			})
+		},
+	}
+	return withSchema(cmd, deletedOut{}, false)
+}
+
+func journalListCmd(g *globals) *cobra.Command {
+	var tenant string
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "list the journals (of one tenant with --tenant)",
+		Example: `  parosctl journal list
+  parosctl journal list --tenant shop -o table`,
+		Args: cobra.NoArgs,
+		RunE: func(_ *cobra.Command, _ []string) error {
+			return g.withCall(func(ctx context.Context, c *client.Client) error {
+				js, err := c.Journals(ctx, tenant)
+				if err != nil {
+					return controlExit(err)
+				}
+				g.printJournals(js)
+				return nil
+			})
+		},
+	}
+	cmd.Flags().StringVar(&tenant, "tenant", "", "only this tenant's journals")
+	return withSchema(cmd, []journalOut{}, false)
+}
+
+// printJournals prints js as a list: text lines, table rows, or JSON.
+func (g *globals) printJournals(js []client.JournalInfo) {
+	var lines []string
+	var rows [][]string
+	out := []journalOut{}
+	for _, j := range js {
+		o := journalOutOf(j)
+		lines = append(lines, journalLine(j))
+		rows = append(rows, []string{j.Tenant + "/" + j.Name, o.ID, strings.Join(o.Members, ","), o.Quorum, writerWord(j), stateWord(j)})
+		out = append(out, o)
+	}
+	g.printList(lines, []string{"JOURNAL", "ID", "MEMBERS", "QUORUM", "WRITER", "STATE"}, rows, out)
+}
+
+func journalShowCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:               "show NAME",
+		Short:             "show a journal's id and placement",
+		Example:           `  parosctl journal show demo`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: g.completeJournal,
+		RunE: func(_ *cobra.Command, args []string) error {
+			return g.withCall(func(ctx context.Context, c *client.Client) error {
+				tenant, name := client.SplitName(args[0])
+				js, err := c.Journals(ctx, tenant)
+				if err != nil {
+					return controlExit(err)
+				}
+				for _, j := range js {
+					if j.Name == name {
+						g.print(journalLine(j), journalOutOf(j))
+						return nil
+					}
+				}
+				return fail(exitRefused, "journal %s/%s: no journal has that name", tenant, name)
+			})
+		},
+	}
+	return withSchema(cmd, journalOut{}, false)
+}
+
+func journalLine(j client.JournalInfo) string {
+	return fmt.Sprintf("%s/%s id=%s members=%s quorum=%s writer=%s state=%s",
+		j.Tenant, j.Name, j.ID, nodeList(j.Members), quorumWord(j.Quorum), writerWord(j), stateWord(j))
+}
+
+func writerWord(j client.JournalInfo) string {
+	if j.Multi {
+		return "multi"
+	}
+	return "single"
+}
+
+func stateWord(j client.JournalInfo) string {
+	if j.Deleting {
+		return "deleting"
+	}
+	return "live"
+}
+
+// controlExit maps a control-plane error to its exit: refused (3) for a
+// decided refusal or the credentials, ambiguous (4) when the change may
+// still land, unreachable (1) when no server answered.
+func controlExit(err error) error {
+	switch {
+	case errors.Is(err, client.ErrAmbiguous):
+		return fail(exitAmbiguous, "%v (the change may have landed: check with journal list or tenant list before running it again)", err)
+	case errors.Is(err, client.ErrDenied):
+		return deniedError(err)
+	case errors.Is(err, client.ErrNoServer) && !errors.Is(err, client.ErrNoControlPlane):
+		return fail(exitUnreachable, "%v", err)
+	}
+	return fail(exitRefused, "%v", err)
+}
