@@ -35,8 +35,9 @@ func init() {
 			Short: "start a local three-machine cell with a journal named demo (Ctrl-C stops it)",
 			Long: `dev starts three paros machines in this process, each with its own data dir and
 port on 127.0.0.1, forms them into a cell, creates the journal demo in the
-default tenant, and prints the endpoints and example parosctl commands. With --data the cell survives
-restarts (the ports must stay the same); the default is a temporary dir.
+default tenant, and prints the endpoints and example parosctl commands
+(docs/reference/cli.md has them all). With --data the cell survives restarts
+(the ports must stay the same); the default is a temporary dir.
 
 --replicas N starts N replica machines besides the three (paros serve --role
 replica: they learn the journal and serve reads, and never vote), on the
@@ -45,8 +46,8 @@ replicas it was formed with ('parosctl replicas set' changes the list).
 
 --proxies N starts N proxy leaders after the replicas (paros serve --role
 proxy: the journal's leader hands them the Phase 2 of its slots; they keep
-no store and vote on nothing), named in the cell plan for good. A kept cell
-keeps the proxies it was formed with.
+no store and vote on nothing), named in the cell plan. A kept cell keeps
+the proxies it was formed with ('parosctl proxies set' changes the list).
 
 The cell is secure as a deployment is: dev makes a CA in DIR/certs, a
 certificate per machine (127.0.0.1, localhost), an admin token and a client
@@ -214,9 +215,10 @@ func runDev(data string, portBase int, shape devShape, verbose, insecure bool) e
 	}
 	fmt.Printf("  go run ./cmd/parosctl write %s hello world\n", jref)
 	fmt.Printf("  go run ./cmd/parosctl read %s\n", jref)
-	fmt.Printf("  go run ./cmd/parosctl inspect --journal %s\n", jref)
+	fmt.Printf("  go run ./cmd/parosctl tail -f %s\n", jref)
+	fmt.Printf("  go run ./cmd/parosctl journal inspect %s\n", jref)
 	fmt.Printf("  go run ./cmd/parosctl journal create orders\n")
-	fmt.Printf("  go run ./cmd/parosctl journal list\n\n")
+	fmt.Printf("  go run ./cmd/parosctl journal list -o table\n\n")
 	fmt.Println("Ctrl-C stops the cell.")
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
@@ -330,9 +332,9 @@ const devJournalName = "demo"
 func devJournal(addrs []string, access machine.Access) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var opts []client.Option
+	opts := []client.Option{client.WithInsecure()}
 	if access.TLS != nil {
-		opts = append(opts, client.WithTLS(access.TLS), client.WithToken(access.Token))
+		opts = []client.Option{client.WithTLS(access.TLS), client.WithToken(access.Token)}
 	}
 	c, err := client.Dial(ctx, addrs, opts...)
 	if err != nil {

@@ -200,15 +200,15 @@ func init() {
 			Short: "run one paros machine",
 			Long: `serve runs one machine from its data dir. On the first start in an empty dir it
 takes its node id from its certificate and waits to be formed into a cell
-(parosctl init). Every later start is an existing member: a missing store is
+(parosctl cell init). Every later start is an existing member: a missing store is
 refused as amnesia, a certificate naming another node as a mismatch (exit 78).
 
 --role replica runs a replica machine: it learns every journal of the cell
 from the leaders' pushes, keeps it on disk like a node (same store, boot
 checks and refusals), serves reads, and never votes. It answers a write,
-truncate or set-leader with a redirect to the leader, and refuses
+truncate or fence claim with a redirect to the leader, and refuses
 reconfigure and retire. Replicas are named when the cell is formed
-(parosctl init --replicas) or later (parosctl replicas set).
+(parosctl cell init --replicas) or later (parosctl replicas set).
 
 --role proxy runs a proxy leader: each journal's leader hands it the Phase
 2 of its slots (slot s to the s % N-th proxy), and it fans the Accepts out
@@ -217,7 +217,8 @@ leader sends one message per round and receives one. It keeps no store
 (its data dir holds its identity alone), votes on nothing, and answers
 every client call as for a journal it does not serve. A leader takes back
 the rounds of a proxy that went silent and runs them itself. Proxies are
-named when the cell is formed (parosctl init --proxies), for good.
+named when the cell is formed (parosctl cell init --proxies) or later
+(parosctl proxies set).
 
 A machine must be restarted with the role it was formed with (else exit
 78). The default role is node: an acceptor machine.
@@ -281,7 +282,7 @@ the bound when the journal is large: the pass then overruns and says so
 		cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:7400", "gRPC listen address")
 		cmd.Flags().StringVar(&advertise, "advertise", "", "address peers and clients use (default: the listen address)")
 		cmd.Flags().StringVar(&metricsAddr, "metrics", "", "admin HTTP address serving /metrics (empty: off)")
-		cmd.Flags().StringVar(&roleName, "role", "node", "node (an acceptor machine), replica (a learner that serves reads; parosctl init --replicas) or proxy (a proxy leader; parosctl init --proxies)")
+		cmd.Flags().StringVar(&roleName, "role", "node", "node (an acceptor machine), replica (a learner that serves reads; parosctl replicas set) or proxy (a proxy leader; parosctl proxies set)")
 		cmd.Flags().StringVar(&tlsDir, "tls", "", "credentials dir: ca.crt, node.crt, node.key (paros cert node)")
 		cmd.Flags().BoolVar(&insecure, "insecure", false, "serve plaintext with no authentication (experiments only)")
 		cmd.Flags().DurationVar(&pace.pass, "scrub-pass", pace.pass, "bound on one full scrub pass over the retained records (at least 100 ticks)")
