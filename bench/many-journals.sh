@@ -20,7 +20,7 @@ led() { local t=0 v; for m in "$@"; do v=$(metric "$m" paros_journals_leading); 
 now() { date +%s.%N; }
 since() { python3 -c "print('%.1f' % ($(now) - $1))"; }
 t0=$(now)
-"$W/parosctl" --insecure --servers 127.0.0.1:7611 init --members 127.0.0.1:7611,127.0.0.1:7612,127.0.0.1:7613 --journals "$N" >/dev/null
+"$W/parosctl" --insecure --servers 127.0.0.1:7611 cell init --members 127.0.0.1:7611,127.0.0.1:7612,127.0.0.1:7613 --journals "$N" >/dev/null
 echo "init of $N journals: $(since "$t0") s"
 t0=$(now)
 until [ "$(led 7711 7712 7713)" -ge "$N" ]; do sleep 0.5; done
@@ -32,7 +32,7 @@ echo "idle CPU of the three members: $(python3 -c "print('%.3f' % (($b - $a) / $
 for p in "${pids[@]}"; do echo "  RSS $(grep VmRSS /proc/$p/status | awk '{print $2}') KiB"; done
 kill -9 "${pids[1]}"; sleep 1
 t0=$(now); serve 1
-until "$W/parosctl" --insecure --timeout 1s --servers 127.0.0.1:7612 inspect >/dev/null 2>&1; do sleep 0.05; done
+until "$W/parosctl" --insecure --timeout 1s --servers 127.0.0.1:7612 cell inspect >/dev/null 2>&1; do sleep 0.05; done
 echo "restart of member 2: Inspect answers $(since "$t0") s after its start"
 until [ "$(led 7711 7712 7713)" -ge "$N" ]; do sleep 0.5; done
 echo "restart of member 2: every journal led $(since "$t0") s after its start"

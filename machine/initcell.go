@@ -48,7 +48,7 @@ func (a Access) outgoing(ctx context.Context) context.Context {
 	return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+a.Token)
 }
 
-// InitCell is the operator's side of cell init (what `parosctl init`,
+// InitCell is the operator's side of cell init (what `parosctl cell init`,
 // `paros dev`, the test cell and the bench harness do): it asks the machine
 // at via to run the decree over members with the given number of journals,
 // naming replicas (machines started as replicas; none: nil) as the cell's

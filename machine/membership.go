@@ -25,7 +25,7 @@ import (
 )
 
 // Replacing a machine takes three machine calls before the reconfiguration
-// itself (parosctl reconfigure makes them): every machine of the cell is
+// itself (parosctl journal reconfigure makes them): every machine of the cell is
 // told of the new one (Admit), the new one joins the cell (JoinCell), and
 // it formats the journal's store as a joiner (JoinJournal). Each is
 // idempotent, so an interrupted replacement is resumed by running it again;

@@ -265,7 +265,7 @@ func (s *parosSys) start(ctx context.Context, dir string) error {
 			return err
 		}
 	}
-	// Cell formation: the CellInit RPC (what `parosctl init` does); the
+	// Cell formation: the CellInit RPC (what `parosctl cell init` does); the
 	// client library has no call for it. A secure cell needs TLS trusting
 	// its CA and the admin token.
 	access := machine.Access{}

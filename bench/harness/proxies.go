@@ -4,7 +4,7 @@ package main
 // members, 64 journals) plus two proxy leaders, `paros serve --role
 // proxy`, each with its own machine certificate from `paros cert node`,
 // started before cell init and named in the plan (the CellInit RPC's
-// proxies, what `parosctl init --proxies` sends). A settled leader hands
+// proxies, what `parosctl cell init --proxies` sends). A settled leader hands
 // the Phase 2 of slot s to proxy s % 2: it sends the proxy the Accept and
 // its own vote, and learns the decision from the proxy's Commit. A proxy
 // votes on nothing and persists nothing, and answers no client call, so

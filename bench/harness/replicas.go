@@ -4,7 +4,7 @@ package main
 // members, 64 journals) plus two replica machines, `paros serve --role
 // replica`, each with its own machine certificate from `paros cert node`,
 // started before cell init and named in the plan (machine.InitCell's
-// replicas, what `parosctl init --replicas` sends). A replica learns every
+// replicas, what `parosctl cell init --replicas` sends). A replica learns every
 // journal from the leaders' pushes and serves linearizable reads; it never
 // votes and never takes a write.
 //

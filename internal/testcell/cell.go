@@ -2,7 +2,7 @@
 // and for the load command: N machines (machine.Open over Pebble stores in
 // a caller's directory), each with a gRPC server on 127.0.0.1:0 carrying
 // every service (machine.Register), formed into a cell through the
-// Machine.CellInit RPC exactly as `parosctl init` forms one, and as many
+// Machine.CellInit RPC exactly as `parosctl cell init` forms one, and as many
 // replica and proxy machines as asked for (started as `paros serve --role
 // replica` and `--role proxy` are, named in the plan). Nothing is faked: the clients
 // under test talk gRPC to the same code `paros serve` runs.
