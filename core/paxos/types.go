@@ -41,7 +41,9 @@ func (b Ballot) Compare(o Ballot) int {
 	return 0
 }
 
-func (b Ballot) String() string { return fmt.Sprintf("%d.%d", b.Round, b.Node) }
+// String prints the round in decimal and the node id in the one form node
+// ids take everywhere: 16 hex digits.
+func (b Ballot) String() string { return fmt.Sprintf("%d.%016x", b.Round, uint64(b.Node)) }
 
 // SlotCommand is one slot's value with the ballot it was accepted (or chosen)
 // at: a Promise's report, an Accept's entry, a catch-up entry.

