@@ -6,8 +6,8 @@ import (
 	"fmt"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
+
+	"github.com/parosdb/paros/client/internal/link"
 )
 
 // ErrDenied: a server refused the Client's credentials before the call
@@ -53,13 +53,7 @@ func (o *options) authDialOptions() ([]grpc.DialOption, error) {
 }
 
 // denied reports whether err is a server's refusal of the credentials.
-func denied(err error) bool {
-	switch status.Code(err) {
-	case codes.Unauthenticated, codes.PermissionDenied:
-		return true
-	}
-	return false
-}
+func denied(err error) bool { return link.Denied(err) }
 
 // deniedError wraps a refusal of the credentials in ErrDenied, keeping its
 // gRPC status.

@@ -15,6 +15,7 @@ import (
 
 	pb "github.com/parosdb/paros/api/parospb/paros/v1"
 	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/quorum"
 	"github.com/parosdb/paros/wire"
 )
 
@@ -40,6 +41,10 @@ const (
 	// is asked again.
 	learnTimeout = 2 * time.Second
 	learnRetry   = time.Second
+	// extraConnsMax bounds the connections a Client keeps to machines it
+	// was not given (Client.extra): the operator's calls (client/admin)
+	// reach every machine of the cell.
+	extraConnsMax = 2 * quorum.MembersMax
 )
 
 // ErrNoServer: no server could be reached, so the call was not sent
@@ -81,7 +86,8 @@ type Client struct {
 	rotate int
 
 	// registryAt is the highest registry position a control change this
-	// Client made was decided at: Registry answers no older fold.
+	// Client made (client/admin) was decided at: a read of the registry
+	// (Resolve, admin's Registry) answers no older fold.
 	registryAt atomic.Uint64
 
 	// learnMu serialises learning node ids: one Inspect sweep at a time.
@@ -89,7 +95,7 @@ type Client struct {
 
 	// dopts are the dial options of every connection (transport security,
 	// token, backoff), kept to reach a machine by an address the Client was
-	// not given (the operator calls: Reconfigure, Retire).
+	// not given (the operator's calls in client/admin: Reconfigure, Retire).
 	dopts []grpc.DialOption
 	// extra are those connections by address, kept until Close; guarded by
 	// mu. Invariant: len(extra) <= extraConnsMax.

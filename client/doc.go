@@ -56,26 +56,13 @@
 //	                                                   cursor moved past them (never silent)
 //	ErrUnavailable     Reader.Next                     no server could serve a linearizable read; call again
 //	ErrUnknownJournal  every call                      no server serves the journal; nothing was proposed
-//	ErrNotLeader       Appender, raw Journal calls,    no server would lead within the call's rounds; nothing
-//	ErrBusy            Handoff (ErrNotLeader)          was proposed: call again later
+//	ErrNotLeader       Appender, raw Journal calls     no server would lead within the call's rounds; nothing
+//	ErrBusy                                            was proposed: call again later
 //	ErrNoServer        Dial, every call                no server could be reached; nothing was sent
 //	ErrDenied          Dial, Claim, Truncate, raw      a server refused the credentials (no token, a bad or
 //	                   Journal calls, Reader.Next      expired one, or one without the scope); nothing was
 //	                                                   proposed: fix the credentials
-//	ErrNoMatchmakers   Reconfigure                     the cell is plain: its journals keep their members
-//	ErrInvalidConfig-  Reconfigure, SetReplicas,       no node may run the configuration (a replica or proxy
-//	uration            SetProxies                      list: an address twice, too many); nothing was
-//	                                                   reconfigured
-//	ErrUnknownMachine  Reconfigure, Retire,            a node id outside the cell, or an address of another
-//	                   SetReplicas, SetProxies,        cell's machine; nothing was reconfigured
-//	                   Handoff
-//	ErrNotReplica      SetReplicas                     a machine named as a replica is a node or an acceptor
-//	ErrNotProxy        SetProxies                      a machine named as a proxy is a node, an acceptor or a
-//	                                                   replica
-//	*RetireRefused-    Retire                          the machine judged the retire unsafe; Reason says why
-//	Error                                              (leader, member, stale, not_collected, plain, ...)
-//	ErrCannotHandoff   Handoff                         the leader refused to hand on (a handed-on leadership, a
-//	                                                   long open tail, recovery); nothing changed
+//	ErrNoControlPlane  Resolve, JournalNamed           the cell has no registry of names: use journal ids
 //
 // Calls take a context.Context; a call whose context ends while a request
 // may have been received reports ErrAmbiguous, never "not done".
@@ -88,25 +75,24 @@
 // and every read (Reader, Journal.Read, Resolve) asks a replica first,
 // then the other replicas, then the nodes, within the call's one loop of
 // rounds; writes never go to a replica. WithReplicaReads(false) asks the
-// nodes first, the replicas last. Client.SetReplicas changes a running
-// cell's replica machines (`parosctl replicas set`): a new one joins and
-// catches up by itself; one removed keeps running, its reads unserved.
-// Client.SetProxies changes its proxy leaders the same way (`parosctl
-// proxies set`): a new one joins before any leader delegates to it; one
-// removed keeps running, delegated nothing.
+// nodes first, the replicas last.
+//
+// # Journals by name
+//
+// A cell formed with a control plane names its journals ("TENANT/NAME",
+// or "NAME" in DefaultTenant). Client.JournalNamed (or Client.Resolve)
+// maps a name to its journal through the cell's registry:
+//
+//	j, err := c.JournalNamed(ctx, "shop/orders")
 //
 // # Operating the cell
 //
-// On a cell formed with matchmakers (the default of `parosctl init`),
-// Client.Reconfigure moves a journal to another set of machines or quorum
-// system while it serves, admitting new machines (named by address) to the
-// cell first; Client.Inspect then shows, on the leader, when the old
-// configurations are collected and which machines may retire, and
-// Client.Retire lets each delete its copy. On any cell, Client.Handoff
-// moves a journal's leadership to another acceptor without an election
-// (before the leader's machine restarts, say). They need a token with
-// admin over every journal, and reach every machine of the cell, not only
-// the addresses given to Dial.
+// The operator's calls are in package client/admin, over the same Client:
+// admin.New(c) creates and deletes tenants and named journals, manages the
+// machine pool, reconfigures a journal (Reconfigure, Retire), hands its
+// leadership on (Handoff), changes the cell's replica, proxy and
+// matchmaker machines, and inspects every machine (Inspect). An
+// application needs none of them.
 //
 // # Security
 //

@@ -2,8 +2,7 @@
 // fresh journal of the shared in-process cell that network_test.go starts
 // (three machines, gRPC on 127.0.0.1), so its Output is checked like any
 // test; exampleCell stands in for a real cell's addresses. ExampleAppender
-// only compiles: test cells have no multi-writer journal; nor does
-// ExampleClient_Reconfigure, which needs a machine to add.
+// only compiles: test cells have no multi-writer journal.
 package client_test
 
 import (
@@ -12,12 +11,10 @@ import (
 	"fmt"
 	"log"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/parosdb/paros/client"
-	"github.com/parosdb/paros/core/journal"
 )
 
 // exampleCell describes a running cell in the environment FromEnv reads,
@@ -133,32 +130,6 @@ func ExampleReader_Records() {
 	// 5 e
 }
 
-// Inspect asks every server for its view of a journal: an operator's
-// view, one MemberStatus per server.
-func ExampleClient_Inspect() {
-	id := exampleCell()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	c, err := client.FromEnv(ctx)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer c.Close()
-
-	leaders := 0
-	members := c.Inspect(ctx, id)
-	for _, m := range members {
-		if m.Err != nil {
-			log.Fatalf("%s: %v", m.Addr, m.Err)
-		}
-		if m.Role == "leader" {
-			leaders++
-		}
-	}
-	fmt.Printf("%d servers, %d leader, quorum %s\n", len(members), leaders, members[0].Quorum)
-	// Output: 3 servers, 1 leader, quorum majority
-}
-
 // An Appender writes to a multi-writer journal, where the journal places
 // each write at its tail. A write whose answer was lost is ErrAmbiguous:
 // resending it may append it twice.
@@ -170,7 +141,7 @@ func ExampleAppender() {
 		log.Fatal(err) // client.ErrNoServer: no server answered
 	}
 	defer c.Close()
-	j, err := c.JournalNamed(ctx, "shop/clicks") // a journal created with client.WithMultiWriter()
+	j, err := c.JournalNamed(ctx, "shop/clicks") // a journal created with admin.WithMultiWriter()
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -184,42 +155,5 @@ func ExampleAppender() {
 		log.Fatal(err)
 	default:
 		fmt.Println("the click is at", seq)
-	}
-}
-
-// Reconfigure replaces a machine: the journal moves to two of its members
-// and a new machine, named by its address (an idle `paros serve`), which
-// joins the cell on the way. Once the leader has collected the old
-// configuration, the machine left out may delete its copy.
-func ExampleClient_Reconfigure() {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	c, err := client.Dial(ctx, []string{"10.0.0.1:7401", "10.0.0.2:7401"},
-		client.WithCAFile("ca.crt"), client.WithToken("paros1.admin-token"))
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer c.Close()
-	id := journal.ID{Tenant: 0x6ab4a8f847b53c22, Journal: 0x10beec4e97fcb5a4}
-	const gone = 0x595b43867ea72b6b // the machine to replace
-
-	err = c.Reconfigure(ctx, id, client.Configuration{
-		Members: []string{"1d48499a73176c16", "4827d5df01d7d8d8", "10.0.0.4:7401"},
-	})
-	if err != nil {
-		log.Fatal(err) // errors.Is(err, client.ErrAmbiguous): the change may still complete
-	}
-	for ctx.Err() == nil {
-		for _, st := range c.Inspect(ctx, id) {
-			if st.Role != "leader" || !st.GCEffective || !slices.Contains(st.Retirable, gone) {
-				continue
-			}
-			if err := c.Retire(ctx, id, gone, st.GCWatermark); err != nil {
-				log.Fatal(err) // a *client.RetireRefusedError says why
-			}
-			fmt.Println("retired")
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }

@@ -28,72 +28,29 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/client/admin"
 	"github.com/parosdb/paros/client/sansio"
 	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/internal/testcell"
 )
 
-// journalsPerCell is one journal for each test or example that uses a
-// shared cell; when they run out (go test -count=N) another cell starts.
-const journalsPerCell = 20
-
-var shared struct {
-	mu    sync.Mutex
-	dir   string
-	cells []*testcell.Cell
-	next  int // the next unused journal of the last cell
-}
+// shared is the package's shared cells: one journal for each test or
+// example that uses one.
+var shared testcell.Pool
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	for _, c := range shared.cells {
-		_ = c.Close()
-	}
-	if shared.dir != "" {
-		_ = os.RemoveAll(shared.dir)
-	}
+	_ = shared.Close()
 	os.Exit(code)
 }
 
 // sharedJournal returns a shared cell and a journal no other test or
 // example uses, once that journal has a leader.
-func sharedJournal() (*testcell.Cell, journal.ID, error) {
-	shared.mu.Lock()
-	if len(shared.cells) == 0 || shared.next == journalsPerCell {
-		if shared.dir == "" {
-			dir, err := os.MkdirTemp("", "paros-client-")
-			if err != nil {
-				shared.mu.Unlock()
-				return nil, journal.ID{}, err
-			}
-			shared.dir = dir
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		c, err := testcell.Start(ctx, filepath.Join(shared.dir, fmt.Sprint(len(shared.cells))), testcell.Options{Journals: journalsPerCell})
-		cancel()
-		if err != nil {
-			shared.mu.Unlock()
-			return nil, journal.ID{}, err
-		}
-		shared.cells, shared.next = append(shared.cells, c), 0
-	}
-	c := shared.cells[len(shared.cells)-1]
-	id := c.Journals[shared.next]
-	shared.next++
-	shared.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := c.WaitLeader(ctx, id); err != nil {
-		return nil, journal.ID{}, err
-	}
-	return c, id, nil
-}
+func sharedJournal() (*testcell.Cell, journal.ID, error) { return shared.Journal() }
 
 // cellJournal is sharedJournal for a test; it skips under -short.
 func cellJournal(t *testing.T) (*testcell.Cell, journal.ID) {
@@ -514,7 +471,7 @@ func TestAServerThatCannotBeReachedIsNotSentNeverAmbiguous(t *testing.T) {
 	cl := dial(t, proxy.Addr)
 	j := cl.Journal(id)
 	proxy.Cut()
-	for cl.Inspect(ctx, journal.ID{})[0].Err == nil {
+	for admin.New(cl).Inspect(ctx, journal.ID{})[0].Err == nil {
 		if ctx.Err() != nil {
 			t.Fatal("the Client never saw the cut")
 		}

@@ -11,16 +11,15 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 
-	pb "github.com/parosdb/paros/api/parospb/paros/v1"
 	"github.com/parosdb/paros/client/sansio"
 	"github.com/parosdb/paros/core/journal"
-	"github.com/parosdb/paros/core/quorum"
 	"github.com/parosdb/paros/security"
 )
 
 // Every option of the package, by what it configures: the Client (Dial's
-// Option: transport security, token, reads), a Writer (WriterOption), a
-// Reader (ReaderOption) and a journal at its creation (CreateOption).
+// Option: transport security, token, reads), a Writer (WriterOption) and a
+// Reader (ReaderOption). A journal's shape at its creation is
+// client/admin's (admin.CreateOption).
 
 // Option configures a Client.
 type Option func(*options)
@@ -153,32 +152,4 @@ func WithTailWait(d time.Duration) ReaderOption {
 // server's page size).
 func WithPageLimit(n int) ReaderOption {
 	return func(r *Reader) { r.limit = uint32(min(max(n, 0), journal.ReadRecordsMax)) }
-}
-
-// CreateOption shapes a journal at its creation.
-type CreateOption func(*pb.CreateJournalRequest)
-
-// WithMembers places the journal on n acceptors (default 3, or every up
-// machine when fewer are up).
-func WithMembers(n int) CreateOption {
-	return func(r *pb.CreateJournalRequest) { r.Members = uint32(max(n, 0)) }
-}
-
-// WithMemberIDs places the journal on exactly these machines.
-func WithMemberIDs(ids ...uint64) CreateOption {
-	return func(r *pb.CreateJournalRequest) { r.MemberIds = append([]uint64(nil), ids...) }
-}
-
-// WithQuorum sets the journal's quorum system (default majority).
-func WithQuorum(q quorum.Spec) CreateOption {
-	return func(r *pb.CreateJournalRequest) {
-		r.QuorumSystem = pb.QuorumSystem(q.Kind)
-		r.Phase1Quorum, r.Phase2Quorum, r.Rows, r.Cols = uint32(q.Q1), uint32(q.Q2), uint32(q.Rows), uint32(q.Cols)
-	}
-}
-
-// WithMultiWriter makes the journal multi-writer (Appender) rather than
-// single-writer (Writer, the default).
-func WithMultiWriter() CreateOption {
-	return func(r *pb.CreateJournalRequest) { r.WriterMode = pb.WriterMode_WRITER_MODE_MULTI }
 }

@@ -31,8 +31,8 @@ import (
 
 	pb "github.com/parosdb/paros/api/parospb/paros/v1"
 	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/client/admin"
 	"github.com/parosdb/paros/core/journal"
-	"github.com/parosdb/paros/core/quorum"
 	"github.com/parosdb/paros/internal/testcell"
 )
 
@@ -269,19 +269,20 @@ func TestAReplicaFollowsItsJournalToAMachineAReconfigureAdmits(t *testing.T) {
 		t.Fatal(err)
 	}
 	ops := dial(t, c.Addrs()...)
+	adm := admin.New(ops)
 
 	// Act: name a replica as a member (refused), then move the journal to
 	// the new machine alone, and append through it.
-	replicaErr := ops.Reconfigure(ctx, id, client.Configuration{Members: []string{c.ReplicaAddrs()[0]},
-		Quorum: quorum.Spec{Kind: quorum.KindMajority}})
-	if err := ops.Reconfigure(ctx, id, client.Configuration{Members: []string{fresh.Addr},
-		Quorum: quorum.Spec{Kind: quorum.KindMajority}}); err != nil {
+	replicaErr := adm.Reconfigure(ctx, id, admin.Configuration{Members: []string{c.ReplicaAddrs()[0]},
+		Quorum: admin.Majority()})
+	if err := adm.Reconfigure(ctx, id, admin.Configuration{Members: []string{fresh.Addr},
+		Quorum: admin.Majority()}); err != nil {
 		t.Fatalf("reconfigure: %v", err)
 	}
 	appendN(t, ctx, ops.Journal(id), 10)
 
 	// Check: the replica serves every record the new leader decided.
-	if !errors.Is(replicaErr, client.ErrInvalidConfiguration) {
+	if !errors.Is(replicaErr, admin.ErrInvalidConfiguration) {
 		t.Errorf("a replica named as a member: %v, want ErrInvalidConfiguration", replicaErr)
 	}
 	checkRecords(t, ctx, dial(t, c.ReplicaAddrs()[0]).Journal(id), 10)

@@ -2,9 +2,8 @@
 // in-process cell (see network_test.go), one sentence of the package doc per
 // test: Reader.Records iterating across a truncation yields a *GapError and
 // then the records after it, never skipping the hole silently; an Appender
-// on a single-writer journal gets ErrWrongMode and writes nothing; Inspect
-// returns one typed MemberStatus per server, in Servers order, with exactly
-// one "leader"; Dial against an address nothing listens on fails with
+// on a single-writer journal gets ErrWrongMode and writes nothing; Dial
+// against an address nothing listens on fails with
 // ErrNoServer once its context ends; and a Writer with default options
 // coalesces 1,000 concurrent AppendAsync calls into far fewer writes, every
 // record reading back at the position its append was given.
@@ -124,66 +123,6 @@ func TestAnAppenderOnASingleWriterJournalIsWrongMode(t *testing.T) {
 	}
 	if got := readAll(t, ctx, j, 1, 3); len(got) != 2 || string(got[0]) != "owned" || string(got[1]) != "still owned" {
 		t.Fatalf("log %q; want only the owner's records", got)
-	}
-}
-
-func TestInspectReturnsOneMemberStatusPerServerWithExactlyOneLeader(t *testing.T) {
-	// Arrange: a journal with a leader, and the cell's servers in reverse
-	// order.
-	c, id := cellJournal(t)
-	ctx := testCtx(t)
-	leader, err := c.WaitLeader(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	addrs := c.Addrs()
-	for i, k := 0, len(addrs)-1; i < k; i, k = i+1, k-1 {
-		addrs[i], addrs[k] = addrs[k], addrs[i]
-	}
-	cl := dial(t, addrs...)
-
-	// Act: the journal's facts, the machines' facts, and an unknown
-	// journal's.
-	members := cl.Inspect(ctx, id)
-	machines := cl.Inspect(ctx, journal.ID{})
-	unknown := cl.Inspect(ctx, journal.ID{Tenant: 0xdead, Journal: 0xbeef})
-
-	// Check: one status per server in Servers order, each answered, with
-	// exactly one leader — the one the cell names — and the same members,
-	// quorum and journal view everywhere.
-	if len(members) != len(addrs) || len(machines) != len(addrs) || len(unknown) != len(addrs) {
-		t.Fatalf("%d, %d, %d statuses for %d servers", len(members), len(machines), len(unknown), len(addrs))
-	}
-	leaders, nodes := 0, map[uint64]bool{}
-	for i, m := range members {
-		if m.Addr != cl.Servers()[i] || m.Err != nil || m.NodeID == 0 || m.CellID == 0 || m.Quarantined {
-			t.Fatalf("status %d: %+v", i, m)
-		}
-		if len(m.Members) != 3 || m.Quorum != "majority" || m.PromisedRound == 0 || m.View.NextSeq < journal.FirstSeq {
-			t.Fatalf("status %d: members %v, quorum %q, promised %d, view %+v", i, m.Members, m.Quorum, m.PromisedRound, m.View)
-		}
-		nodes[m.NodeID] = true
-		if m.Role == "leader" {
-			leaders++
-			if m.Addr != c.Nodes[leader].Addr {
-				t.Fatalf("%s says it leads; the cell says %s does", m.Addr, c.Nodes[leader].Addr)
-			}
-		}
-	}
-	if leaders != 1 || len(nodes) != len(addrs) {
-		t.Fatalf("%d leaders among %d distinct nodes: %+v", leaders, len(nodes), members)
-	}
-	// Each machine serves the plan's journals and the cell's two
-	// control-plane journals (the registry and the election journal).
-	for i, m := range machines {
-		if m.Err != nil || m.NodeID != members[i].NodeID || len(m.Journals) != journalsPerCell+2 || m.Role != "" {
-			t.Fatalf("machine status %d: %+v", i, m)
-		}
-	}
-	for i, m := range unknown {
-		if !errors.Is(m.Err, client.ErrUnknownJournal) || m.Role != "" {
-			t.Fatalf("unknown journal, status %d: %+v; want ErrUnknownJournal", i, m)
-		}
 	}
 }
 

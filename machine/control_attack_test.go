@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/client/admin"
 	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/internal/testcell"
 	"github.com/parosdb/paros/security"
@@ -78,17 +79,17 @@ func mustBeDenied(t *testing.T, what string, err error) {
 // a machine the cell never admitted. A stranger cannot read the registry or vote in the
 // coordinator's election, and a founder cannot fence a live journal.
 func TestMachineCertificatesStayInTheirRole(t *testing.T) {
-	c, admin := startControlCell(t, 3, true)
+	c, root := startControlCell(t, 3, true)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	info, err := admin.CreateJournal(ctx, "victim")
+	info, err := admin.New(root).CreateJournal(ctx, "victim")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := appendOne(ctx, t, admin, "victim", "genuine"); err != nil {
+	if _, err := appendOne(ctx, t, root, "victim", "genuine"); err != nil {
 		t.Fatal(err)
 	}
-	reg, err := admin.Registry(ctx)
+	reg, err := admin.New(root).Registry(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,14 +98,14 @@ func TestMachineCertificatesStayInTheirRole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	admitted, err := admin.AddMachine(ctx, idle.Addr, "")
+	admitted, err := admin.New(root).AddMachine(ctx, idle.Addr, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, who := range []struct {
 		name string
 		id   uint64
-	}{{"a founder's certificate", founder}, {"an admitted machine's certificate", admitted},
+	}{{"a founder's certificate", founder}, {"an admitted machine's certificate", uint64(admitted)},
 		{"a stranger's certificate", security.RandomNodeID()}} {
 		cl := certClient(t, ctx, c, who.id)
 		j := cl.Journal(info.ID)
@@ -115,7 +116,7 @@ func TestMachineCertificatesStayInTheirRole(t *testing.T) {
 		w.Close()
 		_, err = j.Write(ctx, journal.WriteRequest{Journal: info.ID, Seq: 2, Records: [][]byte{[]byte("forged")}})
 		mustBeDenied(t, who.name+" writes a user's journal", err)
-		_, err = cl.CreateJournal(ctx, "forged")
+		_, err = admin.New(cl).CreateJournal(ctx, "forged")
 		mustBeDenied(t, who.name+" creates a journal", err)
 	}
 	stranger := certClient(t, ctx, c, security.RandomNodeID())
@@ -130,11 +131,11 @@ func TestMachineCertificatesStayInTheirRole(t *testing.T) {
 
 	// Nothing changed: the journal holds its one genuine record and the
 	// registry still names it.
-	got, err := admin.Journal(info.ID).Read(ctx, journal.ReadRequest{Journal: info.ID, FromSeq: journal.FirstSeq})
+	got, err := root.Journal(info.ID).Read(ctx, journal.ReadRequest{Journal: info.ID, FromSeq: journal.FirstSeq})
 	if err != nil || len(got.Records) != 1 || string(got.Records[0]) != "genuine" {
 		t.Fatalf("the victim holds %q (%v), want the one genuine record", got.Records, err)
 	}
-	if _, err := admin.Resolve(ctx, "victim"); err != nil {
+	if _, err := root.Resolve(ctx, "victim"); err != nil {
 		t.Fatalf("the victim no longer resolves: %v", err)
 	}
 }
@@ -143,63 +144,63 @@ func TestMachineCertificatesStayInTheirRole(t *testing.T) {
 // other's; it cannot make tenants or touch the machine pool, and a
 // read-only token creates nothing.
 func TestTenantTokensStayInTheirTenant(t *testing.T) {
-	c, admin := startControlCell(t, 3, true)
+	c, root := startControlCell(t, 3, true)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	shop, err := admin.CreateTenant(ctx, "shop")
+	shop, err := admin.New(root).CreateTenant(ctx, "shop")
 	if err != nil {
 		t.Fatal(err)
 	}
-	bank, err := admin.CreateTenant(ctx, "bank")
+	bank, err := admin.New(root).CreateTenant(ctx, "bank")
 	if err != nil {
 		t.Fatal(err)
 	}
-	vault, err := admin.CreateJournal(ctx, "bank/vault")
+	vault, err := admin.New(root).CreateJournal(ctx, "bank/vault")
 	if err != nil {
 		t.Fatal(err)
 	}
 	all := security.OpRead | security.OpWrite | security.OpAdmin
 	shopAdmin := tokenClient(t, ctx, c, security.Scope{Tenant: shop, Ops: all})
-	if _, err := shopAdmin.CreateJournal(ctx, "shop/orders"); err != nil {
+	if _, err := admin.New(shopAdmin).CreateJournal(ctx, "shop/orders"); err != nil {
 		t.Fatalf("a shop admin creates in shop: %v", err)
 	}
 	if _, err := appendOne(ctx, t, shopAdmin, "shop/orders", "ok"); err != nil {
 		t.Fatalf("a shop admin writes its journal by name: %v", err)
 	}
-	_, err = shopAdmin.CreateJournal(ctx, "bank/forged")
+	_, err = admin.New(shopAdmin).CreateJournal(ctx, "bank/forged")
 	mustBeDenied(t, "a shop admin creates in bank", err)
-	mustBeDenied(t, "a shop admin deletes in bank", shopAdmin.DeleteJournal(ctx, "bank/vault"))
-	_, err = shopAdmin.CreateTenant(ctx, "mine")
+	mustBeDenied(t, "a shop admin deletes in bank", admin.New(shopAdmin).DeleteJournal(ctx, "bank/vault"))
+	_, err = admin.New(shopAdmin).CreateTenant(ctx, "mine")
 	mustBeDenied(t, "a shop admin creates a tenant", err)
-	mustBeDenied(t, "a shop admin deletes a tenant", shopAdmin.DeleteTenant(ctx, "bank"))
-	mustBeDenied(t, "a shop admin drains a machine", shopAdmin.DrainMachine(ctx, c.Machine(0).Record().NodeID))
+	mustBeDenied(t, "a shop admin deletes a tenant", admin.New(shopAdmin).DeleteTenant(ctx, "bank"))
+	mustBeDenied(t, "a shop admin drains a machine", admin.New(shopAdmin).DrainMachine(ctx, admin.NodeID(c.Machine(0).Record().NodeID)))
 	if _, err := shopAdmin.Resolve(ctx, "bank/vault"); !errors.Is(err, client.ErrUnknownJournal) {
 		t.Errorf("a shop admin resolves bank/vault: %v, want ErrUnknownJournal (it sees its tenant only)", err)
 	}
-	js, err := shopAdmin.Journals(ctx, "")
+	js, err := admin.New(shopAdmin).Journals(ctx, "")
 	if err != nil || len(js) != 1 || js[0].Tenant != "shop" {
 		t.Errorf("a shop admin lists %+v (%v), want shop/orders only", js, err)
 	}
 
 	reader := tokenClient(t, ctx, c, security.Scope{Tenant: shop, Ops: security.OpRead})
-	_, err = reader.CreateJournal(ctx, "shop/more")
+	_, err = admin.New(reader).CreateJournal(ctx, "shop/more")
 	mustBeDenied(t, "a read-only token creates", err)
-	mustBeDenied(t, "a read-only token deletes", reader.DeleteJournal(ctx, "shop/orders"))
+	mustBeDenied(t, "a read-only token deletes", admin.New(reader).DeleteJournal(ctx, "shop/orders"))
 
 	// Nothing changed in bank.
-	js, err = admin.Journals(ctx, "bank")
+	js, err = admin.New(root).Journals(ctx, "bank")
 	if err != nil || len(js) != 1 || js[0].ID != vault.ID {
 		t.Fatalf("bank holds %+v (%v), want the vault alone", js, err)
 	}
-	if _, ok := tenantNamed(t, ctx, admin, "mine"); ok {
+	if _, ok := tenantNamed(t, ctx, root, "mine"); ok {
 		t.Fatal("a tenant admin made a tenant")
 	}
 	_ = bank
 }
 
-func tenantNamed(t *testing.T, ctx context.Context, cl *client.Client, name string) (client.TenantInfo, bool) {
+func tenantNamed(t *testing.T, ctx context.Context, cl *client.Client, name string) (admin.TenantInfo, bool) {
 	t.Helper()
-	reg, err := cl.Registry(ctx)
+	reg, err := admin.New(cl).Registry(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +209,7 @@ func tenantNamed(t *testing.T, ctx context.Context, cl *client.Client, name stri
 			return tn, true
 		}
 	}
-	return client.TenantInfo{}, false
+	return admin.TenantInfo{}, false
 }
 
 // Only the control plane seals a journal, and only one it is deleting: a
@@ -217,14 +218,14 @@ func tenantNamed(t *testing.T, ctx context.Context, cl *client.Client, name stri
 // a live journal. Once the journal is deleted its writer is told so, and
 // no claim takes it back.
 func TestOnlyTheControlPlaneSeals(t *testing.T) {
-	c, admin := startControlCell(t, 3, true)
+	c, root := startControlCell(t, 3, true)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	info, err := admin.CreateJournal(ctx, "doomed")
+	info, err := admin.New(root).CreateJournal(ctx, "doomed")
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := admin.Journal(info.ID).NewWriter()
+	w := root.Journal(info.ID).NewWriter()
 	defer w.Close()
 	if err := w.Claim(ctx); err != nil {
 		t.Fatal(err)
@@ -233,7 +234,7 @@ func TestOnlyTheControlPlaneSeals(t *testing.T) {
 		t.Fatal(err)
 	}
 	seal := journal.SetLeaderRequest{Journal: info.ID, New: journal.Sealed, Old: w.Fence()}
-	_, err = admin.Journal(info.ID).SetLeader(ctx, seal)
+	_, err = root.Journal(info.ID).SetLeader(ctx, seal)
 	mustBeDenied(t, "an admin token seals a live journal", err)
 	founder := certClient(t, ctx, c, c.Machine(0).Record().NodeID)
 	_, err = founder.Journal(info.ID).SetLeader(ctx, seal)
@@ -242,13 +243,13 @@ func TestOnlyTheControlPlaneSeals(t *testing.T) {
 		t.Fatalf("the writer lost its journal to a refused seal: %v", err)
 	}
 
-	if err := admin.DeleteJournal(ctx, "doomed"); err != nil {
+	if err := admin.New(root).DeleteJournal(ctx, "doomed"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := w.Append(ctx, []byte("after")); !errors.Is(err, client.ErrJournalDeleted) {
 		t.Errorf("an append after the deletion: %v, want ErrJournalDeleted", err)
 	}
-	again := admin.Journal(info.ID).NewWriter()
+	again := root.Journal(info.ID).NewWriter()
 	defer again.Close()
 	if err := again.Claim(ctx); !errors.Is(err, client.ErrJournalDeleted) {
 		t.Errorf("a claim after the deletion: %v, want ErrJournalDeleted", err)

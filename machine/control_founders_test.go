@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/client/admin"
 	"github.com/parosdb/paros/core/journal"
 )
 
@@ -17,56 +18,57 @@ import (
 // on: a new machine is elected coordinator, a journal is created by name
 // on the new machines and written, and a journal is deleted.
 func TestControlPlaneOutlivesItsFounders(t *testing.T) {
-	c, admin := startControlCell(t, 3, true)
+	c, root := startControlCell(t, 3, true)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	reg, err := admin.Registry(ctx)
+	adm := admin.New(root)
+	reg, err := adm.Registry(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var founders []uint64
+	var founders []admin.NodeID
 	for i := range 3 {
-		founders = append(founders, c.Machine(i).Record().NodeID)
+		founders = append(founders, admin.NodeID(c.Machine(i).Record().NodeID))
 	}
-	var fresh []uint64
+	var fresh []admin.NodeID
 	var addrs []string
 	for range 3 {
 		n, err := c.AddIdle()
 		if err != nil {
 			t.Fatal(err)
 		}
-		id, err := admin.AddMachine(ctx, n.Addr, "")
+		id, err := adm.AddMachine(ctx, n.Addr, "")
 		if err != nil {
 			t.Fatalf("add machine %s: %v", n.Addr, err)
 		}
 		fresh, addrs = append(fresh, id), append(addrs, n.Addr)
 	}
-	hex := func(ids ...uint64) []string {
+	hex := func(ids ...admin.NodeID) []string {
 		var out []string
 		for _, id := range ids {
-			out = append(out, fmt.Sprintf("%016x", id))
+			out = append(out, id.String())
 		}
 		return out
 	}
 	start := time.Now()
 	step := func(what string) { t.Logf("%6.1fs %s", time.Since(start).Seconds(), what) }
 	step("three machines added")
-	if _, err := admin.SetMatchmakers(ctx, hex(fresh...)); err != nil {
+	if _, err := adm.SetMatchmakers(ctx, hex(fresh...)); err != nil {
 		t.Fatalf("hand the matchmakers over: %v", err)
 	}
 	step("matchmakers handed over")
 	// One founder at a time, each control-plane journal.
 	for i := range fresh {
-		members := append(append([]uint64{}, fresh[:i+1]...), founders[i+1:]...)
+		members := append(append([]admin.NodeID{}, fresh[:i+1]...), founders[i+1:]...)
 		for _, id := range []journal.ID{reg.Control, reg.Election} {
-			if err := admin.Reconfigure(ctx, id, client.Configuration{Members: hex(members...)}); err != nil {
+			if err := adm.Reconfigure(ctx, id, admin.Configuration{Members: hex(members...)}); err != nil {
 				t.Fatalf("reconfigure %s onto %v: %v", id, hex(members...), err)
 			}
 			step(fmt.Sprintf("%s reconfigured onto %v", id, hex(members...)))
 		}
 	}
 	for _, f := range founders {
-		if err := admin.DrainMachine(ctx, f); err != nil {
+		if err := adm.DrainMachine(ctx, f); err != nil {
 			t.Fatalf("drain founder %016x: %v", f, err)
 		}
 		step(fmt.Sprintf("founder %016x drained", f))
@@ -84,7 +86,7 @@ func TestControlPlaneOutlivesItsFounders(t *testing.T) {
 	}
 	defer cl.Close()
 	step("founders stopped")
-	info, err := cl.CreateJournal(ctx, "after-the-founders")
+	info, err := admin.New(cl).CreateJournal(ctx, "after-the-founders")
 	if err != nil {
 		t.Fatalf("create a journal once the founders are gone: %v", err)
 	}
@@ -97,12 +99,12 @@ func TestControlPlaneOutlivesItsFounders(t *testing.T) {
 	if _, err := appendOne(ctx, t, cl, "after-the-founders", "still here"); err != nil {
 		t.Fatalf("write the new journal: %v", err)
 	}
-	if err := cl.DeleteJournal(ctx, "after-the-founders"); err != nil {
+	if err := admin.New(cl).DeleteJournal(ctx, "after-the-founders"); err != nil {
 		t.Fatalf("delete it: %v", err)
 	}
 }
 
-func containsID(ids []uint64, id uint64) bool {
+func containsID(ids []admin.NodeID, id admin.NodeID) bool {
 	for _, x := range ids {
 		if x == id {
 			return true

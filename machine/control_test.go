@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/client/admin"
 	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/internal/testcell"
 )
@@ -59,14 +60,15 @@ func TestJournalsByName(t *testing.T) {
 	_, cl := startControlCell(t, 3, true)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	adm := admin.New(cl)
 
-	if _, err := cl.CreateTenant(ctx, "shop"); err != nil {
+	if _, err := adm.CreateTenant(ctx, "shop"); err != nil {
 		t.Fatalf("create tenant: %v", err)
 	}
-	if _, err := cl.CreateTenant(ctx, "shop"); !errors.Is(err, client.ErrNameTaken) {
+	if _, err := adm.CreateTenant(ctx, "shop"); !errors.Is(err, admin.ErrNameTaken) {
 		t.Fatalf("second create tenant: %v, want ErrNameTaken", err)
 	}
-	info, err := cl.CreateJournal(ctx, "shop/orders")
+	info, err := adm.CreateJournal(ctx, "shop/orders")
 	if err != nil {
 		t.Fatalf("create journal: %v", err)
 	}
@@ -80,24 +82,24 @@ func TestJournalsByName(t *testing.T) {
 		name string
 		want error
 	}{
-		{"shop/orders", client.ErrNameTaken},
-		{"nowhere/orders", client.ErrUnknownTenant},
+		{"shop/orders", admin.ErrNameTaken},
+		{"nowhere/orders", admin.ErrUnknownTenant},
 		{"shop/", client.ErrBadName},
 		{"shop/0123456789abcdef", client.ErrBadName},
 		{"shop/\x01", client.ErrBadName},
 	} {
-		if _, err := cl.CreateJournal(ctx, tc.name); !errors.Is(err, tc.want) {
+		if _, err := adm.CreateJournal(ctx, tc.name); !errors.Is(err, tc.want) {
 			t.Errorf("create %q: %v, want %v", tc.name, err, tc.want)
 		}
 	}
-	if _, err := cl.CreateJournal(ctx, "shop/big", client.WithMembers(5)); !errors.Is(err, client.ErrBadPlacement) {
+	if _, err := adm.CreateJournal(ctx, "shop/big", admin.WithMembers(5)); !errors.Is(err, admin.ErrBadPlacement) {
 		t.Errorf("five members on three machines: %v, want ErrBadPlacement", err)
 	}
-	js, err := cl.Journals(ctx, "shop")
+	js, err := adm.Journals(ctx, "shop")
 	if err != nil || len(js) != 1 || js[0].Name != "orders" || js[0].ID != info.ID {
 		t.Fatalf("list: %+v, %v", js, err)
 	}
-	if err := cl.DeleteTenant(ctx, "shop"); !errors.Is(err, client.ErrTenantNotEmpty) {
+	if err := adm.DeleteTenant(ctx, "shop"); !errors.Is(err, admin.ErrTenantNotEmpty) {
 		t.Fatalf("delete a tenant with a journal: %v, want ErrTenantNotEmpty", err)
 	}
 
@@ -110,7 +112,7 @@ func TestJournalsByName(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	if err := cl.DeleteJournal(ctx, "shop/orders"); err != nil {
+	if err := adm.DeleteJournal(ctx, "shop/orders"); err != nil {
 		t.Fatalf("delete: %v", err)
 	}
 	t.Logf("delete took %v", time.Since(start))
@@ -140,17 +142,17 @@ func TestJournalsByName(t *testing.T) {
 	if _, err := cl.Resolve(ctx, "shop/orders"); !errors.Is(err, client.ErrUnknownJournal) {
 		t.Fatalf("resolve a deleted journal: %v, want ErrUnknownJournal", err)
 	}
-	if err := cl.DeleteJournal(ctx, "shop/orders"); !errors.Is(err, client.ErrUnknownJournal) {
+	if err := adm.DeleteJournal(ctx, "shop/orders"); !errors.Is(err, client.ErrUnknownJournal) {
 		t.Fatalf("delete twice: %v, want ErrUnknownJournal", err)
 	}
-	again, err := cl.CreateJournal(ctx, "shop/orders")
+	again, err := adm.CreateJournal(ctx, "shop/orders")
 	if err != nil || again.ID == info.ID {
 		t.Fatalf("recreate: %+v, %v (want a new id)", again, err)
 	}
-	if err := cl.DeleteJournal(ctx, "shop/orders"); err != nil {
+	if err := adm.DeleteJournal(ctx, "shop/orders"); err != nil {
 		t.Fatal(err)
 	}
-	if err := cl.DeleteTenant(ctx, "shop"); err != nil {
+	if err := adm.DeleteTenant(ctx, "shop"); err != nil {
 		t.Fatalf("delete an empty tenant: %v", err)
 	}
 }
@@ -161,15 +163,16 @@ func TestJournalsByNameSurviveRestarts(t *testing.T) {
 	c, cl := startControlCell(t, 3, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
+	adm := admin.New(cl)
 	for _, name := range []string{"a", "b", "c"} {
-		if _, err := cl.CreateJournal(ctx, name); err != nil {
+		if _, err := adm.CreateJournal(ctx, name); err != nil {
 			t.Fatalf("create %s: %v", name, err)
 		}
 		if _, err := appendOne(ctx, t, cl, name, "before"); err != nil {
 			t.Fatalf("append %s: %v", name, err)
 		}
 	}
-	if err := cl.DeleteJournal(ctx, "b"); err != nil {
+	if err := adm.DeleteJournal(ctx, "b"); err != nil {
 		t.Fatal(err)
 	}
 	for i := range c.Nodes {
@@ -190,7 +193,7 @@ func TestJournalsByNameSurviveRestarts(t *testing.T) {
 	if _, err := cl.Resolve(ctx, "b"); !errors.Is(err, client.ErrUnknownJournal) {
 		t.Fatalf("resolve the deleted b: %v", err)
 	}
-	if _, err := cl.CreateJournal(ctx, "d"); err != nil {
+	if _, err := adm.CreateJournal(ctx, "d"); err != nil {
 		t.Fatalf("create after the restarts: %v", err)
 	}
 }
@@ -203,7 +206,8 @@ func TestDeletesUnderLoadSpareTheOtherJournals(t *testing.T) {
 	c, cl := startControlCell(t, 3, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	if _, err := cl.CreateJournal(ctx, "keep"); err != nil {
+	adm := admin.New(cl)
+	if _, err := adm.CreateJournal(ctx, "keep"); err != nil {
 		t.Fatal(err)
 	}
 	var doomed []string
@@ -211,7 +215,7 @@ func TestDeletesUnderLoadSpareTheOtherJournals(t *testing.T) {
 		doomed = append(doomed, fmt.Sprintf("doomed-%02d", i))
 	}
 	for _, name := range doomed {
-		if _, err := cl.CreateJournal(ctx, name); err != nil {
+		if _, err := adm.CreateJournal(ctx, name); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -268,7 +272,7 @@ func TestDeletesUnderLoadSpareTheOtherJournals(t *testing.T) {
 		}
 	})
 	for _, name := range doomed {
-		if err := cl.DeleteJournal(ctx, name); err != nil {
+		if err := adm.DeleteJournal(ctx, name); err != nil {
 			t.Fatalf("delete %s: %v", name, err)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/client/admin"
 )
 
 // The names rows: journals created and deleted at run time, by name,
@@ -163,14 +164,15 @@ func (s *parosSys) namesRows(ctx context.Context, n, inflight int) namesResult {
 		return namesResult{System: "paros", Errors: 1, FirstError: err.Error()}
 	}
 	defer cl.Close()
-	if _, err := cl.CreateTenant(ctx, "bench"); err != nil {
+	adm := admin.New(cl)
+	if _, err := adm.CreateTenant(ctx, "bench"); err != nil {
 		return namesResult{System: "paros", Errors: 1, FirstError: err.Error()}
 	}
 	return namesRun(ctx, "paros (TLS, tokens)", n, inflight, func(i int, sampled bool) (time.Duration, time.Duration, error) {
 		cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 		defer cancel()
 		t0 := time.Now()
-		info, err := cl.CreateJournal(cctx, name(i))
+		info, err := adm.CreateJournal(cctx, name(i))
 		call := time.Since(t0)
 		if err != nil || !sampled {
 			return call, 0, err
@@ -187,7 +189,7 @@ func (s *parosSys) namesRows(ctx context.Context, n, inflight int) namesResult {
 	}, func(i int) error {
 		cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 		defer cancel()
-		return cl.DeleteJournal(cctx, name(i))
+		return adm.DeleteJournal(cctx, name(i))
 	})
 }
 

@@ -45,6 +45,7 @@ import (
 
 	pb "github.com/parosdb/paros/api/parospb/paros/v1"
 	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/client/admin"
 	"github.com/parosdb/paros/client/sansio"
 	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/machine"
@@ -327,12 +328,12 @@ func (s *parosSys) clientOpts() []client.Option {
 }
 
 // leaderOf is the index of the live member that reports itself the
-// consensus leader of journal j (Client.Inspect), waiting up to wait.
+// consensus leader of journal j (admin.Client.Inspect), waiting up to wait.
 func (s *parosSys) leaderOf(ctx context.Context, j int, wait time.Duration) (int, error) {
 	deadline := time.Now().Add(wait)
 	for {
 		ictx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		sts := s.cl.Inspect(ictx, s.jids[j])
+		sts := admin.New(s.cl).Inspect(ictx, s.jids[j])
 		cancel()
 		for _, st := range sts {
 			i := s.memberIndex(st.Addr)

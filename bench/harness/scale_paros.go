@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/client/admin"
 	"github.com/parosdb/paros/core/journal"
 )
 
@@ -205,10 +206,10 @@ func (s *parosSys) surveyLeaders(ctx context.Context, wait time.Duration) ([]int
 func (s *parosSys) inspectLeader(ctx context.Context, j int) int {
 	ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	best, bb := -1, client.Ballot{}
-	for _, st := range s.cl.Inspect(ictx, s.jids[j]) {
+	best, bb := -1, admin.Ballot{}
+	for _, st := range admin.New(s.cl).Inspect(ictx, s.jids[j]) {
 		i := s.memberIndex(st.Addr)
-		b := client.Ballot{Round: st.PromisedRound, Node: st.PromisedNode}
+		b := st.Promised
 		if st.Err == nil && st.Role == "leader" && i >= 0 && s.procs[i].alive() && (best < 0 || bb.Less(b)) {
 			best, bb = i, b
 		}
@@ -383,7 +384,7 @@ func (s *parosSys) scaleRestart(ctx context.Context, budget time.Duration) *scal
 	defer cl.Close()
 	for {
 		ictx, cancel := context.WithTimeout(dctx, 5*time.Second)
-		st := cl.Inspect(ictx, journal.ID{})[0]
+		st := admin.New(cl).Inspect(ictx, journal.ID{})[0]
 		cancel()
 		if st.Err == nil && st.CellID != 0 {
 			out.InspectMs, out.InspectJournals = ms(time.Since(t0)), len(st.Journals)

@@ -20,6 +20,7 @@ import (
 
 	pb "github.com/parosdb/paros/api/parospb/paros/v1"
 	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/client/admin"
 	"github.com/parosdb/paros/machine"
 	"github.com/parosdb/paros/security"
 	"github.com/parosdb/paros/storage/machinerecord"
@@ -328,7 +329,7 @@ func formDevCell(addrs, replicas, proxies []string, access machine.Access) (*pb.
 const devJournalName = "demo"
 
 // devJournal creates the journal named demo in the default tenant (a kept
-// cell already has it) through the client, as any application would.
+// cell already has it) through client/admin, as any operator's tool would.
 func devJournal(addrs []string, access machine.Access) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -341,7 +342,7 @@ func devJournal(addrs []string, access machine.Access) (string, error) {
 		return "", exitError{exitInfra, err}
 	}
 	defer c.Close()
-	if _, err := c.CreateJournal(ctx, devJournalName); err != nil && !errors.Is(err, client.ErrNameTaken) {
+	if _, err := admin.New(c).CreateJournal(ctx, devJournalName); err != nil && !errors.Is(err, admin.ErrNameTaken) {
 		return "", exitError{exitInfra, fmt.Errorf("create the journal %s: %w", devJournalName, err)}
 	}
 	return devJournalName, nil

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/client/admin"
 )
 
 // The cell noun: forming it (init.go), its machine pool (machines,
@@ -38,7 +39,7 @@ fails together with others (a rack, a zone): placement spreads over them.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			return g.withCall(func(ctx context.Context, c *client.Client) error {
-				id, err := c.AddMachine(ctx, args[0], domain)
+				id, err := admin.New(c).AddMachine(ctx, args[0], domain)
 				if err != nil {
 					return controlExit(err)
 				}
@@ -68,7 +69,7 @@ holds; move them with 'parosctl journal reconfigure'.`,
 				return err
 			}
 			return g.withCall(func(ctx context.Context, c *client.Client) error {
-				if err := c.DrainMachine(ctx, id); err != nil {
+				if err := admin.New(c).DrainMachine(ctx, id); err != nil {
 					return controlExit(err)
 				}
 				out := machineOut{Node: fmt.Sprintf("%016x", id), State: "draining"}
@@ -94,7 +95,7 @@ coordinator election), for moving them off machines being replaced with
 		Args: cobra.NoArgs,
 		RunE: func(_ *cobra.Command, _ []string) error {
 			return g.withCall(func(ctx context.Context, c *client.Client) error {
-				reg, err := c.Registry(ctx)
+				reg, err := admin.New(c).Registry(ctx)
 				if err != nil {
 					return controlExit(err)
 				}
@@ -120,7 +121,7 @@ coordinator election), for moving them off machines being replaced with
 	return withSchema(cmd, cellMachinesOut{}, false)
 }
 
-func machineOutOf(m client.MachineInfo) machineOut {
+func machineOutOf(m admin.MachineInfo) machineOut {
 	state := "up"
 	if m.Draining {
 		state = "draining"

@@ -7,10 +7,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/client/admin"
 )
 
 // Shell completion of journal names (cobra's completion command does the
-// rest): the journals the cell lists, through the client's Journals call
+// rest): the journals the cell lists, through client/admin's Journals call
 // with a short timeout. When no cell answers, it completes nothing, and
 // says nothing: a prompt is no place for errors.
 
@@ -39,7 +40,7 @@ func (g *globals) completeJournal(cmd *cobra.Command, args []string, _ string) (
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
 	defer c.Close()
-	js, err := c.Journals(ctx, "")
+	js, err := admin.New(c).Journals(ctx, "")
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/client/admin"
 	"github.com/parosdb/paros/core/journal"
 )
 
@@ -113,7 +114,7 @@ func (g *globals) cellID(c *client.Client) (uint64, error) {
 	ctx, cancel := g.ctx()
 	defer cancel()
 	var last error
-	for _, st := range c.Inspect(ctx, journal.ID{}) {
+	for _, st := range admin.New(c).Inspect(ctx, journal.ID{}) {
 		if st.Err == nil && st.CellID != 0 {
 			return st.CellID, nil
 		}

@@ -10,12 +10,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/client/admin"
 	"github.com/parosdb/paros/core/journal"
-	"github.com/parosdb/paros/core/paxos"
 )
 
 // journal handoff moves a journal's consensus leadership through the client library's
-// Client.Handoff: the leader hands its ballot on to another acceptor, and
+// admin.Client.Handoff: the leader hands its ballot on to another acceptor, and
 // the cell runs no election.
 
 // handoffWait is how long handoff waits, in all, by default.
@@ -60,7 +60,7 @@ successor was not seen leading within --wait: inspect, or run it again).`,
 				ctx, cancel := context.WithTimeout(context.Background(), wait)
 				defer cancel()
 				start := time.Now()
-				leader, err := c.Handoff(ctx, id, to)
+				leader, err := admin.New(c).Handoff(ctx, id, to)
 				if err != nil {
 					return handoffError(err)
 				}
@@ -78,7 +78,7 @@ successor was not seen leading within --wait: inspect, or run it again).`,
 
 // parseHandoff reads handoff's journal argument and --to ("" is 0: the
 // leader picks).
-func parseHandoff(jref, to string) (journal.ID, paxos.NodeID, error) {
+func parseHandoff(jref, to string) (journal.ID, admin.NodeID, error) {
 	id, err := parseJournal(jref)
 	if err != nil {
 		return journal.ID{}, 0, err
@@ -90,7 +90,7 @@ func parseHandoff(jref, to string) (journal.ID, paxos.NodeID, error) {
 	if err != nil {
 		return journal.ID{}, 0, err
 	}
-	return id, paxos.NodeID(n), nil
+	return id, n, nil
 }
 
 // handoffError maps the error of Handoff to an exit code.

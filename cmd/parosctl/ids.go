@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/client/admin"
 	"github.com/parosdb/paros/core/journal"
 )
 
@@ -82,28 +83,28 @@ func formatUUID(u journal.LeaderUUID) string {
 }
 
 // parseNode reads a node id: hex, as cell inspect prints it (node=...).
-func parseNode(s string) (uint64, error) {
+func parseNode(s string) (admin.NodeID, error) {
 	n, err := strconv.ParseUint(strings.TrimPrefix(strings.TrimSpace(s), "0x"), 16, 64)
 	if err != nil || n == 0 {
 		return 0, fail(exitBadArgs, "node %q: want a node id in hex, as cell inspect prints it", s)
 	}
-	return n, nil
+	return admin.NodeID(n), nil
 }
 
 // parseBallot reads a ballot ROUND.NODE, both decimal, as journal inspect
 // prints it (gc_watermark=...).
-func parseBallot(s string) (client.Ballot, error) {
+func parseBallot(s string) (admin.Ballot, error) {
 	r, n, ok := strings.Cut(strings.TrimSpace(s), ".")
 	round, err1 := strconv.ParseUint(r, 10, 64)
 	node, err2 := strconv.ParseUint(n, 10, 64)
 	if !ok || err1 != nil || err2 != nil || round == 0 {
-		return client.Ballot{}, fail(exitBadArgs, "ballot %q: want ROUND.NODE in decimal, as journal inspect prints gc_watermark", s)
+		return admin.Ballot{}, fail(exitBadArgs, "ballot %q: want ROUND.NODE in decimal, as journal inspect prints gc_watermark", s)
 	}
-	return client.Ballot{Round: round, Node: node}, nil
+	return admin.Ballot{Round: round, Node: admin.NodeID(node)}, nil
 }
 
 // nodeList prints node ids as --members reads them: hex, comma-separated.
-func nodeList(ids []uint64) string {
+func nodeList(ids []admin.NodeID) string {
 	out := make([]string, len(ids))
 	for i, id := range ids {
 		out[i] = fmt.Sprintf("%016x", id)

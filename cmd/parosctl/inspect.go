@@ -8,11 +8,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/client/admin"
 	"github.com/parosdb/paros/core/journal"
 )
 
 // cell inspect and journal inspect: one line (or JSON object) per server,
-// through Client.Inspect, which asks every server dialled.
+// through admin.Client.Inspect, which asks every server dialled.
 
 func cellInspectCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
@@ -86,7 +87,7 @@ func (g *globals) inspect(id journal.ID) error {
 	answered := 0
 	var lines []string
 	out := []inspectOut{}
-	for _, st := range c.Inspect(ctx, id) {
+	for _, st := range admin.New(c).Inspect(ctx, id) {
 		refusal := ""
 		switch {
 		case errors.Is(st.Err, client.ErrUnknownJournal):
@@ -109,7 +110,7 @@ func (g *globals) inspect(id journal.ID) error {
 
 // inspectLine is one server's line: its machine's facts, and its facts
 // about journal id unless id is zero. refusal is "" or "unknown_journal".
-func inspectLine(st client.MemberStatus, id journal.ID, refusal string) string {
+func inspectLine(st admin.MemberStatus, id journal.ID, refusal string) string {
 	js := make([]string, len(st.Journals))
 	for i, j := range st.Journals {
 		js[i] = j.String()
@@ -119,10 +120,10 @@ func inspectLine(st client.MemberStatus, id journal.ID, refusal string) string {
 		return line
 	}
 	line += fmt.Sprintf(" role=%s leader=%016x promised=%d.%d chosen=%d applied=%d floor=%d next_seq=%d first_seq=%d",
-		st.Role, st.LeaderHint, st.PromisedRound, st.PromisedNode, st.ChosenIndex,
+		st.Role, st.LeaderHint, st.Promised.Round, st.Promised.Node, st.ChosenIndex,
 		st.Applied, st.FirstSlot, st.View.NextSeq, st.View.FirstSeq)
 	if st.Role != "" {
-		line += fmt.Sprintf(" members=%s quorum=%s", nodeList(st.Members), quorumWord(st.QuorumSpec))
+		line += fmt.Sprintf(" members=%s quorum=%s", nodeList(st.Members), quorumWord(st.Quorum))
 	}
 	if len(st.Matchmakers) > 0 {
 		line += fmt.Sprintf(" config=%s since=%s matchmakers=%s@g%d", st.ConfigBallot, st.ConfigSince, nodeList(st.Matchmakers), st.MatchmakerGeneration)
@@ -178,7 +179,7 @@ type inspectMachine struct {
 	Proxy   bool   `json:"proxy,omitempty" doc:"a proxy leader"`
 }
 
-func inspectOutOf(st client.MemberStatus, refusal string) inspectOut {
+func inspectOutOf(st admin.MemberStatus, refusal string) inspectOut {
 	out := inspectOut{Addr: st.Addr, Refusal: refusal, Node: fmt.Sprintf("%016x", st.NodeID), Cell: fmt.Sprintf("%016x", st.CellID)}
 	for _, j := range st.Journals {
 		out.Journals = append(out.Journals, j.String())
@@ -190,10 +191,10 @@ func inspectOutOf(st client.MemberStatus, refusal string) inspectOut {
 		return out // node facts only, or a refusal
 	}
 	out.Role, out.Leader = st.Role, fmt.Sprintf("%016x", st.LeaderHint)
-	out.Promised = client.Ballot{Round: st.PromisedRound, Node: st.PromisedNode}.String()
+	out.Promised = st.Promised.String()
 	out.ChosenIndex, out.Applied, out.FirstSlot = st.ChosenIndex, st.Applied, st.FirstSlot
 	out.State = stateOf(st.View)
-	out.Members, out.Quorum, out.Quarantined = hexIDs(st.Members), quorumWord(st.QuorumSpec), st.Quarantined
+	out.Members, out.Quorum, out.Quarantined = hexIDs(st.Members), quorumWord(st.Quorum), st.Quarantined
 	if len(st.Matchmakers) > 0 {
 		out.ConfigBallot, out.ConfigSince, out.Matchmakers = st.ConfigBallot.String(), st.ConfigSince.String(), hexIDs(st.Matchmakers)
 		out.MatchmakerGeneration = st.MatchmakerGeneration

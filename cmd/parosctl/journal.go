@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/client/admin"
 )
 
 // The journal noun: its lifecycle by name (create, delete, list, show,
@@ -71,12 +72,12 @@ appenders).`,
   parosctl journal create events --writer multi`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			var opts []client.CreateOption
+			var opts []admin.CreateOption
 			if members > 0 {
-				opts = append(opts, client.WithMembers(members))
+				opts = append(opts, admin.WithMembers(members))
 			}
 			if on != "" {
-				var ids []uint64
+				var ids []admin.NodeID
 				for _, s := range strings.Split(on, ",") {
 					id, err := parseNode(s)
 					if err != nil {
@@ -84,24 +85,24 @@ appenders).`,
 					}
 					ids = append(ids, id)
 				}
-				opts = append(opts, client.WithMemberIDs(ids...))
+				opts = append(opts, admin.WithMemberIDs(ids...))
 			}
 			if quorumFlag != "" {
 				q, err := parseQuorum(quorumFlag)
 				if err != nil {
 					return err
 				}
-				opts = append(opts, client.WithQuorum(q))
+				opts = append(opts, admin.WithQuorum(q))
 			}
 			switch writer {
 			case "", "single":
 			case "multi":
-				opts = append(opts, client.WithMultiWriter())
+				opts = append(opts, admin.WithMultiWriter())
 			default:
 				return fail(exitBadArgs, "--writer %q: want single or multi", writer)
 			}
 			return g.withCall(func(ctx context.Context, c *client.Client) error {
-				info, err := c.CreateJournal(ctx, args[0], opts...)
+				info, err := admin.New(c).CreateJournal(ctx, args[0], opts...)
 				if err != nil {
 					return controlExit(err)
 				}
@@ -127,7 +128,7 @@ func journalDeleteCmd(g *globals) *cobra.Command {
 		ValidArgsFunction: g.completeJournal,
 		RunE: func(_ *cobra.Command, args []string) error {
 			return g.withCall(func(ctx context.Context, c *client.Client) error {
-				if err := c.DeleteJournal(ctx, args[0]); err != nil {
+				if err := admin.New(c).DeleteJournal(ctx, args[0]); err != nil {
 					return controlExit(err)
 				}
 				g.print("deleted "+args[0], deletedOut{Deleted: args[0]})
@@ -148,7 +149,7 @@ func journalListCmd(g *globals) *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(_ *cobra.Command, _ []string) error {
 			return g.withCall(func(ctx context.Context, c *client.Client) error {
-				js, err := c.Journals(ctx, tenant)
+				js, err := admin.New(c).Journals(ctx, tenant)
 				if err != nil {
 					return controlExit(err)
 				}
@@ -162,7 +163,7 @@ func journalListCmd(g *globals) *cobra.Command {
 }
 
 // printJournals prints js as a list: text lines, table rows, or JSON.
-func (g *globals) printJournals(js []client.JournalInfo) {
+func (g *globals) printJournals(js []admin.JournalInfo) {
 	var lines []string
 	var rows [][]string
 	out := []journalOut{}
@@ -185,7 +186,7 @@ func journalShowCmd(g *globals) *cobra.Command {
 		RunE: func(_ *cobra.Command, args []string) error {
 			return g.withCall(func(ctx context.Context, c *client.Client) error {
 				tenant, name := client.SplitName(args[0])
-				js, err := c.Journals(ctx, tenant)
+				js, err := admin.New(c).Journals(ctx, tenant)
 				if err != nil {
 					return controlExit(err)
 				}
@@ -202,19 +203,19 @@ func journalShowCmd(g *globals) *cobra.Command {
 	return withSchema(cmd, journalOut{}, false)
 }
 
-func journalLine(j client.JournalInfo) string {
+func journalLine(j admin.JournalInfo) string {
 	return fmt.Sprintf("%s/%s id=%s members=%s quorum=%s writer=%s state=%s",
 		j.Tenant, j.Name, j.ID, nodeList(j.Members), quorumWord(j.Quorum), writerWord(j), stateWord(j))
 }
 
-func writerWord(j client.JournalInfo) string {
+func writerWord(j admin.JournalInfo) string {
 	if j.Multi {
 		return "multi"
 	}
 	return "single"
 }
 
-func stateWord(j client.JournalInfo) string {
+func stateWord(j admin.JournalInfo) string {
 	if j.Deleting {
 		return "deleting"
 	}

@@ -10,10 +10,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/client/admin"
 )
 
 // The matchmaker set on a running cell: matchmakers set, through the client
-// library's Client.SetMatchmakers. It is cell-wide: one set of matchmakers
+// library's admin.Client.SetMatchmakers. It is cell-wide: one set of matchmakers
 // serves every journal, and a handover replaces it by its next generation.
 
 // matchmakersWait is how long matchmakers set waits, in all, by default.
@@ -86,7 +87,7 @@ handover may still complete: run it again).`,
 // chosen.
 func setMatchmakers(ctx context.Context, c *client.Client, members []string) (matchmakersOut, error) {
 	start := time.Now()
-	set, err := c.SetMatchmakers(ctx, members)
+	set, err := admin.New(c).SetMatchmakers(ctx, members)
 	if err != nil {
 		return matchmakersOut{}, matchmakersError(err)
 	}

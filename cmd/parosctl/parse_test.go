@@ -14,20 +14,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/client/admin"
 	"github.com/parosdb/paros/core/journal"
-	"github.com/parosdb/paros/core/paxos"
-	"github.com/parosdb/paros/core/quorum"
 )
 
 func TestQuorumFlagReadsItsThreeFormsAndPrintsThemBack(t *testing.T) {
-	for in, want := range map[string]quorum.Spec{
-		"":               {Kind: quorum.KindMajority},
-		"majority":       {Kind: quorum.KindMajority},
-		"flexible:2:3":   {Kind: quorum.KindFlexible, Q1: 2, Q2: 3},
-		"grid:2x3":       {Kind: quorum.KindGrid, Rows: 2, Cols: 3},
-		" grid:1x1 ":     {Kind: quorum.KindGrid, Rows: 1, Cols: 1},
-		"flexible:10:10": {Kind: quorum.KindFlexible, Q1: 10, Q2: 10},
+	for in, want := range map[string]admin.Quorum{
+		"":               admin.Majority(),
+		"majority":       admin.Majority(),
+		"flexible:2:3":   admin.Flexible(2, 3),
+		"grid:2x3":       admin.Grid(2, 3),
+		" grid:1x1 ":     admin.Grid(1, 1),
+		"flexible:10:10": admin.Flexible(10, 10),
 	} {
 		// Act.
 		got, err := parseQuorum(in)
@@ -51,11 +49,11 @@ func TestQuorumFlagReadsItsThreeFormsAndPrintsThemBack(t *testing.T) {
 func TestBallotAndNodeFlags(t *testing.T) {
 	// Act and check: a ballot prints as it reads.
 	b, err := parseBallot("7.5199359448607873240")
-	if err != nil || b != (client.Ballot{Round: 7, Node: 5199359448607873240}) || b.String() != "7.5199359448607873240" {
+	if err != nil || b != (admin.Ballot{Round: 7, Node: 5199359448607873240}) || b.String() != "7.5199359448607873240" {
 		t.Fatalf("parseBallot: %+v, %v", b, err)
 	}
 	n, err := parseNode("4827d5df01d7d8d8")
-	if err != nil || n != 0x4827d5df01d7d8d8 || nodeList([]uint64{n}) != "4827d5df01d7d8d8" {
+	if err != nil || n != 0x4827d5df01d7d8d8 || nodeList([]admin.NodeID{n}) != "4827d5df01d7d8d8" {
 		t.Fatalf("parseNode: %x, %v", n, err)
 	}
 	for _, bad := range []string{"", "7", "0.5", "x.1", "1.y", "1.2.3"} {
@@ -148,7 +146,7 @@ func TestProxiesSetCommandRefusesBadArgumentsBeforeDialling(t *testing.T) {
 func TestHandoffReadsTheJournalAndTheSuccessor(t *testing.T) {
 	type parsed struct {
 		id journal.ID
-		to paxos.NodeID
+		to admin.NodeID
 	}
 	jid := journal.ID{Tenant: 0xa, Journal: 0x1b}
 	for in, want := range map[[2]string]parsed{
@@ -203,17 +201,17 @@ func TestHandoffCommandRefusesBadArgumentsBeforeDialling(t *testing.T) {
 func TestAReconfigurationMovesTheMatchmakersItRemoves(t *testing.T) {
 	for _, c := range []struct {
 		name              string
-		mm, before, after []uint64
-		want              []uint64
+		mm, before, after []admin.NodeID
+		want              []admin.NodeID
 		moved             bool
 	}{
-		{"a founder replaced by a new machine", []uint64{1, 2, 3}, []uint64{1, 2, 3}, []uint64{1, 2, 4}, []uint64{1, 2, 4}, true},
-		{"two replaced at once", []uint64{1, 2, 3}, []uint64{1, 2, 3}, []uint64{1, 5, 4}, []uint64{1, 4, 5}, true},
-		{"a member added, none removed", []uint64{1, 2, 3}, []uint64{1, 2, 3}, []uint64{1, 2, 3, 4}, []uint64{1, 2, 3}, false},
-		{"a member removed, none added: the set stays", []uint64{1, 2, 3}, []uint64{1, 2, 3, 4}, []uint64{1, 2, 3}, []uint64{1, 2, 3}, false},
-		{"a journal on other machines leaves the set alone", []uint64{1, 2, 3}, []uint64{4, 5, 6}, []uint64{4, 5, 7}, []uint64{1, 2, 3}, false},
-		{"an added machine already a matchmaker is not named twice", []uint64{1, 2, 3}, []uint64{1, 4}, []uint64{2, 4}, []uint64{1, 2, 3}, false},
-		{"a rerun with nothing removed moves nothing", []uint64{1, 2, 3}, []uint64{1, 2, 4}, []uint64{1, 2, 4}, []uint64{1, 2, 3}, false},
+		{"a founder replaced by a new machine", []admin.NodeID{1, 2, 3}, []admin.NodeID{1, 2, 3}, []admin.NodeID{1, 2, 4}, []admin.NodeID{1, 2, 4}, true},
+		{"two replaced at once", []admin.NodeID{1, 2, 3}, []admin.NodeID{1, 2, 3}, []admin.NodeID{1, 5, 4}, []admin.NodeID{1, 4, 5}, true},
+		{"a member added, none removed", []admin.NodeID{1, 2, 3}, []admin.NodeID{1, 2, 3}, []admin.NodeID{1, 2, 3, 4}, []admin.NodeID{1, 2, 3}, false},
+		{"a member removed, none added: the set stays", []admin.NodeID{1, 2, 3}, []admin.NodeID{1, 2, 3, 4}, []admin.NodeID{1, 2, 3}, []admin.NodeID{1, 2, 3}, false},
+		{"a journal on other machines leaves the set alone", []admin.NodeID{1, 2, 3}, []admin.NodeID{4, 5, 6}, []admin.NodeID{4, 5, 7}, []admin.NodeID{1, 2, 3}, false},
+		{"an added machine already a matchmaker is not named twice", []admin.NodeID{1, 2, 3}, []admin.NodeID{1, 4}, []admin.NodeID{2, 4}, []admin.NodeID{1, 2, 3}, false},
+		{"a rerun with nothing removed moves nothing", []admin.NodeID{1, 2, 3}, []admin.NodeID{1, 2, 4}, []admin.NodeID{1, 2, 4}, []admin.NodeID{1, 2, 3}, false},
 	} {
 		got, moved := movedMatchmakers(c.mm, c.before, c.after)
 		if !slices.Equal(got, c.want) || moved != c.moved {

@@ -9,10 +9,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/client/admin"
 )
 
 // The proxy leaders on a running cell: proxies set, through the client
-// library's Client.SetProxies, as replicas set changes the replicas. Like
+// library's admin.Client.SetProxies, as replicas set changes the replicas. Like
 // the replica list, the proxy list is cell-wide (every journal of the
 // plan) and no part of any quorum.
 
@@ -66,7 +67,7 @@ named as a proxy, a machine of another cell, the credentials).`,
 			ctx, cancel := context.WithTimeout(context.Background(), wait)
 			defer cancel()
 			start := time.Now()
-			if err := c.SetProxies(ctx, addrs); err != nil {
+			if err := admin.New(c).SetProxies(ctx, addrs); err != nil {
 				return proxiesError(err)
 			}
 			elapsed := time.Since(start)

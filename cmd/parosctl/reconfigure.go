@@ -5,19 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/client/admin"
 	"github.com/parosdb/paros/core/journal"
-	"github.com/parosdb/paros/core/quorum"
 )
 
 // The membership commands: journal reconfigure and journal retire,
-// through the client library's Client.Reconfigure and Client.Retire. Both
+// through the client library's admin.Client.Reconfigure and Retire. Both
 // need a cell formed with matchmakers (the default of cell init) and a
 // token with admin over every journal.
 
@@ -73,7 +72,7 @@ after the change started).`,
 			if err != nil {
 				return err
 			}
-			to := client.Configuration{Members: addrList(members)}
+			to := admin.Configuration{Members: addrList(members)}
 			if len(to.Members) == 0 {
 				return fail(exitBadArgs, "--members is required: node ids (hex) or host:port of new machines")
 			}
@@ -96,17 +95,17 @@ after the change started).`,
 
 // reconfigure moves the journal id to the configuration to, then the
 // matchmakers it removed (unless keep), and prints the outcome.
-func (g *globals) reconfigure(ctx context.Context, c *client.Client, id journal.ID, to client.Configuration, keep bool) error {
+func (g *globals) reconfigure(ctx context.Context, c *client.Client, id journal.ID, to admin.Configuration, keep bool) error {
 	start := time.Now()
 	from, known := newestConfig(ctx, c, id)
-	if err := c.Reconfigure(ctx, id, to); err != nil {
+	if err := admin.New(c).Reconfigure(ctx, id, to); err != nil {
 		return membershipError(err)
 	}
 	elapsed := time.Since(start)
 	out := reconfigureOut{Journal: id.String(), Members: to.Members, Quorum: quorumWord(to.Quorum), ElapsedMs: elapsed.Milliseconds()}
 	st, ok := newestConfig(ctx, c, id)
 	if ok {
-		out.Members, out.Quorum = hexIDs(st.Members), quorumWord(st.QuorumSpec)
+		out.Members, out.Quorum = hexIDs(st.Members), quorumWord(st.Quorum)
 		out.ConfigBallot, out.ConfigSince = st.ConfigBallot.String(), st.ConfigSince.String()
 	}
 	line := fmt.Sprintf("reconfigured %s members=%s quorum=%s", id, strings.Join(out.Members, ","), out.Quorum)
@@ -114,7 +113,7 @@ func (g *globals) reconfigure(ctx context.Context, c *client.Client, id journal.
 		line += fmt.Sprintf(" config=%s since=%s", out.ConfigBallot, out.ConfigSince)
 	}
 	line += fmt.Sprintf(" elapsed=%s", elapsed.Round(time.Millisecond))
-	var next []uint64
+	var next []admin.NodeID
 	moved := false
 	if ok && known && !keep {
 		next, moved = movedMatchmakers(st.Matchmakers, from.Members, st.Members)
@@ -147,8 +146,8 @@ func (g *globals) reconfigure(ctx context.Context, c *client.Client, id journal.
 // is replaced by a machine it added that is no matchmaker yet, in order. A
 // removed matchmaker with no added machine left stays (the set never
 // shrinks behind the operator's back). moved reports a change.
-func movedMatchmakers(mm, before, after []uint64) ([]uint64, bool) {
-	var added []uint64
+func movedMatchmakers(mm, before, after []admin.NodeID) ([]admin.NodeID, bool) {
+	var added []admin.NodeID
 	for _, m := range after {
 		if !slices.Contains(before, m) && !slices.Contains(mm, m) {
 			added = append(added, m)
@@ -167,8 +166,8 @@ func movedMatchmakers(mm, before, after []uint64) ([]uint64, bool) {
 }
 
 // outside lists the members of mm not in members.
-func outside(mm, members []uint64) []uint64 {
-	var out []uint64
+func outside(mm, members []admin.NodeID) []admin.NodeID {
+	var out []admin.NodeID
 	for _, m := range mm {
 		if !slices.Contains(members, m) {
 			out = append(out, m)
@@ -179,10 +178,10 @@ func outside(mm, members []uint64) []uint64 {
 
 // newestConfig is the answer, among the servers dialled, that follows the
 // newest configuration (the leader's when it is among them).
-func newestConfig(ctx context.Context, c *client.Client, id journal.ID) (client.MemberStatus, bool) {
-	var best client.MemberStatus
+func newestConfig(ctx context.Context, c *client.Client, id journal.ID) (admin.MemberStatus, bool) {
+	var best admin.MemberStatus
 	found := false
-	for _, st := range c.Inspect(ctx, id) {
+	for _, st := range admin.New(c).Inspect(ctx, id) {
 		if st.Err != nil || st.Role == "" {
 			continue
 		}
@@ -234,7 +233,7 @@ honoured: run it again, and unknown_journal then means it was).`,
 				return err
 			}
 			return g.withCall(func(ctx context.Context, c *client.Client) error {
-				if err := c.Retire(ctx, id, n, w); err != nil {
+				if err := admin.New(c).Retire(ctx, id, n, w); err != nil {
 					return membershipError(err)
 				}
 				g.print(fmt.Sprintf("retired node=%016x journal=%s gc_watermark=%s", n, id, w),
@@ -250,7 +249,7 @@ honoured: run it again, and unknown_journal then means it was).`,
 
 // membershipError maps the error of Reconfigure or Retire to an exit code.
 func membershipError(err error) error {
-	var refused *client.RetireRefusedError
+	var refused *admin.RetireRefusedError
 	switch {
 	case errors.Is(err, client.ErrDenied):
 		return deniedError(err)
@@ -259,48 +258,19 @@ func membershipError(err error) error {
 	case errors.Is(err, client.ErrAmbiguous):
 		return fail(exitAmbiguous, "ambiguous: %v", err)
 	case errors.As(err, &refused):
-		return fail(exitRefused, "retire refused: %s", strings.TrimPrefix(refused.Error(), "paros/client: retire refused: "))
+		return fail(exitRefused, "retire refused: %s", strings.TrimPrefix(refused.Error(), "paros/admin: retire refused: "))
 	}
 	return fail(exitRefused, "refused: %v", err)
 }
 
 // parseQuorum reads --quorum: majority, flexible:Q1:Q2 or grid:RxC.
-func parseQuorum(s string) (quorum.Spec, error) {
-	bad := fail(exitBadArgs, "--quorum %q: want majority, flexible:Q1:Q2 or grid:RxC", s)
-	kind, rest, _ := strings.Cut(strings.TrimSpace(s), ":")
-	switch kind {
-	case "", "majority":
-		if rest != "" {
-			return quorum.Spec{}, bad
-		}
-		return quorum.Spec{Kind: quorum.KindMajority}, nil
-	case "flexible":
-		a, b, ok := strings.Cut(rest, ":")
-		q1, err1 := strconv.Atoi(a)
-		q2, err2 := strconv.Atoi(b)
-		if !ok || err1 != nil || err2 != nil || q1 < 1 || q2 < 1 {
-			return quorum.Spec{}, bad
-		}
-		return quorum.Spec{Kind: quorum.KindFlexible, Q1: q1, Q2: q2}, nil
-	case "grid":
-		a, b, ok := strings.Cut(rest, "x")
-		r, err1 := strconv.Atoi(a)
-		c, err2 := strconv.Atoi(b)
-		if !ok || err1 != nil || err2 != nil || r < 1 || c < 1 {
-			return quorum.Spec{}, bad
-		}
-		return quorum.Spec{Kind: quorum.KindGrid, Rows: r, Cols: c}, nil
+func parseQuorum(s string) (admin.Quorum, error) {
+	q, err := admin.ParseQuorum(s)
+	if err != nil {
+		return admin.Quorum{}, fail(exitBadArgs, "--quorum %q: want majority, flexible:Q1:Q2 or grid:RxC", s)
 	}
-	return quorum.Spec{}, bad
+	return q, nil
 }
 
 // quorumWord prints a quorum system as --quorum reads it.
-func quorumWord(q quorum.Spec) string {
-	switch q.Kind {
-	case quorum.KindFlexible:
-		return fmt.Sprintf("flexible:%d:%d", q.Q1, q.Q2)
-	case quorum.KindGrid:
-		return fmt.Sprintf("grid:%dx%d", q.Rows, q.Cols)
-	}
-	return "majority"
-}
+func quorumWord(q admin.Quorum) string { return q.String() }

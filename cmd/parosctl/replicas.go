@@ -10,10 +10,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/client/admin"
 )
 
 // The replica tier on a running cell: replicas set, through the client
-// library's Client.SetReplicas. It is a command of its own, not a flag of
+// library's admin.Client.SetReplicas. It is a command of its own, not a flag of
 // reconfigure: reconfigure moves one journal's acceptors through a round
 // change, while the replica list is cell-wide (every journal of the plan)
 // and no part of any quorum.
@@ -66,7 +67,7 @@ replica, a machine of another cell, the credentials).`,
 			ctx, cancel := context.WithTimeout(context.Background(), wait)
 			defer cancel()
 			start := time.Now()
-			if err := c.SetReplicas(ctx, addrs); err != nil {
+			if err := admin.New(c).SetReplicas(ctx, addrs); err != nil {
 				return replicasError(err)
 			}
 			elapsed := time.Since(start)

@@ -3,7 +3,7 @@ package main
 import (
 	"fmt"
 
-	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/client/admin"
 	"github.com/parosdb/paros/core/journal"
 )
 
@@ -26,7 +26,7 @@ type journalOut struct {
 	Deleting    bool     `json:"deleting" doc:"being deleted"`
 }
 
-func journalOutOf(j client.JournalInfo) journalOut {
+func journalOutOf(j admin.JournalInfo) journalOut {
 	return journalOut{Tenant: j.Tenant, Name: j.Name, ID: j.ID.String(), Members: hexIDs(j.Members),
 		Quorum: quorumWord(j.Quorum), MultiWriter: j.Multi, Deleting: j.Deleting}
 }
@@ -190,7 +190,7 @@ type cellMachinesOut struct {
 }
 
 // hexIDs prints node ids as the text output does: 16 hex digits each.
-func hexIDs(ids []uint64) []string {
+func hexIDs(ids []admin.NodeID) []string {
 	out := make([]string, len(ids))
 	for i, id := range ids {
 		out[i] = fmt.Sprintf("%016x", id)

@@ -30,6 +30,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/client/admin"
 	"github.com/parosdb/paros/internal/buildinfo"
 	"github.com/parosdb/paros/internal/testcell"
 )
@@ -357,11 +358,11 @@ func TestEveryCommandsJSONAgainstACell(t *testing.T) {
 }
 
 // nodeIDs are the node ids of the cell's first n machines.
-func (x *ctl) nodeIDs(n int) []uint64 {
+func (x *ctl) nodeIDs(n int) []admin.NodeID {
 	x.t.Helper()
-	var ids []uint64
+	var ids []admin.NodeID
 	for i := range n {
-		ids = append(ids, x.cell.Machine(i).NodeID())
+		ids = append(ids, admin.NodeID(x.cell.Machine(i).NodeID()))
 	}
 	return ids
 }

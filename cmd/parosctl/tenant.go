@@ -8,9 +8,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/client/admin"
 )
 
-// The tenant noun: create, delete, list and show, through the client's
+// The tenant noun: create, delete, list and show, through client/admin's
 // control-plane calls and its Registry.
 
 func tenantCmd(g *globals) *cobra.Command {
@@ -26,7 +27,7 @@ tenant's journals ('paros cert token --tenant').`,
 		Example: `  parosctl tenant create shop`,
 		RunE: func(_ *cobra.Command, args []string) error {
 			return g.withCall(func(ctx context.Context, c *client.Client) error {
-				id, err := c.CreateTenant(ctx, args[0])
+				id, err := admin.New(c).CreateTenant(ctx, args[0])
 				if err != nil {
 					return controlExit(err)
 				}
@@ -40,7 +41,7 @@ tenant's journals ('paros cert token --tenant').`,
 		Example: `  parosctl tenant delete shop`,
 		RunE: func(_ *cobra.Command, args []string) error {
 			return g.withCall(func(ctx context.Context, c *client.Client) error {
-				if err := c.DeleteTenant(ctx, args[0]); err != nil {
+				if err := admin.New(c).DeleteTenant(ctx, args[0]); err != nil {
 					return controlExit(err)
 				}
 				g.print("deleted tenant "+args[0], deletedOut{Deleted: args[0]})
@@ -54,7 +55,7 @@ tenant's journals ('paros cert token --tenant').`,
   parosctl tenant list -o table`,
 		RunE: func(_ *cobra.Command, _ []string) error {
 			return g.withCall(func(ctx context.Context, c *client.Client) error {
-				reg, err := c.Registry(ctx)
+				reg, err := admin.New(c).Registry(ctx)
 				if err != nil {
 					return controlExit(err)
 				}
@@ -82,13 +83,13 @@ tenant's journals ('paros cert token --tenant').`,
 		Example: `  parosctl tenant show default`,
 		RunE: func(_ *cobra.Command, args []string) error {
 			return g.withCall(func(ctx context.Context, c *client.Client) error {
-				reg, err := c.Registry(ctx)
+				reg, err := admin.New(c).Registry(ctx)
 				if err != nil {
 					return controlExit(err)
 				}
-				i := slices.IndexFunc(reg.Tenants, func(t client.TenantInfo) bool { return t.Name == args[0] })
+				i := slices.IndexFunc(reg.Tenants, func(t admin.TenantInfo) bool { return t.Name == args[0] })
 				if i < 0 {
-					return controlExit(fmt.Errorf("%w: tenant %s", client.ErrUnknownTenant, args[0]))
+					return controlExit(fmt.Errorf("%w: tenant %s", admin.ErrUnknownTenant, args[0]))
 				}
 				t := reg.Tenants[i]
 				lines := []string{""}

@@ -11,6 +11,10 @@
 // that can drop the connection right after forwarding a request (so the
 // request may land while its answer is lost).
 //
+// Pool shares cells among a package's tests and examples: it hands each
+// caller a journal nobody else got, and starts another cell when the
+// journals run out.
+//
 // A cell is plaintext by default. Options.Secure serves it as `paros serve
 // --tls` does: a CA, a certificate per machine and an admin token are made
 // in the cell's directory, the machines serve TLS with authentication and
@@ -18,7 +22,8 @@
 // gets in.
 //
 // The package imports no test-only package, so commands (cmd/paros-load)
-// can use it; callers pass the directory (t.TempDir() in a test).
+// can use it; callers pass the directory (t.TempDir() in a test), except
+// to a Pool, which makes a temporary one and removes it on Close.
 package testcell
 
 import (
@@ -204,18 +209,18 @@ func Start(ctx context.Context, dir string, opts Options) (*Cell, error) {
 
 // AddIdle starts one more machine, idle: in no cell, with an empty data
 // dir, as `paros serve` on a new host. A reconfiguration adds it to the
-// cell (client.Client.Reconfigure, naming its Addr). It is the last of
+// cell (admin.Client.Reconfigure, naming its Addr). It is the last of
 // Nodes, stopped by Close like the others.
 func (c *Cell) AddIdle() (*Node, error) { return c.addIdle(false, false) }
 
 // AddIdleReplica starts one more machine, idle, as a replica machine
-// (`paros serve --role replica` on a new host): client.Client.SetReplicas
+// (`paros serve --role replica` on a new host): admin.Client.SetReplicas
 // adds it to the cell. It is the last of Nodes, stopped by Close like the
 // others.
 func (c *Cell) AddIdleReplica() (*Node, error) { return c.addIdle(true, false) }
 
 // AddIdleProxy starts one more machine, idle, as a proxy machine (`paros
-// serve --role proxy` on a new host): client.Client.SetProxies adds it to
+// serve --role proxy` on a new host): admin.Client.SetProxies adds it to
 // the cell. It is the last of Nodes, stopped by Close like the others.
 func (c *Cell) AddIdleProxy() (*Node, error) { return c.addIdle(false, true) }
 

@@ -154,12 +154,12 @@ func TestForgedAcceptIsRefused(t *testing.T) {
 		t.Fatalf("the writer's write after the attack: position %d, %v; want position %d", seq, err, r.next)
 	}
 	want = append(want, []byte("after"))
-	for i, st := range conn.Inspect(ctx, id) {
+	for i, st := range inspect(ctx, conn, id) {
 		if st.Err != nil {
 			t.Fatalf("inspect machine %d: %v", i+1, st.Err)
 		}
-		if st.PromisedRound >= ballot.Round {
-			t.Fatalf("machine %d promised round %d (node %x): the forged round %d reached it", i+1, st.PromisedRound, st.PromisedNode, ballot.Round)
+		if st.Promised.Round >= ballot.Round {
+			t.Fatalf("machine %d promised round %d (node %x): the forged round %d reached it", i+1, st.Promised.Round, st.Promised.Node, ballot.Round)
 		}
 	}
 	for i, p := range c.procs {
@@ -191,11 +191,11 @@ func reconnoitre(t *testing.T, ctx context.Context, admin *client.Client, id jou
 	t.Helper()
 	for {
 		leader := waitRole(t, ctx, admin, id, "leader")
-		sts := admin.Inspect(ctx, id)
+		sts := inspect(ctx, admin, id)
 		if l := sts[leader]; l.Err == nil && l.Role == "leader" && l.Applied == l.ChosenIndex {
 			r := recon{leader: leader, chosen: l.ChosenIndex, uuid: l.View.Leader, next: l.View.NextSeq}
 			for _, st := range sts {
-				r.promisedRound = max(r.promisedRound, st.PromisedRound)
+				r.promisedRound = max(r.promisedRound, st.Promised.Round)
 			}
 			return r
 		}

@@ -211,13 +211,13 @@ func TestOneTokenCannotStarveAnother(t *testing.T) {
 		t.Errorf("honest writer's p99 %v, want under %v (max of %v and %d× its p99 without the flood, %v)",
 			p99, bound, honestP99Max, honestP99Factor, quantile(quiet)(0.99))
 	}
-	if after.Addr != before.Addr || after.PromisedRound != before.PromisedRound || after.PromisedNode != before.PromisedNode {
+	if after.Addr != before.Addr || after.Promised.Round != before.Promised.Round || after.Promised.Node != before.Promised.Node {
 		t.Errorf("leadership changed during the flood: %s led at round %d (node %x) before, %s at round %d (node %x) after",
-			before.Addr, before.PromisedRound, before.PromisedNode, after.Addr, after.PromisedRound, after.PromisedNode)
+			before.Addr, before.Promised.Round, before.Promised.Node, after.Addr, after.Promised.Round, after.Promised.Node)
 	}
-	for i, st := range admin.Inspect(ctx, id) {
-		if st.Err == nil && st.PromisedRound > before.PromisedRound {
-			t.Errorf("machine %d promised round %d, above the leader's %d before the flood: an election ran", i+1, st.PromisedRound, before.PromisedRound)
+	for i, st := range inspect(ctx, admin, id) {
+		if st.Err == nil && st.Promised.Round > before.Promised.Round {
+			t.Errorf("machine %d promised round %d, above the leader's %d before the flood: an election ran", i+1, st.Promised.Round, before.Promised.Round)
 		}
 	}
 	for i := range c.procs {

@@ -167,7 +167,7 @@ func TestLinkCutAndHealedWhileWriting(t *testing.T) {
 func waitRole(t *testing.T, ctx context.Context, admin *client.Client, id journal.ID, role string) int {
 	t.Helper()
 	for {
-		for i, st := range admin.Inspect(ctx, id) {
+		for i, st := range inspect(ctx, admin, id) {
 			if st.Err == nil && st.Role == role {
 				return i
 			}
@@ -184,7 +184,7 @@ func waitRole(t *testing.T, ctx context.Context, admin *client.Client, id journa
 func inspectApplied(t *testing.T, ctx context.Context, admin *client.Client, i int, id journal.ID) uint64 {
 	t.Helper()
 	for {
-		st := admin.Inspect(ctx, id)[i]
+		st := inspect(ctx, admin, id)[i]
 		if st.Err == nil {
 			return st.Applied
 		}

@@ -21,7 +21,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/client/admin"
 )
 
 func TestReplaceEveryMatchmakerThenKillTheOldMajority(t *testing.T) {
@@ -55,11 +55,11 @@ func TestReplaceEveryMatchmakerThenKillTheOldMajority(t *testing.T) {
 	// Act: replace founder i by spare i, the journal and its matchmaker in
 	// one command, for i = 0, 1, 2.
 	members := slices.Clone(c.procs)
-	founders := conn.Inspect(ctx, id)
+	founders := inspect(ctx, conn, id)
 	for i := range 3 {
 		members[i] = spares[i]
 		list := servers(members)
-		founder := slices.IndexFunc(founders, func(st client.MemberStatus) bool { return st.Addr == c.procs[i].public() })
+		founder := slices.IndexFunc(founders, func(st admin.MemberStatus) bool { return st.Addr == c.procs[i].public() })
 		if founder < 0 {
 			t.Fatalf("founder %d at %s did not answer Inspect", i+1, c.procs[i].public())
 		}
@@ -103,7 +103,7 @@ func TestReplaceEveryMatchmakerThenKillTheOldMajority(t *testing.T) {
 	waitAcks(acked() + 10)
 	live := spares
 	lc := c.dial(ctx, live)
-	before := lc.Inspect(ctx, id)[waitRole(t, ctx, lc, id, "leader")]
+	before := inspect(ctx, lc, id)[waitRole(t, ctx, lc, id, "leader")]
 	if before.MatchmakerGeneration != 4 {
 		t.Fatalf("the leader follows matchmaker generation %d (%x), want 4", before.MatchmakerGeneration, before.Matchmakers)
 	}
@@ -123,7 +123,7 @@ func TestReplaceEveryMatchmakerThenKillTheOldMajority(t *testing.T) {
 
 	// Check: a new leader was elected under the replaced set, and every
 	// acknowledged append reads back from the survivors.
-	for _, st := range sc.Inspect(ctx, id) {
+	for _, st := range inspect(ctx, sc, id) {
 		if st.Err == nil && st.Role == "leader" {
 			t.Logf("new leader %016x, matchmakers %x at generation %d", st.NodeID, st.Matchmakers, st.MatchmakerGeneration)
 		}

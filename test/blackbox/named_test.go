@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/client/admin"
 	"github.com/parosdb/paros/core/journal"
 )
 
@@ -82,7 +83,7 @@ func TestJournalsByNameLiveAndDieAcrossRestarts(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	conn := c.dial(ctx, c.procs)
-	if _, err := conn.CreateTenant(ctx, "shop"); err != nil {
+	if _, err := admin.New(conn).CreateTenant(ctx, "shop"); err != nil {
 		t.Fatal(err)
 	}
 	names := make([]string, n)
@@ -94,7 +95,7 @@ func TestJournalsByNameLiveAndDieAcrossRestarts(t *testing.T) {
 	// record to each.
 	t0 := time.Now()
 	forEach(t, names, 16, func(name string) error {
-		_, err := conn.CreateJournal(ctx, name)
+		_, err := admin.New(conn).CreateJournal(ctx, name)
 		return err
 	})
 	t.Logf("created %d journals by name in %s (%.0f/s)", n, time.Since(t0).Round(time.Millisecond),
@@ -118,7 +119,7 @@ func TestJournalsByNameLiveAndDieAcrossRestarts(t *testing.T) {
 	}
 	ids := map[string]journal.ID{}
 	var idsMu sync.Mutex
-	js, err := conn.Journals(ctx, "shop")
+	js, err := admin.New(conn).Journals(ctx, "shop")
 	if err != nil || len(js) != n {
 		t.Fatalf("shop lists %d journals (%v), want %d", len(js), err, n)
 	}
@@ -126,7 +127,7 @@ func TestJournalsByNameLiveAndDieAcrossRestarts(t *testing.T) {
 		ids["shop/"+j.Name] = j.ID
 	}
 	t0 = time.Now()
-	forEach(t, deleted, 16, func(name string) error { return conn.DeleteJournal(ctx, name) })
+	forEach(t, deleted, 16, func(name string) error { return admin.New(conn).DeleteJournal(ctx, name) })
 	t.Logf("deleted %d journals by name in %s", len(deleted), time.Since(t0).Round(time.Millisecond))
 
 	// Act 3: admit a fifth machine from an empty data dir and create
@@ -144,11 +145,11 @@ func TestJournalsByNameLiveAndDieAcrossRestarts(t *testing.T) {
 		t.Fatalf("cell add-machine: exit %d: %s", code, admitted)
 	}
 	c.procs = append(c.procs, fifth)
-	reg, err := conn.Registry(ctx)
+	reg, err := admin.New(conn).Registry(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var fifthID uint64
+	var fifthID admin.NodeID
 	for _, m := range reg.Machines {
 		if m.Addr == fifth.public() {
 			fifthID = m.ID
@@ -162,7 +163,7 @@ func TestJournalsByNameLiveAndDieAcrossRestarts(t *testing.T) {
 		more = append(more, fmt.Sprintf("shop/later-%02d", i))
 	}
 	forEach(t, more, 8, func(name string) error {
-		info, err := conn.CreateJournal(ctx, name)
+		info, err := admin.New(conn).CreateJournal(ctx, name)
 		if err != nil {
 			return err
 		}
@@ -216,7 +217,7 @@ func TestJournalsByNameLiveAndDieAcrossRestarts(t *testing.T) {
 		}
 		return nil
 	})
-	js, err = conn.Journals(ctx, "shop")
+	js, err = admin.New(conn).Journals(ctx, "shop")
 	if err != nil || len(js) != len(kept) {
 		t.Fatalf("shop lists %d journals (%v), want %d", len(js), err, len(kept))
 	}

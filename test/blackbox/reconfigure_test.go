@@ -2,7 +2,7 @@
 // with real `paros serve` processes formed by `parosctl cell init` (a matchmaker
 // on every founding machine), as an operator does it: with `parosctl
 // journal reconfigure`, `parosctl journal inspect` and `parosctl journal retire`, or the client
-// library's Client.Reconfigure. A fourth machine is started idle on an
+// library's admin.Client.Reconfigure. A fourth machine is started idle on an
 // empty data dir (`paros serve` with its own certificate) and named by its
 // address; the reconfiguration admits it to the cell.
 //
@@ -43,8 +43,8 @@ import (
 	"time"
 
 	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/client/admin"
 	"github.com/parosdb/paros/core/journal"
-	"github.com/parosdb/paros/core/quorum"
 )
 
 // ackGapMax bounds the longest pause between two acknowledged writes while
@@ -94,7 +94,7 @@ func (c *cell) inspectJSON(servers, ref string) []map[string]any {
 // waitGC polls `parosctl journal inspect` until the leader's garbage
 // collection is effective with node retirable, and returns the leader's
 // watermark as parosctl reads it (R.N).
-func (c *cell) waitGC(ctx context.Context, servers, ref string, node uint64) string {
+func (c *cell) waitGC(ctx context.Context, servers, ref string, node admin.NodeID) string {
 	c.t.Helper()
 	for {
 		for _, st := range c.inspectJSON(servers, ref) {
@@ -210,7 +210,7 @@ func TestReplaceAMachineUnderLoad(t *testing.T) {
 		}
 	}
 	waitAcks(20)
-	sts := conn.Inspect(ctx, id)
+	sts := inspect(ctx, conn, id)
 	leader := waitRole(t, ctx, conn, id, "leader")
 	victim := (leader + 1) % 3
 	var survivors []string
@@ -296,7 +296,7 @@ func TestGridAndBackUnderLoad(t *testing.T) {
 	load := startAppender(ctx, wr, "g", 10*time.Second)
 	pace := func() { t.Helper(); load.pace(t, 300*time.Millisecond) } // let the writer run a little between steps
 	pace()
-	sts := conn.Inspect(ctx, journal.ID{}) // node ids, the idle machine's too
+	sts := inspect(ctx, conn, journal.ID{}) // node ids, the idle machine's too
 	leader := waitRole(t, ctx, conn, id, "leader")
 	hex := func(i int) string { return fmt.Sprintf("%016x", sts[i].NodeID) }
 	removed := (leader + 1) % 3
@@ -311,24 +311,24 @@ func TestGridAndBackUnderLoad(t *testing.T) {
 	// of three without one founder, pausing between the steps.
 	type step struct {
 		name  string
-		to    client.Configuration
+		to    admin.Configuration
 		quota string
 	}
-	grid := client.Configuration{Members: []string{hex(0), hex(1), hex(2), spare.addr}, Quorum: quorum.Spec{Kind: quorum.KindGrid, Rows: 2, Cols: 2}}
+	grid := admin.Configuration{Members: []string{hex(0), hex(1), hex(2), spare.addr}, Quorum: admin.Grid(2, 2)}
 	var windows [][2]time.Time
 	for _, s := range []step{
 		{"grid 2x2", grid, "grid"},
 		// The idle machine joined the cell in the grid step: named by its
 		// node id now.
-		{"majority", client.Configuration{Members: append(slices.Clone(kept), hex(3))}, "majority"},
+		{"majority", admin.Configuration{Members: append(slices.Clone(kept), hex(3))}, "majority"},
 	} {
 		start := time.Now()
-		if err := conn.Reconfigure(ctx, id, s.to); err != nil {
+		if err := admin.New(conn).Reconfigure(ctx, id, s.to); err != nil {
 			t.Fatalf("reconfigure to %s: %v", s.name, err)
 		}
 		windows = append(windows, [2]time.Time{start, time.Now()})
 		l := leaderOf(t, ctx, conn, id)
-		if !strings.HasPrefix(l.Quorum, s.quota) || len(l.Members) != len(s.to.Members) {
+		if !strings.HasPrefix(l.Quorum.String(), s.quota) || len(l.Members) != len(s.to.Members) {
 			t.Fatalf("after the step to %s the leader runs %s over %x", s.name, l.Quorum, l.Members)
 		}
 		t.Logf("%s: leader %016x runs %s over %x since %s, in %v", s.name, l.NodeID, l.Quorum, l.Members, l.ConfigSince,
@@ -401,11 +401,11 @@ func TestPlainCellRefusesReconfigure(t *testing.T) {
 }
 
 // leaderOf is the leader's answer about journal id, waiting for one.
-func leaderOf(t *testing.T, ctx context.Context, c *client.Client, id journal.ID) client.MemberStatus {
+func leaderOf(t *testing.T, ctx context.Context, c *client.Client, id journal.ID) admin.MemberStatus {
 	t.Helper()
 	i := waitRole(t, ctx, c, id, "leader")
 	for {
-		if st := c.Inspect(ctx, id)[i]; st.Err == nil && st.Role == "leader" {
+		if st := inspect(ctx, c, id)[i]; st.Err == nil && st.Role == "leader" {
 			return st
 		}
 		i = waitRole(t, ctx, c, id, "leader")
@@ -439,12 +439,12 @@ func TestAClientFollowsItsJournalToMachinesItWasNotGiven(t *testing.T) {
 	if _, err := wr.Append(ctx, []byte("before")); err != nil {
 		t.Fatalf("append before: %v", err)
 	}
-	sts := c.dial(ctx, c.procs).Inspect(ctx, id)
+	sts := inspect(ctx, c.dial(ctx, c.procs), id)
 	members := []string{fmt.Sprintf("%016x", sts[1].NodeID), fmt.Sprintf("%016x", sts[2].NodeID), spare.addr}
 
 	// Act: move the journal off machine 1, the only machine the Client
 	// was given, onto machines 2, 3 and the new one.
-	if err := one.Reconfigure(ctx, id, client.Configuration{Members: members, Quorum: quorum.Spec{Kind: quorum.KindMajority}}); err != nil {
+	if err := admin.New(one).Reconfigure(ctx, id, admin.Configuration{Members: members, Quorum: admin.Majority()}); err != nil {
 		t.Fatalf("reconfigure to %v: %v", members, err)
 	}
 

@@ -347,7 +347,7 @@ func (c *cell) inspectOnce(ctx context.Context, p *proc, id journal.ID) (*pb.Ins
 func leaderChosen(t *testing.T, ctx context.Context, admin *client.Client, id journal.ID) uint64 {
 	t.Helper()
 	i := waitRole(t, ctx, admin, id, "leader")
-	st := admin.Inspect(ctx, id)[i]
+	st := inspect(ctx, admin, id)[i]
 	if st.Err != nil {
 		t.Fatalf("inspect the leader: %v", st.Err)
 	}

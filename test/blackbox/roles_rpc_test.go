@@ -269,7 +269,7 @@ func TestOperatorCallsNameOnlyMachinesOfTheCell(t *testing.T) {
 	}
 	li := waitRole(t, ctx, admin, id, "leader")
 	leader := c.procs[li]
-	leaderBefore := admin.Inspect(ctx, id)[li]
+	leaderBefore := inspect(ctx, admin, id)[li]
 	idle := c.spare("idle")
 	const madeUp = 0x0000000000001234
 	opCtx := withToken(ctx, c.token)
@@ -308,7 +308,7 @@ func TestOperatorCallsNameOnlyMachinesOfTheCell(t *testing.T) {
 		t.Errorf("parosctl journal reconfigure naming a made-up member: exit %d: %s; want 3, unknown machine", code, out)
 	}
 	time.Sleep(3 * time.Second) // election timeouts and more: a leaderless journal would show
-	after := admin.Inspect(ctx, id)
+	after := inspect(ctx, admin, id)
 	if st := after[li]; st.Err != nil || st.Role != "leader" || !slices.Equal(st.Members, leaderBefore.Members) {
 		t.Errorf("the leader after the refusals: %+v; want it leading members %x", st, leaderBefore.Members)
 	}
@@ -349,7 +349,7 @@ func TestInspectShowsTheCellOnlyToWhoMaySeeIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	lib := conn.Inspect(ctx, journal.ID{})
+	lib := inspect(ctx, conn, journal.ID{})
 
 	// Check.
 	for i := range c.procs {

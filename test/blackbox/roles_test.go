@@ -61,8 +61,8 @@ func TestACertificateIsNotARole(t *testing.T) {
 	w, want := claimWithRecords(t, ctx, admin.Journal(id), 3)
 	defer w.Close()
 	r := reconnoitre(t, ctx, admin, id)
-	lst := admin.Inspect(ctx, id)[r.leader]
-	ballot := paxos.Ballot{Round: lst.PromisedRound, Node: paxos.NodeID(lst.PromisedNode)}
+	lst := inspect(ctx, admin, id)[r.leader]
+	ballot := paxos.Ballot{Round: lst.Promised.Round, Node: paxos.NodeID(lst.Promised.Node)}
 	if ballot.Node != paxos.NodeID(c.node(nodes[r.leader]).NodeID) {
 		t.Fatalf("the leader, machine %d, has promised %s, not a ballot of its own", r.leader+1, ballot)
 	}

@@ -124,7 +124,7 @@ func scrubRepairs(t *testing.T, leader bool) {
 	if !leader {
 		target = (lead + 1) % 3
 	}
-	st := conn.Inspect(ctx, id)[target]
+	st := inspect(ctx, conn, id)[target]
 	if st.Err != nil {
 		t.Fatalf("inspect machine %d: %v", target+1, st.Err)
 	}

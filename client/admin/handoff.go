@@ -1,4 +1,4 @@
-package client
+package admin
 
 import (
 	"context"
@@ -8,21 +8,12 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/peer"
 
 	pb "github.com/parosdb/paros/api/parospb/paros/v1"
+	"github.com/parosdb/paros/client"
 	"github.com/parosdb/paros/core/journal"
-	"github.com/parosdb/paros/core/paxos"
 	"github.com/parosdb/paros/wire"
 )
-
-// ErrCannotHandoff: the journal's leader refused to hand its leadership on
-// (a leadership handed to it by another handoff, which only an election
-// renews; recovery or repair under way; an open tail too long under write
-// load; a successor that is no other acceptor of the journal, or a replica
-// machine). Nothing was changed; the wrapped text names the rule. Run
-// Handoff again once the cause passed.
-var ErrCannotHandoff = errors.New("paros/client: the leader cannot hand its leadership on")
 
 // Bounds and pace of Handoff: every retry loop has a bound.
 const (
@@ -44,10 +35,10 @@ const (
 // handoff is what one Handoff has done so far.
 type handoff struct {
 	id journal.ID
-	to paxos.NodeID
+	to NodeID
 	// asked is the leader that handed on (or may have: its answer was
 	// lost), 0 before; named the successor it named; sentAt when.
-	asked, named paxos.NodeID
+	asked, named NodeID
 	sentAt       time.Time
 	// last says why the latest attempt did not hand on.
 	last string
@@ -74,38 +65,39 @@ type handoff struct {
 // node other than the leader that handed on counts as the successor.
 //
 // Errors: ErrCannotHandoff (the leader refused: nothing was changed),
-// ErrUnknownMachine (to is no machine of the cell), ErrUnknownJournal,
-// ErrDenied, ErrNoServer (no machine answered), ErrNotLeader (no leader
-// handed on before ctx ended: nothing was changed), and ErrAmbiguous when
-// ctx ended after a leader handed on (or may have) but before the
-// successor was seen leading: it may still lead (Inspect tells).
-func (c *Client) Handoff(ctx context.Context, id journal.ID, to paxos.NodeID) (paxos.NodeID, error) {
+// ErrUnknownMachine (to is no machine of the cell),
+// client.ErrUnknownJournal, client.ErrDenied, client.ErrNoServer (no
+// machine answered), client.ErrNotLeader (no leader handed on before ctx
+// ended: nothing was changed), and client.ErrAmbiguous when ctx ended
+// after a leader handed on (or may have) but before the successor was
+// seen leading: it may still lead (Inspect tells).
+func (a *Client) Handoff(ctx context.Context, id journal.ID, to NodeID) (NodeID, error) {
 	if !id.IsSet() {
-		return 0, fmt.Errorf("paros/client: Handoff: journal %s is unset", id)
+		return 0, fmt.Errorf("paros/admin: Handoff: journal %s is unset", id)
 	}
-	sv := c.look(ctx, id)
+	sv := a.look(ctx, id)
 	if err := sv.reached(id); err != nil {
 		return 0, err
 	}
 	if to != 0 {
-		if _, ok := sv.replicas[uint64(to)]; ok {
-			return 0, fmt.Errorf("%w: %016x is a replica machine: a replica never leads", ErrCannotHandoff, uint64(to))
+		if _, ok := sv.replicas[to]; ok {
+			return 0, fmt.Errorf("%w: %s is a replica machine: a replica never leads", ErrCannotHandoff, to)
 		}
-		if _, ok := sv.machines[uint64(to)]; !ok {
-			return 0, fmt.Errorf("%w: %016x is no machine of cell %016x", ErrUnknownMachine, uint64(to), sv.cellID)
+		if _, ok := sv.machines[to]; !ok {
+			return 0, fmt.Errorf("%w: %s is no machine of cell %016x", ErrUnknownMachine, to, sv.cellID)
 		}
 	}
 	h := &handoff{id: id, to: to}
 	for range handoffPollsMax {
 		l, leads := sv.leader()
-		leader := paxos.NodeID(l.NodeID)
+		leader := l.NodeID
 		switch {
 		case !leads:
 			h.last = "no node leads the journal"
 		case h.done(leader):
 			return leader, nil
 		case h.shouldAsk(leader):
-			if err := c.askHandoff(ctx, sv, l, h); err != nil {
+			if err := a.askHandoff(ctx, sv, l, h); err != nil {
 				return 0, err
 			}
 		}
@@ -116,14 +108,14 @@ func (c *Client) Handoff(ctx context.Context, id journal.ID, to paxos.NodeID) (p
 			return 0, h.unfinished(ctx.Err())
 		case <-t.C:
 		}
-		sv = c.look(ctx, id)
+		sv = a.look(ctx, id)
 	}
 	return 0, h.unfinished(errors.New("the successor was not seen leading in time"))
 }
 
 // done reports whether leader is the leadership the handoff asked for:
 // to itself, or (to 0) any node other than the one that handed on.
-func (h *handoff) done(leader paxos.NodeID) bool {
+func (h *handoff) done(leader NodeID) bool {
 	if h.to != 0 {
 		return leader == h.to
 	}
@@ -133,7 +125,7 @@ func (h *handoff) done(leader paxos.NodeID) bool {
 // shouldAsk reports whether leader is to be asked now: nothing was handed
 // on yet, or the handoff was lost (the node that handed on leads again
 // after handoffResend, or an election put a third node in).
-func (h *handoff) shouldAsk(leader paxos.NodeID) bool {
+func (h *handoff) shouldAsk(leader NodeID) bool {
 	switch {
 	case h.asked == 0:
 		return true
@@ -146,15 +138,15 @@ func (h *handoff) shouldAsk(leader paxos.NodeID) bool {
 // askHandoff sends the Handoff to the leader l of survey sv, following
 // not_leader redirects to nodes of the cell. It returns only a final
 // error; a transient refusal is noted in h.last.
-func (c *Client) askHandoff(ctx context.Context, sv survey, l MemberStatus, h *handoff) error {
-	node, addr := paxos.NodeID(l.NodeID), l.Addr
+func (a *Client) askHandoff(ctx context.Context, sv survey, l MemberStatus, h *handoff) error {
+	node, addr := l.NodeID, l.Addr
 	req := &pb.HandoffRequest{Journal: wire.JournalIDToPB(h.id), To: uint64(h.to)}
 	for range handoffRedirectsMax {
-		r, err := c.handoffAt(ctx, addr, req)
+		r, err := a.handoffAt(ctx, addr, req)
 		switch {
-		case errors.Is(err, ErrDenied):
+		case errors.Is(err, client.ErrDenied):
 			return err
-		case errors.Is(err, ErrNoServer):
+		case errors.Is(err, client.ErrNoServer):
 			h.last = err.Error()
 			return nil
 		case err != nil:
@@ -163,7 +155,7 @@ func (c *Client) askHandoff(ctx context.Context, sv survey, l MemberStatus, h *h
 			h.asked, h.named, h.sentAt, h.last = node, h.to, time.Now(), err.Error()
 			return nil
 		case r.GetHandedOff():
-			h.asked, h.named, h.sentAt = node, paxos.NodeID(r.GetTo()), time.Now()
+			h.asked, h.named, h.sentAt = node, NodeID(r.GetTo()), time.Now()
 			return nil
 		}
 		refusal := r.GetRefusal()
@@ -173,15 +165,15 @@ func (c *Client) askHandoff(ctx context.Context, sv survey, l MemberStatus, h *h
 		case strings.HasPrefix(refusal, "unknown_machine"):
 			return fmt.Errorf("%w: %s: %s", ErrUnknownMachine, addr, refusal)
 		case strings.HasPrefix(refusal, "not_leader"):
-			hint := r.GetLeaderHint()
+			hint := NodeID(r.GetLeaderHint())
 			next, known := sv.machines[hint]
-			if hint == 0 || paxos.NodeID(hint) == node || paxos.NodeID(hint) == h.to || !known {
+			if hint == 0 || hint == node || hint == h.to || !known {
 				// Unknown, a loop, or the successor asked for leading
 				// already: the next look at the cell tells.
 				h.last = addr + ": " + refusal
 				return nil
 			}
-			node, addr = paxos.NodeID(hint), next
+			node, addr = hint, next
 			continue
 		case strings.HasPrefix(refusal, "unknown_journal"):
 			h.last = addr + " no longer serves the journal"
@@ -195,19 +187,10 @@ func (c *Client) askHandoff(ctx context.Context, sv survey, l MemberStatus, h *h
 }
 
 // handoffAt sends the Handoff to the machine at addr.
-func (c *Client) handoffAt(ctx context.Context, addr string, req *pb.HandoffRequest) (*pb.HandoffReply, error) {
-	cc, err := c.conn(addr)
-	if err != nil {
-		return nil, fmt.Errorf("%w: handoff %s: %w", ErrNoServer, addr, err) // nothing was sent
-	}
-	actx, cancel := context.WithTimeout(ctx, adminCallTimeout)
-	defer cancel()
-	var p peer.Peer
-	r, err := pb.NewAdminClient(cc).Handoff(actx, req, grpc.Peer(&p))
-	if err != nil {
-		return nil, machineError(addr, "handoff", err, &p)
-	}
-	return r, nil
+func (a *Client) handoffAt(ctx context.Context, addr string, req *pb.HandoffRequest) (*pb.HandoffReply, error) {
+	return adminAt(ctx, a, addr, "handoff", true, func(ctx context.Context, ac pb.AdminClient, o ...grpc.CallOption) (*pb.HandoffReply, error) {
+		return ac.Handoff(ctx, req, o...)
+	})
 }
 
 // unfinished is the error of a Handoff that ran out of time: ambiguous
@@ -218,8 +201,8 @@ func (h *handoff) unfinished(why error) error {
 		last = "no node leads the journal"
 	}
 	if h.asked != 0 {
-		return fmt.Errorf("%w: handoff %s: node %016x handed its leadership on but the successor was not seen leading: %w (last: %s)",
-			ErrAmbiguous, h.id, uint64(h.asked), why, last)
+		return fmt.Errorf("%w: handoff %s: node %s handed its leadership on but the successor was not seen leading: %w (last: %s)",
+			client.ErrAmbiguous, h.id, h.asked, why, last)
 	}
-	return fmt.Errorf("%w: handoff %s: no leader handed on: %w (last: %s)", ErrNotLeader, h.id, why, last)
+	return fmt.Errorf("%w: handoff %s: no leader handed on: %w (last: %s)", client.ErrNotLeader, h.id, why, last)
 }

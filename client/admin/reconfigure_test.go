@@ -1,4 +1,4 @@
-// This file checks the operator's calls (Client.Reconfigure, Client.Retire)
+// This file checks Client.Reconfigure and Client.Retire
 // against a real cell of its own: three machines started in this process by
 // internal/testcell (a matchmaker on each, TLS and an admin token), plus a
 // fourth started idle on an empty dir. A Client dialled to the three
@@ -15,7 +15,7 @@
 // journal to another leader, and a Writer's next append lands there.
 // Matchmaker Paxos §3–§5 (reconfiguration, garbage collection,
 // retirement).
-package client_test
+package admin_test
 
 import (
 	"context"
@@ -26,8 +26,8 @@ import (
 	"time"
 
 	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/client/admin"
 	"github.com/parosdb/paros/core/journal"
-	"github.com/parosdb/paros/core/quorum"
 	"github.com/parosdb/paros/internal/testcell"
 )
 
@@ -58,6 +58,7 @@ func TestReconfigureReplacesAFollowerAndRetiresIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	adm := admin.New(c)
 	w := c.Journal(id).NewWriter(seeded(90))
 	defer w.Close()
 	if err := w.Claim(ctx); err != nil {
@@ -75,18 +76,18 @@ func TestReconfigureReplacesAFollowerAndRetiresIt(t *testing.T) {
 		}
 	}
 	appendN(10)
-	sts := c.Inspect(ctx, id)
+	sts := adm.Inspect(ctx, id)
 	founding := sts[leader]
 	if len(founding.Matchmakers) != 3 || founding.ConfigBallot.IsZero() || len(founding.Machines) != 3 {
 		t.Fatalf("founding leader: matchmakers %v, config %s, machines %v; want 3 matchmakers, a ballot, 3 machines",
 			founding.Matchmakers, founding.ConfigBallot, founding.Machines)
 	}
 	keep, gone := sts[(leader+1)%3].NodeID, sts[(leader+2)%3].NodeID
-	to := client.Configuration{Members: []string{fmt.Sprintf("%016x", founding.NodeID), fmt.Sprintf("%016x", keep), idle.Addr}}
+	to := admin.Configuration{Members: []string{hex(founding.NodeID), hex(keep), idle.Addr}}
 
 	// Act: replace the follower gone by the idle machine, named by address.
 	start := time.Now()
-	if err := c.Reconfigure(ctx, id, to); err != nil {
+	if err := adm.Reconfigure(ctx, id, to); err != nil {
 		t.Fatalf("reconfigure: %v", err)
 	}
 	took := time.Since(start)
@@ -94,11 +95,11 @@ func TestReconfigureReplacesAFollowerAndRetiresIt(t *testing.T) {
 
 	// Check: the leader runs the new configuration, since a newer ballot;
 	// every record reads back.
-	l := leaderStatus(t, ctx, c, id)
+	l := leaderStatus(t, ctx, adm, id)
 	newID := nodeAt(t, l, idle.Addr)
-	wantMembers := slices.Sorted(slices.Values([]uint64{founding.NodeID, keep, newID}))
-	if !slices.Equal(l.Members, wantMembers) || l.Quorum != "majority" || !founding.ConfigSince.Less(l.ConfigSince) {
-		t.Fatalf("after reconfigure: members %x quorum %s since %s; want %x majority since above %s",
+	wantMembers := slices.Sorted(slices.Values([]admin.NodeID{founding.NodeID, keep, newID}))
+	if !slices.Equal(l.Members, wantMembers) || l.Quorum != admin.Majority() || !founding.ConfigSince.Less(l.ConfigSince) {
+		t.Fatalf("after reconfigure: members %v quorum %s since %s; want %v majority since above %s",
 			l.Members, l.Quorum, l.ConfigSince, wantMembers, founding.ConfigSince)
 	}
 	t.Logf("reconfigured in %v", took)
@@ -107,46 +108,46 @@ func TestReconfigureReplacesAFollowerAndRetiresIt(t *testing.T) {
 	}
 
 	// Act and check: the same configuration again changes nothing.
-	if err := c.Reconfigure(ctx, id, to); err != nil {
+	if err := adm.Reconfigure(ctx, id, to); err != nil {
 		t.Fatalf("reconfigure to the configuration in force: %v", err)
 	}
-	if again := leaderStatus(t, ctx, c, id); again.ConfigSince != l.ConfigSince {
+	if again := leaderStatus(t, ctx, adm, id); again.ConfigSince != l.ConfigSince {
 		t.Fatalf("a no-op reconfigure moved since %s to %s", l.ConfigSince, again.ConfigSince)
 	}
 
 	// Act and check: once GC is effective, gone retires; the leader and a
 	// member refuse.
-	l = waitRetirable(t, ctx, c, id, gone)
-	var refused *client.RetireRefusedError
-	if err := c.Retire(ctx, id, l.NodeID, l.GCWatermark); !errors.As(err, &refused) || refused.Reason != "leader" {
+	l = waitRetirable(t, ctx, adm, id, gone)
+	var refused *admin.RetireRefusedError
+	if err := adm.Retire(ctx, id, l.NodeID, l.GCWatermark); !errors.As(err, &refused) || refused.Reason != "leader" {
 		t.Fatalf("retire the leader: %v, want refused: leader", err)
 	}
-	if err := c.Retire(ctx, id, keep, l.GCWatermark); !errors.As(err, &refused) || refused.Reason != "member" {
+	if err := adm.Retire(ctx, id, keep, l.GCWatermark); !errors.As(err, &refused) || refused.Reason != "member" {
 		t.Fatalf("retire a member: %v, want refused: member", err)
 	}
-	retireEventually(t, ctx, c, id, gone, l.GCWatermark)
-	if err := c.Retire(ctx, id, gone, l.GCWatermark); !errors.Is(err, client.ErrUnknownJournal) {
+	retireEventually(t, ctx, adm, id, gone, l.GCWatermark)
+	if err := adm.Retire(ctx, id, gone, l.GCWatermark); !errors.Is(err, client.ErrUnknownJournal) {
 		t.Fatalf("retire again: %v, want unknown_journal", err)
 	}
 	appendN(5)
 
 	// Act and check: refused before anything changes.
-	grid := client.Configuration{Members: to.Members, Quorum: quorum.Spec{Kind: quorum.KindGrid, Rows: 2, Cols: 2}}
-	if err := c.Reconfigure(ctx, id, grid); !errors.Is(err, client.ErrInvalidConfiguration) {
+	grid := admin.Configuration{Members: to.Members, Quorum: admin.Grid(2, 2)}
+	if err := adm.Reconfigure(ctx, id, grid); !errors.Is(err, admin.ErrInvalidConfiguration) {
 		t.Fatalf("a 2x2 grid of three: %v, want ErrInvalidConfiguration", err)
 	}
-	stranger := client.Configuration{Members: []string{to.Members[0], to.Members[1], "00000000000000ff"}}
-	if err := c.Reconfigure(ctx, id, stranger); !errors.Is(err, client.ErrUnknownMachine) {
+	stranger := admin.Configuration{Members: []string{to.Members[0], to.Members[1], "00000000000000ff"}}
+	if err := adm.Reconfigure(ctx, id, stranger); !errors.Is(err, admin.ErrUnknownMachine) {
 		t.Fatalf("a node id outside the cell: %v, want ErrUnknownMachine", err)
 	}
 }
 
 // leaderStatus is the answer of the node that leads journal id, among the
 // servers c was dialled to, waiting for one.
-func leaderStatus(t *testing.T, ctx context.Context, c *client.Client, id journal.ID) client.MemberStatus {
+func leaderStatus(t *testing.T, ctx context.Context, adm *admin.Client, id journal.ID) admin.MemberStatus {
 	t.Helper()
 	for {
-		for _, st := range c.Inspect(ctx, id) {
+		for _, st := range adm.Inspect(ctx, id) {
 			if st.Err == nil && st.Role == "leader" {
 				return st
 			}
@@ -159,7 +160,7 @@ func leaderStatus(t *testing.T, ctx context.Context, c *client.Client, id journa
 }
 
 // nodeAt is the node id of the machine at addr, as st lists the cell.
-func nodeAt(t *testing.T, st client.MemberStatus, addr string) uint64 {
+func nodeAt(t *testing.T, st admin.MemberStatus, addr string) admin.NodeID {
 	t.Helper()
 	for _, m := range st.Machines {
 		if m.Addr == addr {
@@ -172,15 +173,15 @@ func nodeAt(t *testing.T, st client.MemberStatus, addr string) uint64 {
 
 // waitRetirable waits until the leader's GC is effective with node among
 // the retirable, and returns the leader's answer.
-func waitRetirable(t *testing.T, ctx context.Context, c *client.Client, id journal.ID, node uint64) client.MemberStatus {
+func waitRetirable(t *testing.T, ctx context.Context, adm *admin.Client, id journal.ID, node admin.NodeID) admin.MemberStatus {
 	t.Helper()
 	for {
-		l := leaderStatus(t, ctx, c, id)
+		l := leaderStatus(t, ctx, adm, id)
 		if l.GCEffective && slices.Contains(l.Retirable, node) {
 			return l
 		}
 		if ctx.Err() != nil {
-			t.Fatalf("GC of %s: effective %v, retirable %x; want %016x retirable", id, l.GCEffective, l.Retirable, node)
+			t.Fatalf("GC of %s: effective %v, retirable %v; want %s retirable", id, l.GCEffective, l.Retirable, node)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -188,16 +189,16 @@ func waitRetirable(t *testing.T, ctx context.Context, c *client.Client, id journ
 
 // retireEventually retires node from journal id, retrying while it refuses
 // as stale (it has not yet heard the configuration that removed it).
-func retireEventually(t *testing.T, ctx context.Context, c *client.Client, id journal.ID, node uint64, w client.Ballot) {
+func retireEventually(t *testing.T, ctx context.Context, adm *admin.Client, id journal.ID, node admin.NodeID, w admin.Ballot) {
 	t.Helper()
 	for {
-		err := c.Retire(ctx, id, node, w)
-		var refused *client.RetireRefusedError
+		err := adm.Retire(ctx, id, node, w)
+		var refused *admin.RetireRefusedError
 		if err == nil {
 			return
 		}
 		if !errors.As(err, &refused) || refused.Reason != "stale" || ctx.Err() != nil {
-			t.Fatalf("retire %016x at %s: %v", node, w, err)
+			t.Fatalf("retire %s at %s: %v", node, w, err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -206,18 +207,18 @@ func retireEventually(t *testing.T, ctx context.Context, c *client.Client, id jo
 func TestReconfigureMovesTheJournalOffItsLeader(t *testing.T) {
 	// Arrange: the journal has a leader and five records.
 	m := moveOffItsLeader(t, 92, 5)
-	ctx, c, id, old := m.ctx, m.c, m.id, m.old
+	ctx, adm, id, old := m.ctx, m.adm, m.id, m.old
 
 	// Act: the new configuration leaves the leader out.
-	if err := c.Reconfigure(ctx, id, m.to); err != nil {
+	if err := adm.Reconfigure(ctx, id, m.to); err != nil {
 		t.Fatalf("reconfigure: %v", err)
 	}
 
 	// Check: another node leads it, the old leader is no member, and the
 	// Writer goes on (its next append finds the new leader).
-	l := leaderStatus(t, ctx, c, id)
+	l := leaderStatus(t, ctx, adm, id)
 	if l.NodeID == old || slices.Contains(l.Members, old) || len(l.Members) != 3 {
-		t.Fatalf("after reconfigure: leader %016x, members %x; want the old leader %016x out", l.NodeID, l.Members, old)
+		t.Fatalf("after reconfigure: leader %s, members %v; want the old leader %s out", l.NodeID, l.Members, old)
 	}
 	if seq, err := m.w.Append(ctx, []byte("after")); err != nil || seq != 6 {
 		t.Fatalf("append after the move: %d, %v", seq, err)
@@ -231,12 +232,12 @@ func TestAWriterLeavesAServerThatRetiredFromItsJournal(t *testing.T) {
 	// Arrange: the Writer's stream goes to the leader; a reconfiguration
 	// removes the leader and the leader retires, while the Writer is idle.
 	m := moveOffItsLeader(t, 93, 1)
-	ctx, c, id := m.ctx, m.c, m.id
-	if err := c.Reconfigure(ctx, id, m.to); err != nil {
+	ctx, adm, id := m.ctx, m.adm, m.id
+	if err := adm.Reconfigure(ctx, id, m.to); err != nil {
 		t.Fatalf("reconfigure: %v", err)
 	}
-	l := waitRetirable(t, ctx, c, id, m.old)
-	retireEventually(t, ctx, c, id, m.old, l.GCWatermark)
+	l := waitRetirable(t, ctx, adm, id, m.old)
+	retireEventually(t, ctx, adm, id, m.old, l.GCWatermark)
 
 	// Act: append again; the stream still points at the retired machine.
 	actx, acancel := context.WithTimeout(ctx, 10*time.Second)
@@ -255,11 +256,11 @@ func TestAWriterLeavesAServerThatRetiredFromItsJournal(t *testing.T) {
 // by the idle machine; old is the leader's node id.
 type offItsLeader struct {
 	ctx context.Context
-	c   *client.Client
+	adm *admin.Client
 	w   *client.Writer
 	id  journal.ID
-	old uint64
-	to  client.Configuration
+	old admin.NodeID
+	to  admin.Configuration
 }
 
 func moveOffItsLeader(t *testing.T, seed uint64, appends int) offItsLeader {
@@ -283,7 +284,7 @@ func moveOffItsLeader(t *testing.T, seed uint64, appends int) offItsLeader {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := dial(t, cell.Addrs()...)
+	c, adm := dial(t, cell.Addrs()...)
 	w := c.Journal(id).NewWriter(seeded(seed))
 	t.Cleanup(func() { w.Close() })
 	if err := w.Claim(ctx); err != nil {
@@ -294,11 +295,11 @@ func moveOffItsLeader(t *testing.T, seed uint64, appends int) offItsLeader {
 			t.Fatal(err)
 		}
 	}
-	sts := c.Inspect(ctx, id)
-	m := offItsLeader{ctx: ctx, c: c, w: w, id: id, old: sts[leader].NodeID}
+	sts := adm.Inspect(ctx, id)
+	m := offItsLeader{ctx: ctx, adm: adm, w: w, id: id, old: sts[leader].NodeID}
 	for i := range 3 {
 		if i != leader {
-			m.to.Members = append(m.to.Members, fmt.Sprintf("%016x", sts[i].NodeID))
+			m.to.Members = append(m.to.Members, hex(sts[i].NodeID))
 		}
 	}
 	m.to.Members = append(m.to.Members, idle.Addr)

@@ -6,7 +6,7 @@
 // no-op; a node named as a replica is refused with ErrNotReplica; and once
 // the list is emptied, a read from the removed replica alone goes unserved
 // while the nodes still take writes.
-package client_test
+package admin_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/client/admin"
 	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/internal/testcell"
 )
@@ -35,8 +36,8 @@ func TestSetReplicasAddsAFreshReplicaThatCatchesUpAndRemovesIt(t *testing.T) {
 	if _, err := c.WaitLeader(ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	ops := dial(t, c.Addrs()...)
-	appendN(t, ctx, ops.Journal(id), 20)
+	opsc, ops := dial(t, c.Addrs()...)
+	appendN(t, ctx, opsc.Journal(id), 20)
 	fresh, err := c.AddIdleReplica()
 	if err != nil {
 		t.Fatal(err)
@@ -51,10 +52,10 @@ func TestSetReplicasAddsAFreshReplicaThatCatchesUpAndRemovesIt(t *testing.T) {
 	if addErr != nil || againErr != nil {
 		t.Fatalf("set replicas: %v, again: %v", addErr, againErr)
 	}
-	if !errors.Is(nodeErr, client.ErrNotReplica) {
+	if !errors.Is(nodeErr, admin.ErrNotReplica) {
 		t.Errorf("a node named as a replica: %v, want ErrNotReplica", nodeErr)
 	}
-	checkRecords(t, ctx, dial(t, fresh.Addr).Journal(id), 20)
+	checkRecords(t, ctx, dialClient(t, fresh.Addr).Journal(id), 20)
 
 	// Act: remove it.
 	if err := ops.SetReplicas(ctx, nil); err != nil {
@@ -63,7 +64,7 @@ func TestSetReplicasAddsAFreshReplicaThatCatchesUpAndRemovesIt(t *testing.T) {
 
 	// Check: a read from it alone goes unserved within a few seconds; the
 	// nodes still take writes.
-	alone := dial(t, fresh.Addr).Journal(id)
+	alone := dialClient(t, fresh.Addr).Journal(id)
 	removed := time.Now()
 	deadline := removed.Add(5 * time.Second)
 	for {
@@ -80,7 +81,7 @@ func TestSetReplicasAddsAFreshReplicaThatCatchesUpAndRemovesIt(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	w := ops.Journal(id).NewWriter(seeded(91))
+	w := opsc.Journal(id).NewWriter(seeded(91))
 	defer w.Close()
 	if err := w.Claim(ctx); err != nil {
 		t.Fatalf("claim after the removal: %v", err)

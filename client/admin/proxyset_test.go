@@ -9,7 +9,7 @@
 // fans out to it); and once the list names the new proxy alone, the first
 // records its removal and the nodes still take writes, every record
 // reading back.
-package client_test
+package admin_test
 
 import (
 	"errors"
@@ -21,7 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/client/admin"
 	"github.com/parosdb/paros/internal/testcell"
 	"github.com/parosdb/paros/storage/machinerecord"
 )
@@ -42,8 +42,8 @@ func TestSetProxiesAddsAFreshProxyTellsItOfAdmittedMachinesAndRemovesTheOther(t 
 	if _, err := c.WaitLeader(ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	ops := dial(t, c.Addrs()...)
-	appendN(t, ctx, ops.Journal(id), 20)
+	opsc, ops := dial(t, c.Addrs()...)
+	appendN(t, ctx, opsc.Journal(id), 20)
 	first := c.Nodes[3]
 	fresh, err := c.AddIdleProxy()
 	if err != nil {
@@ -55,18 +55,18 @@ func TestSetProxiesAddsAFreshProxyTellsItOfAdmittedMachinesAndRemovesTheOther(t 
 	addErr := ops.SetProxies(ctx, []string{first.Addr, fresh.Addr})
 	againErr := ops.SetProxies(ctx, []string{fresh.Addr, first.Addr})
 	nodeErr := ops.SetProxies(ctx, []string{fresh.Addr, c.Addrs()[0]})
-	memberErr := ops.Reconfigure(ctx, id, client.Configuration{Members: append(c.Addrs()[:2:2], fresh.Addr)})
-	appendN(t, ctx, ops.Journal(id), 20)
+	memberErr := ops.Reconfigure(ctx, id, admin.Configuration{Members: append(c.Addrs()[:2:2], fresh.Addr)})
+	appendN(t, ctx, opsc.Journal(id), 20)
 
 	// Check: both proxies are listed everywhere and the fresh one is
 	// delegated rounds.
 	if addErr != nil || againErr != nil {
 		t.Fatalf("set proxies: %v, again: %v", addErr, againErr)
 	}
-	if !errors.Is(nodeErr, client.ErrNotProxy) {
+	if !errors.Is(nodeErr, admin.ErrNotProxy) {
 		t.Errorf("a node named as a proxy: %v, want ErrNotProxy", nodeErr)
 	}
-	if !errors.Is(memberErr, client.ErrInvalidConfiguration) {
+	if !errors.Is(memberErr, admin.ErrInvalidConfiguration) {
 		t.Errorf("a proxy named as a member: %v, want ErrInvalidConfiguration", memberErr)
 	}
 	for i := range c.Nodes {
@@ -92,7 +92,7 @@ func TestSetProxiesAddsAFreshProxyTellsItOfAdmittedMachinesAndRemovesTheOther(t 
 		t.Fatal(err)
 	}
 	keep := []string{c.Nodes[leader].Addr, c.Nodes[(leader+1)%3].Addr, idle.Addr}
-	if err := ops.Reconfigure(ctx, id, client.Configuration{Members: keep}); err != nil {
+	if err := ops.Reconfigure(ctx, id, admin.Configuration{Members: keep}); err != nil {
 		t.Fatalf("reconfigure: %v", err)
 	}
 
@@ -108,14 +108,14 @@ func TestSetProxiesAddsAFreshProxyTellsItOfAdmittedMachinesAndRemovesTheOther(t 
 	if err := ops.SetProxies(ctx, []string{fresh.Addr}); err != nil {
 		t.Fatalf("set proxies to the fresh one: %v", err)
 	}
-	appendN(t, ctx, ops.Journal(id), 20)
+	appendN(t, ctx, opsc.Journal(id), 20)
 
 	// Check: the first records its removal; every record reads back (three
 	// runs of r1..r20).
 	if rec := c.Machine(3).Record(); !rec.ProxyRemoved || len(rec.Proxies) != 1 {
 		t.Fatalf("the removed proxy's record: %+v", rec)
 	}
-	got := readAll(t, ctx, ops.Journal(id), 1, 61)
+	got := readAll(t, ctx, opsc.Journal(id), 1, 61)
 	for i, b := range got {
 		if want := fmt.Sprintf("r%d", i%20+1); string(b) != want {
 			t.Fatalf("position %d holds %q, want %q", i+1, b, want)

@@ -1,14 +1,13 @@
-package client
+package admin
 
 import (
 	"context"
-	"strconv"
-	"strings"
 	"sync"
+	"time"
 
 	pb "github.com/parosdb/paros/api/parospb/paros/v1"
+	"github.com/parosdb/paros/client"
 	"github.com/parosdb/paros/core/journal"
-	"github.com/parosdb/paros/core/quorum"
 	"github.com/parosdb/paros/wire"
 )
 
@@ -18,21 +17,22 @@ type MemberStatus struct {
 	// Addr is the server's address as given to Dial.
 	Addr string
 	// Err is why the server did not answer (the other fields are then
-	// zero), or a refusal ("unknown_journal").
+	// zero), or a refusal (unknown_journal: client.ErrUnknownJournal).
 	Err error
-	// NodeID is the machine's id; CellID its cell's (0: not yet in a cell);
-	// Journals the journals it serves.
-	NodeID, CellID uint64
-	Journals       []journal.ID
+	// NodeID is the machine's id; CellID its cell's (0: not yet in a
+	// cell); Journals the journals it serves.
+	NodeID   NodeID
+	CellID   uint64
+	Journals []journal.ID
 
 	// Journal facts (a journal was named).
 	// Role is "leader", "candidate" or "follower", or "replica" on a
 	// replica machine; LeaderHint the node the server last heard leading
 	// (0: unknown).
 	Role       string
-	LeaderHint uint64
-	// PromisedRound and PromisedNode are the ballot the server promised.
-	PromisedRound, PromisedNode uint64
+	LeaderHint NodeID
+	// Promised is the ballot the server promised.
+	Promised Ballot
 	// ChosenIndex, Applied and FirstSlot are consensus slots (not
 	// positions): everything <= ChosenIndex is chosen, <= Applied folded,
 	// and slots from FirstSlot on are retained.
@@ -41,12 +41,10 @@ type MemberStatus struct {
 	View journal.View
 	// Members are the journal's acceptors in the configuration this server
 	// follows (with matchmakers it moves by Reconfigure; a joiner that has
-	// not learned one reports the one it joined for); Quorum names their
-	// quorum system ("majority", "flexible q1/q2", "grid RxC"), QuorumSpec
-	// is the same as data.
-	Members    []uint64
-	Quorum     string
-	QuorumSpec quorum.Spec
+	// not learned one reports the one it joined for), and Quorum their
+	// quorum system.
+	Members []NodeID
+	Quorum  Quorum
 	// Quarantined: the journal is down on this server after a fault, and
 	// will reboot from its store.
 	Quarantined bool
@@ -59,7 +57,7 @@ type MemberStatus struct {
 	// and MatchmakerGeneration its generation (1: the founding set; one
 	// more per SetMatchmakers).
 	ConfigBallot, ConfigSince Ballot
-	Matchmakers               []uint64
+	Matchmakers               []NodeID
 	MatchmakerGeneration      uint64
 	// On the leader only, once a matchmaker quorum holds its garbage
 	// collection durably (GCEffective): GCWatermark, the watermark a
@@ -68,7 +66,7 @@ type MemberStatus struct {
 	// retired (Client.Retire).
 	GCEffective bool
 	GCWatermark Ballot
-	Retirable   []uint64
+	Retirable   []NodeID
 	// Unrecoverable names slots the server found lost beyond the fault
 	// budget: every copy of a chosen value damaged. The journal halts
 	// there (no write is accepted past it) until an operator restores it.
@@ -82,7 +80,7 @@ type MemberStatus struct {
 
 // CellMachine is one machine of a cell.
 type CellMachine struct {
-	NodeID uint64
+	NodeID NodeID
 	Addr   string
 	// Replica: a replica machine (reads only; never a member).
 	Replica bool
@@ -91,46 +89,39 @@ type CellMachine struct {
 	Proxy bool
 }
 
-// Ballot is a consensus ballot: a round, and the node that owns it.
-// Ballots are ordered by round, then node.
-type Ballot struct {
-	Round, Node uint64
-}
+func ballotOf(b *pb.Ballot) Ballot { return Ballot{Round: b.GetRound(), Node: NodeID(b.GetNode())} }
 
-// IsZero reports whether b is the zero ballot (none).
-func (b Ballot) IsZero() bool { return b == Ballot{} }
-
-// Less reports whether b orders before o.
-func (b Ballot) Less(o Ballot) bool {
-	return b.Round < o.Round || b.Round == o.Round && b.Node < o.Node
-}
-
-// String prints b as ROUND.NODE, both in decimal (as parosctl prints and
-// reads ballots).
-func (b Ballot) String() string {
-	return strconv.FormatUint(b.Round, 10) + "." + strconv.FormatUint(b.Node, 10)
-}
-
-func ballotOf(b *pb.Ballot) Ballot { return Ballot{Round: b.GetRound(), Node: b.GetNode()} }
-
-// Inspect asks every server, in parallel, for its facts about journal id
-// (only its machine's facts when id is the zero ID), in Servers order. It
-// is an operator's view: each answer is one server's, as of when it
-// answered. It needs no quorum and changes nothing.
-func (c *Client) Inspect(ctx context.Context, id journal.ID) []MemberStatus {
-	servers := c.list()
+// Inspect asks every server of the client.Client, in parallel, for its
+// facts about journal id (only its machine's facts when id is the zero
+// ID), in client.Client.Servers order. It is an operator's view: each
+// answer is one server's, as of when it answered. It needs no quorum and
+// changes nothing.
+func (a *Client) Inspect(ctx context.Context, id journal.ID) []MemberStatus {
+	servers := a.c.Servers()
 	out := make([]MemberStatus, len(servers))
 	var wg sync.WaitGroup
-	for i, s := range servers {
-		wg.Go(func() {
-			actx, cancel := attemptCtx(ctx, 0)
-			defer cancel()
-			r, err := c.inspectAt(actx, i, id)
-			out[i] = statusOf(s.addr, id, r, err)
-		})
+	for i, addr := range servers {
+		wg.Go(func() { out[i] = a.inspectAddr(ctx, addr, id, inspectTimeout) })
 	}
 	wg.Wait()
 	return out
+}
+
+// inspectAddr asks the machine at addr for its facts about journal id,
+// within timeout.
+func (a *Client) inspectAddr(ctx context.Context, addr string, id journal.ID, timeout time.Duration) MemberStatus {
+	cc, err := a.l.Conn(addr)
+	if err != nil {
+		return MemberStatus{Addr: addr, Err: err}
+	}
+	actx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req := &pb.InspectRequest{NodeOnly: id == journal.ID{}}
+	if id != (journal.ID{}) {
+		req.Journal = wire.JournalIDToPB(id)
+	}
+	r, err := pb.NewAdminClient(cc).Inspect(actx, req)
+	return statusOf(addr, id, r, err)
 }
 
 // statusOf is the MemberStatus of the server at addr from its answer r
@@ -141,12 +132,12 @@ func statusOf(addr string, id journal.ID, r *pb.InspectReply, err error) MemberS
 		st.Err = err
 		return st
 	}
-	st.NodeID, st.CellID = r.GetNodeId(), r.GetCellId()
+	st.NodeID, st.CellID = NodeID(r.GetNodeId()), r.GetCellId()
 	for _, j := range r.GetJournals() {
 		st.Journals = append(st.Journals, wire.JournalIDFromPB(j))
 	}
 	for _, m := range r.GetMachines() {
-		st.Machines = append(st.Machines, CellMachine{NodeID: m.GetNodeId(), Addr: m.GetAddr(),
+		st.Machines = append(st.Machines, CellMachine{NodeID: NodeID(m.GetNodeId()), Addr: m.GetAddr(),
 			Replica: m.GetRole() == roleReplica, Proxy: m.GetRole() == roleProxy})
 	}
 	if ref := r.GetRefusal(); ref != "" {
@@ -156,25 +147,23 @@ func statusOf(addr string, id journal.ID, r *pb.InspectReply, err error) MemberS
 	if id == (journal.ID{}) {
 		return st
 	}
-	st.Role, st.LeaderHint = r.GetRole(), r.GetLeaderHint()
-	st.PromisedRound, st.PromisedNode = r.GetPromised().GetRound(), r.GetPromised().GetNode()
+	st.Role, st.LeaderHint = r.GetRole(), NodeID(r.GetLeaderHint())
+	st.Promised = ballotOf(r.GetPromised())
 	st.ChosenIndex, st.Applied, st.FirstSlot = r.GetChosenIndex(), r.GetApplied(), r.GetFirstSlot()
 	st.View = wire.ViewFromPB(r.GetState())
-	st.Members = r.GetMembers()
-	st.Quorum = quorumName(r.GetQuorumSystem().String(), r.GetPhase1Quorum(), r.GetPhase2Quorum(), r.GetRows(), r.GetCols())
-	st.QuorumSpec = quorum.Spec{Kind: quorum.Kind(r.GetQuorumSystem()), Q1: int(r.GetPhase1Quorum()), Q2: int(r.GetPhase2Quorum()),
-		Rows: int(r.GetRows()), Cols: int(r.GetCols())}
+	st.Members = nodeIDs(r.GetMembers())
+	st.Quorum = quorumFromWire(r.GetQuorumSystem(), r.GetPhase1Quorum(), r.GetPhase2Quorum(), r.GetRows(), r.GetCols())
 	st.Quarantined = r.GetQuarantined()
 	st.ConfigBallot, st.ConfigSince = ballotOf(r.GetConfigBallot()), ballotOf(r.GetConfigSince())
-	st.Matchmakers, st.MatchmakerGeneration = r.GetMatchmakers(), r.GetMatchmakerGeneration()
-	st.GCEffective, st.GCWatermark, st.Retirable = r.GetGcEffective(), ballotOf(r.GetGcWatermark()), r.GetRetirable()
+	st.Matchmakers, st.MatchmakerGeneration = nodeIDs(r.GetMatchmakers()), r.GetMatchmakerGeneration()
+	st.GCEffective, st.GCWatermark, st.Retirable = r.GetGcEffective(), ballotOf(r.GetGcWatermark()), nodeIDs(r.GetRetirable())
 	st.Unrecoverable = r.GetUnrecoverable()
 	return st
 }
 
 func refusalError(ref string, id journal.ID) error {
 	if ref == "unknown_journal" {
-		return &refusal{err: ErrUnknownJournal, detail: id.String()}
+		return &refusal{err: client.ErrUnknownJournal, detail: id.String()}
 	}
 	return &refusal{detail: ref}
 }
@@ -189,17 +178,7 @@ func (r *refusal) Error() string {
 	if r.err != nil {
 		return r.err.Error() + ": " + r.detail
 	}
-	return "paros/client: inspect refused: " + r.detail
+	return "paros/admin: inspect refused: " + r.detail
 }
 
 func (r *refusal) Unwrap() error { return r.err }
-
-func quorumName(system string, q1, q2, rows, cols uint32) string {
-	switch strings.TrimPrefix(system, "QUORUM_SYSTEM_") {
-	case "FLEXIBLE":
-		return "flexible " + strconv.Itoa(int(q1)) + "/" + strconv.Itoa(int(q2))
-	case "GRID":
-		return "grid " + strconv.Itoa(int(rows)) + "x" + strconv.Itoa(int(cols))
-	}
-	return "majority"
-}

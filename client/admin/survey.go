@@ -1,13 +1,13 @@
-package client
+package admin
 
 import (
 	"context"
 	"fmt"
 	"sync"
 
-	pb "github.com/parosdb/paros/api/parospb/paros/v1"
+	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/client/internal/link"
 	"github.com/parosdb/paros/core/journal"
-	"github.com/parosdb/paros/wire"
 )
 
 // survey is one look at every machine of the cell the Client can reach.
@@ -17,21 +17,22 @@ type survey struct {
 	// Machines) to its address; replicas its replica machines and proxies
 	// its proxy machines, which are told of a newcomer (Admit) and never
 	// made members.
-	machines map[uint64]string
-	replicas map[uint64]string
-	proxies  map[uint64]string
+	machines map[NodeID]string
+	replicas map[NodeID]string
+	proxies  map[NodeID]string
 	// answers are the machines that answered, by node id (a refusal such
 	// as unknown_journal is an answer).
-	answers map[uint64]MemberStatus
+	answers map[NodeID]MemberStatus
 	// lastErr is the error of a machine that did not answer.
 	lastErr error
 }
 
-// look inspects journal id on every server the Client was given, then on
-// every machine of the cell those answers list and that is not among them.
-func (c *Client) look(ctx context.Context, id journal.ID) survey {
-	sv := survey{machines: map[uint64]string{}, replicas: map[uint64]string{}, proxies: map[uint64]string{},
-		answers: map[uint64]MemberStatus{}}
+// look inspects journal id on every server the client.Client was given,
+// then on every machine of the cell those answers list and that is not
+// among them.
+func (a *Client) look(ctx context.Context, id journal.ID) survey {
+	sv := survey{machines: map[NodeID]string{}, replicas: map[NodeID]string{}, proxies: map[NodeID]string{},
+		answers: map[NodeID]MemberStatus{}}
 	add := func(st MemberStatus) {
 		if st.NodeID == 0 {
 			if st.Err != nil {
@@ -54,13 +55,20 @@ func (c *Client) look(ctx context.Context, id journal.ID) survey {
 			}
 		}
 	}
-	ictx, cancel := context.WithTimeout(ctx, learnTimeout) // a machine that does not answer holds no poll up
+	ictx, cancel := context.WithTimeout(ctx, lookTimeout) // a machine that does not answer holds no poll up
 	defer cancel()
-	for _, st := range c.Inspect(ictx, id) {
+	servers := a.c.Servers()
+	first := make([]MemberStatus, len(servers))
+	var wg sync.WaitGroup
+	for i, addr := range servers {
+		wg.Go(func() { first[i] = a.inspectAddr(ictx, addr, id, lookTimeout) })
+	}
+	wg.Wait()
+	for _, st := range first {
 		add(st)
 	}
 	var rest []string
-	for _, known := range []map[uint64]string{sv.machines, sv.replicas, sv.proxies} {
+	for _, known := range []map[NodeID]string{sv.machines, sv.replicas, sv.proxies} {
 		for node, addr := range known {
 			if _, ok := sv.answers[node]; !ok {
 				rest = append(rest, addr)
@@ -68,31 +76,14 @@ func (c *Client) look(ctx context.Context, id journal.ID) survey {
 		}
 	}
 	out := make([]MemberStatus, len(rest))
-	var wg sync.WaitGroup
 	for i, addr := range rest {
-		wg.Go(func() { out[i] = c.inspectAddr(ictx, addr, id) })
+		wg.Go(func() { out[i] = a.inspectAddr(ictx, addr, id, lookTimeout) })
 	}
 	wg.Wait()
 	for _, st := range out {
 		add(st)
 	}
 	return sv
-}
-
-// inspectAddr asks the machine at addr for its facts about journal id.
-func (c *Client) inspectAddr(ctx context.Context, addr string, id journal.ID) MemberStatus {
-	cc, err := c.conn(addr)
-	if err != nil {
-		return MemberStatus{Addr: addr, Err: err}
-	}
-	actx, cancel := context.WithTimeout(ctx, learnTimeout)
-	defer cancel()
-	req := &pb.InspectRequest{NodeOnly: id == journal.ID{}}
-	if id != (journal.ID{}) {
-		req.Journal = wire.JournalIDToPB(id)
-	}
-	r, err := pb.NewAdminClient(cc).Inspect(actx, req)
-	return statusOf(addr, id, r, err)
 }
 
 // leader is the answer of the node that says it leads (the highest
@@ -104,8 +95,7 @@ func (sv survey) leader() (MemberStatus, bool) {
 		if st.Err != nil || st.Role != "leader" {
 			continue
 		}
-		b := Ballot{Round: st.PromisedRound, Node: st.PromisedNode}
-		if !found || (Ballot{Round: best.PromisedRound, Node: best.PromisedNode}).Less(b) {
+		if !found || best.Promised.Less(st.Promised) {
 			best, found = st, true
 		}
 	}
@@ -124,15 +114,15 @@ func (sv survey) newestSince() Ballot {
 }
 
 // serves reports whether node answered that it serves the journal.
-func (sv survey) serves(node uint64) bool {
+func (sv survey) serves(node NodeID) bool {
 	st, ok := sv.answers[node]
 	return ok && st.Err == nil && st.Role != ""
 }
 
 // settled checks the survey's answers before anything is changed: some
-// machine answered (else ErrNoServer, or ErrDenied), one serves the
-// journal (else ErrUnknownJournal), and it has matchmakers (else
-// ErrNoMatchmakers).
+// machine answered (else client.ErrNoServer, or client.ErrDenied), one
+// serves the journal (else client.ErrUnknownJournal), and it has
+// matchmakers (else ErrNoMatchmakers).
 func (sv survey) settled(id journal.ID) error {
 	if err := sv.reached(id); err != nil {
 		return err
@@ -148,18 +138,19 @@ func (sv survey) settled(id journal.ID) error {
 	return nil
 }
 
-// reached checks that some machine answered the survey (else ErrNoServer,
-// or ErrDenied) and that one serves journal id (else ErrUnknownJournal).
+// reached checks that some machine answered the survey (else
+// client.ErrNoServer, or client.ErrDenied) and that one serves journal id
+// (else client.ErrUnknownJournal).
 func (sv survey) reached(id journal.ID) error {
 	if len(sv.answers) == 0 {
-		if denied(sv.lastErr) {
-			return fmt.Errorf("%w: %w", ErrDenied, sv.lastErr)
+		if link.Denied(sv.lastErr) {
+			return fmt.Errorf("%w: %w", client.ErrDenied, sv.lastErr)
 		}
-		return fmt.Errorf("%w (last error: %v)", ErrNoServer, sv.lastErr)
+		return fmt.Errorf("%w (last error: %v)", client.ErrNoServer, sv.lastErr)
 	}
 	for _, st := range sv.answers {
-		if denied(st.Err) {
-			return fmt.Errorf("%w: %s: %w", ErrDenied, st.Addr, st.Err)
+		if link.Denied(st.Err) {
+			return fmt.Errorf("%w: %s: %w", client.ErrDenied, st.Addr, st.Err)
 		}
 	}
 	for _, st := range sv.answers {
@@ -167,5 +158,24 @@ func (sv survey) reached(id journal.ID) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: %s: no machine of the cell serves it", ErrUnknownJournal, id)
+	return fmt.Errorf("%w: %s: no machine of the cell serves it", client.ErrUnknownJournal, id)
+}
+
+// surveyed checks a survey of the cell: some machine of a cell answered
+// (else client.ErrNoServer, or client.ErrDenied).
+func (sv survey) surveyed() error {
+	for _, st := range sv.answers {
+		if link.Denied(st.Err) {
+			return fmt.Errorf("%w: %s: %w", client.ErrDenied, st.Addr, st.Err)
+		}
+	}
+	switch {
+	case len(sv.answers) == 0 && link.Denied(sv.lastErr):
+		return fmt.Errorf("%w: %w", client.ErrDenied, sv.lastErr)
+	case len(sv.answers) == 0:
+		return fmt.Errorf("%w (last error: %v)", client.ErrNoServer, sv.lastErr)
+	case sv.cellID == 0:
+		return fmt.Errorf("%w: no machine answered as a machine of a cell", client.ErrNoServer)
+	}
+	return nil
 }

@@ -1,4 +1,4 @@
-package client
+package admin
 
 import (
 	"context"
@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/peer"
 
 	pb "github.com/parosdb/paros/api/parospb/paros/v1"
+	"github.com/parosdb/paros/client"
 	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/core/paxos"
 )
@@ -28,11 +27,11 @@ import (
 // handover chose it.
 type MatchmakerSet struct {
 	Generation uint64
-	Members    []uint64
+	Members    []NodeID
 	// Activated are the members that answered they serve the set. A
 	// member missing here serves it once a later handover's publication
 	// reaches it; until then the others are a majority.
-	Activated []uint64
+	Activated []NodeID
 }
 
 // matchmakerAsksMax bounds the machines SetMatchmakers asks before it
@@ -48,28 +47,28 @@ const matchmakerAsksMax = 4
 // with admin over every journal.
 //
 // Errors: ErrNoMatchmakers (a plain cell), ErrInvalidConfiguration,
-// ErrUnknownMachine, ErrDenied, ErrNoServer (no node machine answered),
-// ErrAmbiguous (the machines asked ran out of time or abandoned the
-// handover: it may complete later; call SetMatchmakers again, and a
-// finished or adopted handover is reported).
-func (c *Client) SetMatchmakers(ctx context.Context, members []string) (MatchmakerSet, error) {
+// ErrUnknownMachine, client.ErrDenied, client.ErrNoServer (no node
+// machine answered), client.ErrAmbiguous (the machines asked ran out of
+// time or abandoned the handover: it may complete later; call
+// SetMatchmakers again, and a finished or adopted handover is reported).
+func (a *Client) SetMatchmakers(ctx context.Context, members []string) (MatchmakerSet, error) {
 	if len(members) == 0 || len(members) > paxos.MatchmakersMax {
 		return MatchmakerSet{}, fmt.Errorf("%w: %d matchmakers, want 1 to %d", ErrInvalidConfiguration, len(members), paxos.MatchmakersMax)
 	}
-	sv := c.look(ctx, journal.ID{})
+	sv := a.look(ctx, journal.ID{})
 	if err := sv.surveyed(); err != nil {
 		return MatchmakerSet{}, err
 	}
-	ids, newcomers, err := c.resolveMatchmakers(ctx, sv, members)
+	ids, newcomers, err := a.resolveMatchmakers(ctx, sv, members)
 	if err != nil {
 		return MatchmakerSet{}, err
 	}
 	if len(newcomers) > 0 {
-		if err := c.admit(ctx, sv, newcomers); err != nil {
+		if err := a.admit(ctx, sv, newcomers); err != nil {
 			return MatchmakerSet{}, err
 		}
 	}
-	req := &pb.ReconfigureMatchmakersRequest{Members: ids}
+	req := &pb.ReconfigureMatchmakersRequest{Members: wireIDs(ids)}
 	var last error
 	asked, plain := 0, 0
 	for _, node := range slices.Sorted(maps.Keys(sv.machines)) {
@@ -77,21 +76,21 @@ func (c *Client) SetMatchmakers(ctx context.Context, members []string) (Matchmak
 			continue
 		}
 		asked++
-		r, err := c.matchmakersAt(ctx, sv.machines[node], req)
+		r, err := a.matchmakersAt(ctx, sv.machines[node], req)
 		switch {
-		case errors.Is(err, ErrDenied):
+		case errors.Is(err, client.ErrDenied):
 			return MatchmakerSet{}, err
-		case err != nil && !errors.Is(err, ErrNoServer):
+		case err != nil && !errors.Is(err, client.ErrNoServer):
 			// The call left and got no answer (its deadline, or the
 			// caller's): the handover may be running. Asking another
 			// machine would start a second one; the caller calls again,
 			// and a finished or adopted handover is reported.
-			return MatchmakerSet{}, fmt.Errorf("%w: %w", ErrAmbiguous, err)
+			return MatchmakerSet{}, fmt.Errorf("%w: %w", client.ErrAmbiguous, err)
 		case err != nil:
 			last = err
 			continue
 		case r.GetAccepted():
-			return MatchmakerSet{Generation: r.GetGeneration(), Members: r.GetMembers(), Activated: r.GetActivated()}, nil
+			return MatchmakerSet{Generation: r.GetGeneration(), Members: nodeIDs(r.GetMembers()), Activated: nodeIDs(r.GetActivated())}, nil
 		}
 		switch refusal := r.GetRefusal(); {
 		case strings.HasPrefix(refusal, "no_matchmakers"):
@@ -105,7 +104,7 @@ func (c *Client) SetMatchmakers(ctx context.Context, members []string) (Matchmak
 		case strings.HasPrefix(refusal, "unknown_machine"), strings.HasPrefix(refusal, "machine_unreachable"):
 			return MatchmakerSet{}, fmt.Errorf("%w: %s", ErrUnknownMachine, refusal)
 		case strings.HasPrefix(refusal, "abandoned"):
-			return MatchmakerSet{}, fmt.Errorf("%w: the handover made no progress in its budget (%s); call SetMatchmakers again", ErrAmbiguous, refusal)
+			return MatchmakerSet{}, fmt.Errorf("%w: the handover made no progress in its budget (%s); call SetMatchmakers again", client.ErrAmbiguous, refusal)
 		default:
 			last = fmt.Errorf("%s: %s", sv.machines[node], refusal) // busy, unavailable: ask another
 		}
@@ -116,41 +115,42 @@ func (c *Client) SetMatchmakers(ctx context.Context, members []string) (Matchmak
 	if plain > 0 && plain == asked {
 		return MatchmakerSet{}, last
 	}
-	return MatchmakerSet{}, fmt.Errorf("%w: no machine ran the handover: %w", ErrNoServer, last)
+	return MatchmakerSet{}, fmt.Errorf("%w: no machine ran the handover: %w", client.ErrNoServer, last)
 }
 
 // resolveMatchmakers maps members to node ids: node machines of the cell,
 // and idle machines to admit (newcomers, by address).
-func (c *Client) resolveMatchmakers(ctx context.Context, sv survey, members []string) ([]uint64, map[uint64]string, error) {
-	var ids []uint64
-	newcomers := map[uint64]string{}
+func (a *Client) resolveMatchmakers(ctx context.Context, sv survey, members []string) ([]NodeID, map[NodeID]string, error) {
+	var ids []NodeID
+	newcomers := map[NodeID]string{}
 	for _, m := range members {
 		m = strings.TrimSpace(m)
 		if !strings.Contains(m, ":") {
-			node, err := strconv.ParseUint(strings.TrimPrefix(m, "0x"), 16, 64)
-			if err != nil || node == 0 {
+			node, err := ParseNodeID(m)
+			if err != nil {
 				return nil, nil, fmt.Errorf("%w: matchmaker %q: want a node id in hex or a host:port", ErrInvalidConfiguration, m)
 			}
 			if _, ok := sv.machines[node]; !ok {
-				return nil, nil, fmt.Errorf("%w: %016x is no node machine of cell %016x", ErrUnknownMachine, node, sv.cellID)
+				return nil, nil, fmt.Errorf("%w: %s is no node machine of cell %016x", ErrUnknownMachine, node, sv.cellID)
 			}
 			ids = append(ids, node)
 			continue
 		}
-		r, err := c.identify(ctx, m)
+		r, err := a.identify(ctx, m)
 		if err != nil {
 			return nil, nil, err
 		}
-		switch _, known := sv.machines[r.GetNodeId()]; {
+		node := NodeID(r.GetNodeId())
+		switch _, known := sv.machines[node]; {
 		case r.GetRole() == roleReplica || r.GetRole() == roleProxy:
 			return nil, nil, fmt.Errorf("%w: %s is a %s machine, never a matchmaker", ErrInvalidConfiguration, m, r.GetRole())
 		case r.GetCellId() != 0 && r.GetCellId() != sv.cellID:
-			return nil, nil, fmt.Errorf("%w: %s is machine %016x of cell %016x, not of cell %016x",
-				ErrUnknownMachine, m, r.GetNodeId(), r.GetCellId(), sv.cellID)
+			return nil, nil, fmt.Errorf("%w: %s is machine %s of cell %016x, not of cell %016x",
+				ErrUnknownMachine, m, node, r.GetCellId(), sv.cellID)
 		case !known || r.GetCellId() == 0:
-			newcomers[r.GetNodeId()] = m
+			newcomers[node] = m
 		}
-		ids = append(ids, r.GetNodeId())
+		ids = append(ids, node)
 	}
 	slices.Sort(ids)
 	if len(slices.Compact(slices.Clone(ids))) != len(ids) {
@@ -161,15 +161,8 @@ func (c *Client) resolveMatchmakers(ctx context.Context, sv survey, members []st
 
 // matchmakersAt asks the machine at addr to run the handover; it waits for
 // its end (the server bounds it).
-func (c *Client) matchmakersAt(ctx context.Context, addr string, req *pb.ReconfigureMatchmakersRequest) (*pb.ReconfigureMatchmakersReply, error) {
-	cc, err := c.conn(addr)
-	if err != nil {
-		return nil, fmt.Errorf("%w: matchmakers %s: %w", ErrNoServer, addr, err)
-	}
-	var p peer.Peer
-	r, err := pb.NewAdminClient(cc).ReconfigureMatchmakers(ctx, req, grpc.Peer(&p))
-	if err != nil {
-		return nil, machineError(addr, "matchmakers", err, &p)
-	}
-	return r, nil
+func (a *Client) matchmakersAt(ctx context.Context, addr string, req *pb.ReconfigureMatchmakersRequest) (*pb.ReconfigureMatchmakersReply, error) {
+	return adminAt(ctx, a, addr, "matchmakers", false, func(ctx context.Context, ac pb.AdminClient, o ...grpc.CallOption) (*pb.ReconfigureMatchmakersReply, error) {
+		return ac.ReconfigureMatchmakers(ctx, req, o...)
+	})
 }

@@ -1,4 +1,4 @@
-package client
+package admin
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc"
 
 	pb "github.com/parosdb/paros/api/parospb/paros/v1"
+	"github.com/parosdb/paros/client"
 	"github.com/parosdb/paros/core/journal"
 )
 
@@ -18,12 +19,6 @@ import (
 // replica list is no part of any quorum: each machine of the cell may learn
 // a new one on its own, so SetReplicas tells every machine the whole list,
 // and a call interrupted anywhere is finished by calling it again.
-
-// ErrNotReplica: a machine named as a replica is an acceptor: a node
-// machine (started without --role replica) or a member of some journal's
-// configuration. The list was not set on the machine that refused (others
-// may already run it: call SetReplicas again with a list that fits).
-var ErrNotReplica = errors.New("paros/client: a machine named as a replica is an acceptor of the cell")
 
 // replicasMax bounds the replica list (the cell's bound, paxos.ReplicasMax,
 // which the machines check too).
@@ -51,61 +46,43 @@ const replicasMax = 16
 //     and serves them, catching up by itself.
 //
 // A replica removed keeps its stores and still runs, but its reads go
-// unserved (ErrUnavailable) once the acceptors learnt the list.
+// unserved (client.ErrUnavailable) once the acceptors learnt the list.
 //
 // Errors: ErrNotReplica, ErrUnknownMachine, ErrInvalidConfiguration (an
-// address twice, too many), ErrDenied, ErrNoServer (a machine of the cell
-// or a named one did not answer: call SetReplicas again).
-func (c *Client) SetReplicas(ctx context.Context, addrs []string) error {
+// address twice, too many), client.ErrDenied, client.ErrNoServer (a
+// machine of the cell or a named one did not answer: call SetReplicas
+// again).
+func (a *Client) SetReplicas(ctx context.Context, addrs []string) error {
 	if len(addrs) > replicasMax {
 		return fmt.Errorf("%w: %d replicas, at most %d", ErrInvalidConfiguration, len(addrs), replicasMax)
 	}
-	sv := c.look(ctx, journal.ID{})
+	sv := a.look(ctx, journal.ID{})
 	if err := sv.surveyed(); err != nil {
 		return err
 	}
-	list, named, newcomers, err := c.roleList(ctx, sv, addrs, roleReplica, ErrNotReplica, func(id uint64) bool {
+	list, named, newcomers, err := a.roleList(ctx, sv, addrs, roleReplica, ErrNotReplica, func(id NodeID) bool {
 		_, acceptor := sv.machines[id]
 		return acceptor
 	})
 	if err != nil {
 		return err
 	}
-	if err := c.tellReplicas(ctx, sv, list, named); err != nil {
+	if err := a.tellReplicas(ctx, sv, list, named); err != nil {
 		return err
 	}
 	if len(newcomers) == 0 {
 		return nil
 	}
-	return c.joinReplicas(ctx, sv, list, newcomers)
-}
-
-// surveyed checks a survey of the cell: some machine of a cell answered
-// (else ErrNoServer, or ErrDenied).
-func (sv survey) surveyed() error {
-	for _, st := range sv.answers {
-		if denied(st.Err) {
-			return fmt.Errorf("%w: %s: %w", ErrDenied, st.Addr, st.Err)
-		}
-	}
-	switch {
-	case len(sv.answers) == 0 && denied(sv.lastErr):
-		return fmt.Errorf("%w: %w", ErrDenied, sv.lastErr)
-	case len(sv.answers) == 0:
-		return fmt.Errorf("%w (last error: %v)", ErrNoServer, sv.lastErr)
-	case sv.cellID == 0:
-		return fmt.Errorf("%w: no machine answered as a machine of a cell", ErrNoServer)
-	}
-	return nil
+	return a.joinReplicas(ctx, sv, list, newcomers)
 }
 
 // tellReplicas sends list to every machine of the cell: those the survey
 // lists or that answered it as machines of the cell, and the named
 // replicas already of the cell. A replica leaving that does not answer is
 // skipped.
-func (c *Client) tellReplicas(ctx context.Context, sv survey, list []*pb.Member, named map[uint64]string) error {
-	targets := map[uint64]string{}
-	for _, known := range []map[uint64]string{sv.machines, sv.replicas, named} {
+func (a *Client) tellReplicas(ctx context.Context, sv survey, list []*pb.Member, named map[NodeID]string) error {
+	targets := map[NodeID]string{}
+	for _, known := range []map[NodeID]string{sv.machines, sv.replicas, named} {
 		for node, addr := range known {
 			targets[node] = addr
 		}
@@ -115,25 +92,25 @@ func (c *Client) tellReplicas(ctx context.Context, sv survey, list []*pb.Member,
 			targets[node] = st.Addr
 		}
 	}
-	listed := func(node uint64) bool {
-		return slices.ContainsFunc(list, func(m *pb.Member) bool { return m.GetNodeId() == node })
+	listed := func(node NodeID) bool {
+		return slices.ContainsFunc(list, func(m *pb.Member) bool { return m.GetNodeId() == uint64(node) })
 	}
 	for _, node := range slices.Sorted(maps.Keys(targets)) {
 		addr := targets[node]
 		_, wasReplica := sv.replicas[node]
-		refusal, err := callMachine(ctx, c, addr, "set replicas", func(ctx context.Context, m pb.MachineClient, o ...grpc.CallOption) (string, error) {
+		refusal, err := a.callMachine(ctx, addr, "set replicas", func(ctx context.Context, m pb.MachineClient, o ...grpc.CallOption) (string, error) {
 			r, err := m.SetReplicas(ctx, &pb.SetReplicasRequest{CellId: sv.cellID, Replicas: list}, o...)
 			return r.GetRefusal(), err
 		})
 		switch {
-		case err != nil && wasReplica && !listed(node) && !denied(err):
+		case err != nil && wasReplica && !listed(node) && !errors.Is(err, client.ErrDenied):
 			continue // a replica leaving, unreachable: nothing answers it any more
 		case err != nil:
 			return err
 		case strings.HasPrefix(refusal, "member"):
-			return fmt.Errorf("%w: %s (machine %016x) refused the list: %s", ErrNotReplica, addr, node, refusal)
+			return fmt.Errorf("%w: %s (machine %s) refused the list: %s", ErrNotReplica, addr, node, refusal)
 		case refusal != "":
-			return fmt.Errorf("paros/client: %s (machine %016x) refused the replica list: %s", addr, node, refusal)
+			return fmt.Errorf("paros/admin: %s (machine %s) refused the replica list: %s", addr, node, refusal)
 		}
 	}
 	return nil
@@ -142,14 +119,14 @@ func (c *Client) tellReplicas(ctx context.Context, sv survey, list []*pb.Member,
 // joinReplicas makes each newcomer a replica machine of the cell
 // (JoinCell) with the plan a machine of the cell reports, naming list as
 // its replicas, and every machine admitted after formation.
-func (c *Client) joinReplicas(ctx context.Context, sv survey, list []*pb.Member, newcomers map[uint64]string) error {
-	plan, admitted, err := c.cellPlan(ctx, sv, newcomers)
+func (a *Client) joinReplicas(ctx context.Context, sv survey, list []*pb.Member, newcomers map[NodeID]string) error {
+	plan, admitted, err := a.cellPlan(ctx, sv, newcomers)
 	if err != nil {
 		return err
 	}
 	plan.Replicas = list
 	for node, addr := range newcomers {
-		if err := c.joinCell(ctx, node, addr, plan, admitted, " as a replica"); err != nil {
+		if err := a.joinCell(ctx, node, addr, plan, admitted, " as a replica"); err != nil {
 			return err
 		}
 	}

@@ -1,4 +1,4 @@
-package client
+package admin
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc"
 
 	pb "github.com/parosdb/paros/api/parospb/paros/v1"
+	"github.com/parosdb/paros/client"
 	"github.com/parosdb/paros/core/journal"
 )
 
@@ -20,17 +21,6 @@ import (
 // leader takes back the rounds of a proxy that left it), so SetProxies
 // tells every machine the whole list, and a call interrupted anywhere is
 // finished by calling it again.
-
-// ErrNotProxy: a machine named as a proxy is not a proxy machine: a node
-// machine (started without --role proxy), a member of some journal's
-// configuration, or a replica machine. The list was not set on the
-// machine that refused (others may already run it: call SetProxies again
-// with a list that fits).
-var ErrNotProxy = errors.New("paros/client: a machine named as a proxy is no proxy machine of the cell")
-
-// roleProxy is a proxy machine's IdentifyReply.role and
-// InspectReply.machine_role.
-const roleProxy = "proxy"
 
 // proxiesMax bounds the proxy list (the cell's bound, paxos.ProxiesMax,
 // which the machines check too).
@@ -60,17 +50,18 @@ const proxiesMax = 16
 // A proxy removed keeps running, but no leader delegates to it any more.
 //
 // Errors: ErrNotProxy, ErrUnknownMachine, ErrInvalidConfiguration (an
-// address twice, too many), ErrDenied, ErrNoServer (a machine of the cell
-// or a named one did not answer: call SetProxies again).
-func (c *Client) SetProxies(ctx context.Context, addrs []string) error {
+// address twice, too many), client.ErrDenied, client.ErrNoServer (a
+// machine of the cell or a named one did not answer: call SetProxies
+// again).
+func (a *Client) SetProxies(ctx context.Context, addrs []string) error {
 	if len(addrs) > proxiesMax {
 		return fmt.Errorf("%w: %d proxies, at most %d", ErrInvalidConfiguration, len(addrs), proxiesMax)
 	}
-	sv := c.look(ctx, journal.ID{})
+	sv := a.look(ctx, journal.ID{})
 	if err := sv.surveyed(); err != nil {
 		return err
 	}
-	list, named, newcomers, err := c.roleList(ctx, sv, addrs, roleProxy, ErrNotProxy, func(id uint64) bool {
+	list, named, newcomers, err := a.roleList(ctx, sv, addrs, roleProxy, ErrNotProxy, func(id NodeID) bool {
 		_, acceptor := sv.machines[id]
 		_, replica := sv.replicas[id]
 		return acceptor || replica
@@ -79,24 +70,24 @@ func (c *Client) SetProxies(ctx context.Context, addrs []string) error {
 		return err
 	}
 	if len(newcomers) > 0 {
-		if err := c.joinProxies(ctx, sv, list, newcomers); err != nil {
+		if err := a.joinProxies(ctx, sv, list, newcomers); err != nil {
 			return err
 		}
 	}
-	return c.tellProxies(ctx, sv, list, named, newcomers)
+	return a.tellProxies(ctx, sv, list, named, newcomers)
 }
 
 // joinProxies makes each newcomer a proxy machine of the cell (JoinCell)
 // with the plan a machine of the cell reports, naming list as its
 // proxies, and every machine admitted after formation.
-func (c *Client) joinProxies(ctx context.Context, sv survey, list []*pb.Member, newcomers map[uint64]string) error {
-	plan, admitted, err := c.cellPlan(ctx, sv, newcomers)
+func (a *Client) joinProxies(ctx context.Context, sv survey, list []*pb.Member, newcomers map[NodeID]string) error {
+	plan, admitted, err := a.cellPlan(ctx, sv, newcomers)
 	if err != nil {
 		return err
 	}
 	plan.Proxies = list
 	for node, addr := range newcomers {
-		if err := c.joinCell(ctx, node, addr, plan, admitted, " as a proxy"); err != nil {
+		if err := a.joinCell(ctx, node, addr, plan, admitted, " as a proxy"); err != nil {
 			return err
 		}
 	}
@@ -107,9 +98,9 @@ func (c *Client) joinProxies(ctx context.Context, sv survey, list []*pb.Member, 
 // lists or that answered it as machines of the cell, and the named proxies
 // (already of the cell, or just joined). A proxy leaving that does not
 // answer is skipped.
-func (c *Client) tellProxies(ctx context.Context, sv survey, list []*pb.Member, named, joined map[uint64]string) error {
-	targets := map[uint64]string{}
-	for _, known := range []map[uint64]string{sv.machines, sv.replicas, sv.proxies, named, joined} {
+func (a *Client) tellProxies(ctx context.Context, sv survey, list []*pb.Member, named, joined map[NodeID]string) error {
+	targets := map[NodeID]string{}
+	for _, known := range []map[NodeID]string{sv.machines, sv.replicas, sv.proxies, named, joined} {
 		for node, addr := range known {
 			targets[node] = addr
 		}
@@ -119,25 +110,25 @@ func (c *Client) tellProxies(ctx context.Context, sv survey, list []*pb.Member, 
 			targets[node] = st.Addr
 		}
 	}
-	listed := func(node uint64) bool {
-		return slices.ContainsFunc(list, func(m *pb.Member) bool { return m.GetNodeId() == node })
+	listed := func(node NodeID) bool {
+		return slices.ContainsFunc(list, func(m *pb.Member) bool { return m.GetNodeId() == uint64(node) })
 	}
 	for _, node := range slices.Sorted(maps.Keys(targets)) {
 		addr := targets[node]
 		_, wasProxy := sv.proxies[node]
-		refusal, err := callMachine(ctx, c, addr, "set proxies", func(ctx context.Context, m pb.MachineClient, o ...grpc.CallOption) (string, error) {
+		refusal, err := a.callMachine(ctx, addr, "set proxies", func(ctx context.Context, m pb.MachineClient, o ...grpc.CallOption) (string, error) {
 			r, err := m.SetProxies(ctx, &pb.SetProxiesRequest{CellId: sv.cellID, Proxies: list}, o...)
 			return r.GetRefusal(), err
 		})
 		switch {
-		case err != nil && wasProxy && !listed(node) && !denied(err):
+		case err != nil && wasProxy && !listed(node) && !errors.Is(err, client.ErrDenied):
 			continue // a proxy leaving, unreachable: no leader delegates to it any more
 		case err != nil:
 			return err
 		case strings.HasPrefix(refusal, "member"), strings.HasPrefix(refusal, "replica"):
-			return fmt.Errorf("%w: %s (machine %016x) refused the list: %s", ErrNotProxy, addr, node, refusal)
+			return fmt.Errorf("%w: %s (machine %s) refused the list: %s", ErrNotProxy, addr, node, refusal)
 		case refusal != "":
-			return fmt.Errorf("paros/client: %s (machine %016x) refused the proxy list: %s", addr, node, refusal)
+			return fmt.Errorf("paros/admin: %s (machine %s) refused the proxy list: %s", addr, node, refusal)
 		}
 	}
 	return nil

@@ -1,4 +1,4 @@
-package client
+package admin
 
 import (
 	"context"
@@ -7,9 +7,10 @@ import (
 	"strings"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/peer"
 
 	pb "github.com/parosdb/paros/api/parospb/paros/v1"
+	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/client/internal/link"
 	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/wire"
 )
@@ -36,15 +37,15 @@ type RetireRefusedError struct {
 
 func (e *RetireRefusedError) Error() string {
 	if e.Detail == "" {
-		return "paros/client: retire refused: " + e.Reason
+		return "paros/admin: retire refused: " + e.Reason
 	}
-	return "paros/client: retire refused: " + e.Reason + ": " + e.Detail
+	return "paros/admin: retire refused: " + e.Reason + ": " + e.Detail
 }
 
-// Unwrap is ErrUnknownJournal for the reason unknown_journal.
+// Unwrap is client.ErrUnknownJournal for the reason unknown_journal.
 func (e *RetireRefusedError) Unwrap() error {
 	if e.Reason == "unknown_journal" {
-		return ErrUnknownJournal
+		return client.ErrUnknownJournal
 	}
 	return nil
 }
@@ -57,40 +58,34 @@ func (e *RetireRefusedError) Unwrap() error {
 // machine never serves the journal again.
 //
 // Errors: *RetireRefusedError, ErrUnknownMachine (node is no machine of
-// the cell), ErrNoServer (the machine could not be reached: nothing was
-// sent), ErrDenied, ErrAmbiguous (the request may have been received, and
-// honoured: Retire again, which a retired machine refuses as
-// unknown_journal).
-func (c *Client) Retire(ctx context.Context, id journal.ID, node uint64, watermark Ballot) error {
+// the cell), client.ErrNoServer (the machine could not be reached:
+// nothing was sent), client.ErrDenied, client.ErrAmbiguous (the request
+// may have been received, and honoured: Retire again, which a retired
+// machine refuses as unknown_journal).
+func (a *Client) Retire(ctx context.Context, id journal.ID, node NodeID, watermark Ballot) error {
 	if !id.IsSet() || node == 0 || watermark.IsZero() {
-		return fmt.Errorf("paros/client: Retire needs a journal, a node and a watermark (journal %s, node %016x, watermark %s)", id, node, watermark)
+		return fmt.Errorf("paros/admin: Retire needs a journal, a node and a watermark (journal %s, node %s, watermark %s)", id, node, watermark)
 	}
-	sv := c.look(ctx, journal.ID{})
+	sv := a.look(ctx, journal.ID{})
 	if len(sv.answers) == 0 {
-		if denied(sv.lastErr) {
-			return fmt.Errorf("%w: %w", ErrDenied, sv.lastErr)
+		if link.Denied(sv.lastErr) {
+			return fmt.Errorf("%w: %w", client.ErrDenied, sv.lastErr)
 		}
-		return fmt.Errorf("%w (last error: %v)", ErrNoServer, sv.lastErr)
+		return fmt.Errorf("%w (last error: %v)", client.ErrNoServer, sv.lastErr)
 	}
 	addr, ok := sv.machines[node]
 	if !ok {
-		return fmt.Errorf("%w: %016x is no machine of cell %016x", ErrUnknownMachine, node, sv.cellID)
+		return fmt.Errorf("%w: %s is no machine of cell %016x", ErrUnknownMachine, node, sv.cellID)
 	}
-	cc, err := c.conn(addr)
+	req := &pb.RetireRequest{Journal: wire.JournalIDToPB(id), GcWatermark: &pb.Ballot{Round: watermark.Round, Node: uint64(watermark.Node)}}
+	r, err := adminAt(ctx, a, addr, "retire", true, func(ctx context.Context, ac pb.AdminClient, o ...grpc.CallOption) (*pb.RetireReply, error) {
+		return ac.Retire(ctx, req, o...)
+	})
 	if err != nil {
-		return err
-	}
-	actx, cancel := context.WithTimeout(ctx, adminCallTimeout)
-	defer cancel()
-	var p peer.Peer
-	r, err := pb.NewAdminClient(cc).Retire(actx, &pb.RetireRequest{Journal: wire.JournalIDToPB(id),
-		GcWatermark: &pb.Ballot{Round: watermark.Round, Node: watermark.Node}}, grpc.Peer(&p))
-	if err != nil {
-		err = machineError(addr, "retire", err, &p)
-		if errors.Is(err, ErrNoServer) || errors.Is(err, ErrDenied) {
+		if errors.Is(err, client.ErrNoServer) || errors.Is(err, client.ErrDenied) {
 			return err
 		}
-		return fmt.Errorf("%w: %w", ErrAmbiguous, err)
+		return fmt.Errorf("%w: %w", client.ErrAmbiguous, err)
 	}
 	if r.GetAccepted() {
 		return nil

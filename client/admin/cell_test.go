@@ -1,0 +1,125 @@
+// This file holds what the package's tests and examples share: journals of
+// shared in-process cells (internal/testcell: three real machines over
+// gRPC on 127.0.0.1, one journal per test), and helpers that dial a
+// client.Client with its admin.Client, append records and read them back.
+package admin_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/parosdb/paros/client"
+	"github.com/parosdb/paros/client/admin"
+	"github.com/parosdb/paros/client/sansio"
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/internal/testcell"
+)
+
+// shared is the package's shared cells.
+var shared testcell.Pool
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	_ = shared.Close()
+	os.Exit(code)
+}
+
+// cellJournal returns a shared cell and a journal no other test or
+// example uses, once it has a leader; it skips under -short.
+func cellJournal(t *testing.T) (*testcell.Cell, journal.ID) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a three-machine cell")
+	}
+	c, id, err := shared.Journal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, id
+}
+
+// dial returns a plaintext client.Client of addrs, closed when the test
+// ends, and its admin.Client.
+func dial(t *testing.T, addrs ...string) (*client.Client, *admin.Client) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := client.Dial(ctx, addrs, client.WithInsecure())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c, admin.New(c)
+}
+
+// dialClient is dial's client.Client alone.
+func dialClient(t *testing.T, addrs ...string) *client.Client {
+	t.Helper()
+	c, _ := dial(t, addrs...)
+	return c
+}
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// seeded is a Writer option drawing claim uuids from seed, so that runs
+// repeat.
+func seeded(seed uint64) client.WriterOption { return client.WithUUIDs(sansio.SeededUUIDs(seed)) }
+
+// hex is the member form of node id n, as a Configuration names it.
+func hex(n admin.NodeID) string { return n.String() }
+
+// appendN claims j with a fresh Writer and appends n records "r1".."rn",
+// each acknowledged before the next.
+func appendN(t *testing.T, ctx context.Context, j *client.Journal, n int) {
+	t.Helper()
+	w := j.NewWriter(seeded(90))
+	defer w.Close()
+	if err := w.Claim(ctx); err != nil {
+		t.Fatalf("claim: %v", err)
+	}
+	for i := range n {
+		if _, err := w.Append(ctx, []byte(fmt.Sprintf("r%d", i+1))); err != nil {
+			t.Fatalf("append %d: %v", i+1, err)
+		}
+	}
+}
+
+// checkRecords reads [1, n] and fails unless it holds "r1".."rn".
+func checkRecords(t *testing.T, ctx context.Context, j *client.Journal, n int) {
+	t.Helper()
+	got := readAll(t, ctx, j, 1, journal.Seq(n)+1)
+	for i, b := range got {
+		if want := fmt.Sprintf("r%d", i+1); string(b) != want {
+			t.Fatalf("position %d holds %q, want %q", i+1, b, want)
+		}
+	}
+}
+
+// readAll reads [from, to) with a Reader and fails on anything but
+// records at the positions expected.
+func readAll(t *testing.T, ctx context.Context, j *client.Journal, from, to journal.Seq) [][]byte {
+	t.Helper()
+	r := j.NewReader(from, client.WithTailWait(0))
+	var out [][]byte
+	for r.Cursor() < to {
+		at := r.Cursor()
+		page, err := r.Next(ctx)
+		if err != nil {
+			t.Fatalf("read at %d: %v", at, err)
+		}
+		for i, rc := range page {
+			if rc.Seq != at+journal.Seq(i) {
+				t.Fatalf("read at %d: record %d says position %d", at, i, rc.Seq)
+			}
+			out = append(out, rc.Data)
+		}
+	}
+	return out
+}
