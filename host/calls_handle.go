@@ -139,7 +139,7 @@ func (h *Host) propose(j *journalRT, c Call, cmd journal.Command) {
 	}
 }
 
-// answerCommitted answers the call parked on a released slot with the
+// answerApplied answers the call parked on a released slot with the
 // verdict the slot folded to — or as lost (ambiguous: a redirect, never a
 // false commit) when the slot was decided for another command, or when the
 // node no longer leads at the ballot it proposed at: then the slot may hold
@@ -148,7 +148,7 @@ func (h *Host) propose(j *journalRT, c Call, cmd journal.Command) {
 // proposal's verdict is not this call's. While the node leads at that ballot
 // every slot of its rounds is decided for its own proposal (the core steps
 // down before it learns a value chosen at a higher ballot).
-func (h *Host) answerCommitted(j *journalRT, c paxos.Committed) {
+func (h *Host) answerApplied(j *journalRT, c paxos.Applied) {
 	p, ok := j.calls[c.Slot]
 	if !ok {
 		return
@@ -168,7 +168,7 @@ func (h *Host) lose(p *parkedCall) {
 
 // abandonJumped answers calls whose slot this node folded past without a
 // verdict: only a trim-point jump skips slots (every other applied slot is
-// released with its Committed), so it scans only after a jump.
+// released with its Applied), so it scans only after a jump.
 func (h *Host) abandonJumped(j *journalRT) {
 	if len(j.calls) == 0 {
 		return

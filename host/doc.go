@@ -17,6 +17,6 @@
 //     messages at once;
 //  3. when OnPersisted says batch k is durable and every earlier batch of
 //     the journal is too, release batch k: queue its messages to the peer
-//     mailboxes, answer the calls parked on its Committed slots with the
+//     mailboxes, answer the calls parked on its Applied slots with the
 //     verdict each slot folded to, then answer its read states.
 package host

@@ -98,8 +98,8 @@ type Counters struct {
 // return nothing and change nothing: deleting every call leaves the host
 // bit-identical.
 type Observer interface {
-	// Committed is a slot folded on this node, released once durable.
-	Committed(node paxos.NodeID, j journal.ID, c paxos.Committed)
+	// Applied is a slot folded on this node, released once durable.
+	Applied(node paxos.NodeID, j journal.ID, c paxos.Applied)
 }
 
 // VoteObserver is an Observer that also sees the votes a node casts
@@ -398,8 +398,8 @@ func (h *Host) observeVotes(j *journalRT, votes []paxos.SlotCommand) {
 	}
 }
 
-func (h *Host) observeCommitted(j *journalRT, c paxos.Committed) {
+func (h *Host) observeApplied(j *journalRT, c paxos.Applied) {
 	if h.observer != nil {
-		h.observer.Committed(h.id, j.spec.ID, c)
+		h.observer.Applied(h.id, j.spec.ID, c)
 	}
 }

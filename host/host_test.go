@@ -154,7 +154,7 @@ func sortedTypes(ts []paxos.MsgType) []paxos.MsgType {
 }
 
 // Inside a batch the order is: persist the Writes, send the Messages, then
-// apply Committed and answer each held call with the verdict its slot
+// apply Applied and answer each held call with the verdict its slot
 // folded to. The leader's Accepts are EarlyOK and overlap its own
 // fsync; the decision (Commit messages and the client's verdict) waits for
 // the leader's vote to be durable, even when a later batch is durable first.
@@ -1324,15 +1324,15 @@ func TestRouting_FullLaneEvictsOldestAndFlushIsBounded(t *testing.T) {
 // ---------------------------------------------------------------------------
 // Observation: Observer, Inspect and the accessors.
 
-type recordingObserver struct{ got []paxos.Committed }
+type recordingObserver struct{ got []paxos.Applied }
 
-func (o *recordingObserver) Committed(node paxos.NodeID, j journal.ID, c paxos.Committed) {
+func (o *recordingObserver) Applied(node paxos.NodeID, j journal.ID, c paxos.Applied) {
 	o.got = append(o.got, c)
 }
 
-// host.Observer: "Committed is a slot folded on this node, released once
+// host.Observer: "Applied is a slot folded on this node, released once
 // durable."
-func TestObserver_SeesCommittedOnlyOnceDurable(t *testing.T) {
+func TestObserver_SeesAppliedOnlyOnceDurable(t *testing.T) {
 	// Arrange.
 	c := newCluster(t, testTunables(), spec(jA, multi, first))
 	c.elect(1, jA)

@@ -71,7 +71,7 @@ type pending struct {
 	batch     uint64
 	durable   bool
 	msgs      []paxos.Message
-	committed []paxos.Committed
+	committed []paxos.Applied
 	reads     []paxos.ReadState
 	// state is the node's fold as of this batch: servable once durable.
 	state journal.State
@@ -309,7 +309,7 @@ func (h *Host) drain(j *journalRT) {
 				b.msgs = append(b.msgs, m)
 			}
 		}
-		b.committed = slices.Clone(rd.Committed)
+		b.committed = slices.Clone(rd.Applied)
 		b.state = j.node.State()
 		b.reads = slices.Clone(rd.ReadStates)
 		var ops []paxos.WriteOp
@@ -389,8 +389,8 @@ func (h *Host) release(j *journalRT) {
 		// leave the node's hot window.
 		j.node.MarkDurable(b.batch)
 		for _, c := range b.committed {
-			h.observeCommitted(j, c)
-			h.answerCommitted(j, c)
+			h.observeApplied(j, c)
+			h.answerApplied(j, c)
 		}
 		for _, r := range b.reads {
 			h.settleRead(j, r)

@@ -95,6 +95,6 @@ func (e env) KeepMatchmakerSet(s paxos.MatchmakerSet) {
 // observer feeds metrics from the host's observation port.
 type observer struct{ r *Runtime }
 
-func (o observer) Committed(_ paxos.NodeID, j journal.ID, c paxos.Committed) {
+func (o observer) Applied(_ paxos.NodeID, j journal.ID, c paxos.Applied) {
 	o.r.metrics.Commits.WithLabelValues(j.String()).Inc()
 }

@@ -87,9 +87,9 @@ func (a *audit) violation(claim, format string, args ...any) {
 
 func (a *audit) gate(name string) { a.gates[name]++ }
 
-// Committed implements host.Observer: a slot folded on a node, released
+// Applied implements host.Observer: a slot folded on a node, released
 // once its batch was durable.
-func (a *audit) Committed(node paxos.NodeID, j journal.ID, c paxos.Committed) {
+func (a *audit) Applied(node paxos.NodeID, j journal.ID, c paxos.Applied) {
 	a.forgedChosen(node, j, c)
 	k := jslot{j, c.Slot}
 	if prev, ok := a.chosen[k]; ok {
@@ -129,7 +129,7 @@ func (a *audit) Committed(node paxos.NodeID, j journal.ID, c paxos.Committed) {
 // the value is held at (a value re-proposed at a later ballot is backed by
 // that ballot's configuration); a retired machine's deleted store counts
 // as holding it too (it held its vote while it was an acceptor).
-func (a *audit) backed(node paxos.NodeID, j journal.ID, c paxos.Committed) {
+func (a *audit) backed(node paxos.NodeID, j journal.ID, c paxos.Applied) {
 	var always []paxos.NodeID
 	at := map[paxos.Ballot][]paxos.NodeID{}
 	for _, p := range a.w.procs {

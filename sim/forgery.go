@@ -169,7 +169,7 @@ func (a *audit) forgedVotes(from paxos.NodeID, batch []host.Envelope) {
 }
 
 // forgedChosen: no forged value is folded on any node.
-func (a *audit) forgedChosen(node paxos.NodeID, j journal.ID, c paxos.Committed) {
+func (a *audit) forgedChosen(node paxos.NodeID, j journal.ID, c paxos.Applied) {
 	if a.forged[jforged{j, c.Command.Fingerprint()}] {
 		a.violation("roles: a forged value is never chosen", "%s slot %d folded a forged value on n%d", short(j), c.Slot, node)
 	}

@@ -125,7 +125,7 @@ func (cs *clients) replicaServed(f *inflight, rr journal.ReadReply) {
 
 // acceptedWrite records, at a slot's first fold, a write the journal
 // accepted: its reply owner must apply it (replyOwners).
-func (a *audit) acceptedWrite(j journal.ID, c paxos.Committed) {
+func (a *audit) acceptedWrite(j journal.ID, c paxos.Applied) {
 	if len(a.w.shape.Replicas) > 0 && c.Command.Kind == journal.KindWrite && c.Outcome.Kind == journal.Accepted {
 		a.writeSlots[j] = append(a.writeSlots[j], c.Slot)
 	}

@@ -61,7 +61,7 @@ func TestHotWindowServesEvictedRecordsFromTheStore(t *testing.T) {
 		t.Fatalf("read page from 1 = kind %d, %d records", page.Kind, len(page.Records))
 	}
 	expectEq(t, "record 3 read back", held, true)
-	expectEq(t, "the next write folds", len(retry.Committed), 1)
+	expectEq(t, "the next write folds", len(retry.Applied), 1)
 	if len(promise) != 1 || len(promise[0].Entries) < 10 || promise[0].Entries[0].Slot != 1 || promise[0].Entries[9].Slot != 10 {
 		t.Fatalf("Promise from slot 1 must report every evicted record: %v", promise)
 	}
@@ -94,8 +94,8 @@ func TestHotWindowRetryOfAnEvictedWriteIsJudgedFromTheStore(t *testing.T) {
 		{Slot: 5, Ballot: bal(1, 2), Command: fencedWrite(u, 1, "other")}}})
 
 	expectEq(t, "slot 2 evicted", s.node.HotBase() > 2, true)
-	expectEq(t, "a retry with the same bytes", rd.Committed[0].Outcome.Kind, journal.Duplicate)
-	expectEq(t, "other bytes at a taken position", rd.Committed[1].Outcome.Kind, journal.Refused)
+	expectEq(t, "a retry with the same bytes", rd.Applied[0].Outcome.Kind, journal.Duplicate)
+	expectEq(t, "other bytes at a taken position", rd.Applied[1].Outcome.Kind, journal.Refused)
 	expectEq(t, "dedup read the store", s.node.Counters().ColdReads[paxos.ColdDedup] > 0, true)
 }
 

@@ -39,11 +39,11 @@ Effects come out in a Ready. The loop, for each node:
     and may leave at once.
  4. Once the batch is durable, report it with n.MarkDurable(rd.Batch): its
     records may then leave the node's hot window (cold.go).
- 5. Answer the client calls parked on rd.Committed: each entry is a newly
+ 5. Answer the client calls parked on rd.Applied: each entry is a newly
     applied slot, in slot order, with the command decided there and the
     Outcome the fold gave it. A call whose slot was decided for another
     command is ambiguous to its client.
- 6. Answer rd.ReadStates after the Committed entries of the same batch.
+ 6. Answer rd.ReadStates after the Applied entries of the same batch.
  7. Call n.Advance(). The Ready's slices belong to the node and are reused
     from then on: a caller that persists asynchronously copies them first.
  8. If WantsElectionTimeout reports true, hand the node a freshly jittered

@@ -53,7 +53,7 @@ func ExampleNode() {
 			inflight = append(inflight, rd.Messages...)
 			// 3. Answer whoever waits on a newly applied slot.
 			if id == 1 {
-				for _, c := range rd.Committed {
+				for _, c := range rd.Applied {
 					fmt.Printf("slot %d: %s -> %s\n", c.Slot, c.Command.Kind, c.Outcome.Kind)
 				}
 			}

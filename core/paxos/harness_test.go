@@ -42,8 +42,8 @@ type tnode struct {
 	lastBatch uint64
 	// durablePromise is the highest promise seen on disk.
 	durablePromise paxos.Ballot
-	applied        map[paxos.Slot]paxos.Committed // this boot's folds
-	pendingFolds   []paxos.Committed              // folds of batches not yet durable
+	applied        map[paxos.Slot]paxos.Applied // this boot's folds
+	pendingFolds   []paxos.Applied              // folds of batches not yet durable
 	reads          map[uint64]paxos.ReadState
 	// ops counts the durable ops the node emitted, by kind (all boots).
 	ops map[paxos.OpKind]int
@@ -132,7 +132,7 @@ func (net *network) boot(tn *tnode) {
 	tn.boot++
 	tn.promiseSeen = n.Promised()
 	tn.firstSeen = n.State().FirstSeq
-	tn.applied = map[paxos.Slot]paxos.Committed{}
+	tn.applied = map[paxos.Slot]paxos.Applied{}
 	tn.reads = map[uint64]paxos.ReadState{}
 	net.logf("boot %d promise=%s floor=%d chosen=%d", tn.id, n.Promised(), n.Floor(), n.ChosenIndex())
 	net.drain(tn)
@@ -172,7 +172,7 @@ func (net *network) drain(tn *tnode) {
 		// A fold counts once its batch is durable: a leader may fold a slot
 		// its own unsynced vote decided, and a crash before the sync
 		// un-decides it. Nothing announces it before then.
-		for _, c := range rd.Committed {
+		for _, c := range rd.Applied {
 			tn.applied[c.Slot] = c
 			tn.pendingFolds = append(tn.pendingFolds, c)
 		}

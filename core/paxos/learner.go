@@ -146,9 +146,9 @@ func (r *Learner) EntryAt(seq journal.Seq) (journal.Entry, journal.Held) {
 }
 
 // walk folds every chosen slot above applied, in order, appending one
-// Committed per slot. It returns the new floor a Truncate asks for (0 if
+// Applied per slot. It returns the new floor a Truncate asks for (0 if
 // none): the caller drops the prefix on every role and persists the cut.
-func (r *Learner) walk(out *[]Committed, cut func(floor Slot, sealed journal.State)) {
+func (r *Learner) walk(out *[]Applied, cut func(floor Slot, sealed journal.State)) {
 	for budget := walkSlotsMax; r.applied < r.chosenIndex && budget > 0; budget-- {
 		s := r.applied + 1
 		var cmd journal.Command
@@ -175,7 +175,7 @@ func (r *Learner) walk(out *[]Committed, cut func(floor Slot, sealed journal.Sta
 			r.positions.add(outc.Seq, s)
 		}
 		r.positions.noteState(s, next)
-		*out = append(*out, Committed{Slot: s, Command: cmd, Outcome: outc, State: next})
+		*out = append(*out, Applied{Slot: s, Command: cmd, Outcome: outc, State: next})
 		if outc.Kind == journal.Trimmed && next.FirstSeq > before.FirstSeq {
 			floor, sealed := r.cutPoint()
 			if floor > r.floor {
@@ -185,7 +185,7 @@ func (r *Learner) walk(out *[]Committed, cut func(floor Slot, sealed journal.Sta
 	}
 }
 
-// walkSlotsMax bounds the slots one walk folds (one Ready's Committed), so
+// walkSlotsMax bounds the slots one walk folds (one Ready's Applied), so
 // a fold of a long prefix runs in pages of bounded memory.
 const walkSlotsMax = 1024
 

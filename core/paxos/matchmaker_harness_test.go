@@ -114,7 +114,7 @@ func (mn *mnet) boot(tn *tnode) {
 	tn.boot++
 	tn.promiseSeen = n.Promised()
 	tn.firstSeen = n.State().FirstSeq
-	tn.applied = map[paxos.Slot]paxos.Committed{}
+	tn.applied = map[paxos.Slot]paxos.Applied{}
 	tn.reads = map[uint64]paxos.ReadState{}
 	mn.logf("boot %d promise=%s chosen=%d", tn.id, n.Promised(), n.ChosenIndex())
 	mn.drainNode(tn)

@@ -20,7 +20,7 @@ import (
 //		rd := n.Ready()   // a second Ready before Advance panics
 //		// 1. persist rd.Writes (sync if rd.MustSync)
 //		// 2. send rd.Messages once durable (EarlyOK ones may go before)
-//		// 3. answer calls parked on rd.Committed slots
+//		// 3. answer calls parked on rd.Applied slots
 //		// 4. answer rd.ReadStates
 //		n.Advance()
 //	}
@@ -167,7 +167,7 @@ type Node struct {
 type batch struct {
 	writes    []WriteOp
 	messages  []Message
-	committed []Committed
+	committed []Applied
 	reads     []ReadState
 	accepts   []SlotCommand // Accepts to fan out at the next Ready
 	votes     []SlotCommand // the votes among writes (Ready.Votes)
@@ -342,7 +342,7 @@ func (n *Node) Ready() Ready {
 	if op, ok := n.lrn.chosenIndexOp(); ok {
 		n.cur.writes = append(n.cur.writes, op)
 	}
-	rd := Ready{Writes: n.cur.writes, Messages: n.cur.messages, Committed: n.cur.committed, ReadStates: n.cur.reads,
+	rd := Ready{Writes: n.cur.writes, Messages: n.cur.messages, Applied: n.cur.committed, ReadStates: n.cur.reads,
 		Votes: n.cur.votes, Batch: n.acc.batch}
 	n.acc.batch++
 	// A replica node's writes are all relaxed (node_replica.go): it
@@ -551,7 +551,7 @@ func (n *Node) afterEvent() {
 
 // stepDown abandons any campaign or leadership. Open rounds are forgotten:
 // their slots are decided by whoever leads next, and a caller parked on one
-// learns the verdict (or that another command won it) from Committed.
+// learns the verdict (or that another command won it) from Applied.
 func (n *Node) stepDown() {
 	switch n.phase.(type) {
 	case *leading:

@@ -9,7 +9,7 @@ import (
 
 // Propose asks the leader to decide a client write into the next slot.
 // Nothing is judged here: the verdict is the Outcome the slot folds to,
-// reported in Committed. If the slot is decided for another command, or
+// reported in Applied. If the slot is decided for another command, or
 // the node no longer leads at the ballot it proposed at when the slot
 // applies (an identical command may then be another leader's proposal),
 // the caller must answer the client as ambiguous.

@@ -48,7 +48,7 @@ func (o *oracles) fail(format string, args ...any) {
 }
 
 // folded checks one applied slot against every other node's fold of it.
-func (o *oracles) folded(tn *tnode, c paxos.Committed) {
+func (o *oracles) folded(tn *tnode, c paxos.Applied) {
 	if prev, ok := o.chosen[c.Slot]; ok {
 		if !prev.Equal(c.Command) {
 			o.fail("at most one value is ever chosen for a slot: slot %d folded as %s on node %d, %s elsewhere", c.Slot, c.Command, tn.id, prev)
@@ -75,7 +75,7 @@ func (o *oracles) advanceModel() {
 	}
 }
 
-func (o *oracles) checkVerdict(tn *tnode, c paxos.Committed, want journal.Outcome) {
+func (o *oracles) checkVerdict(tn *tnode, c paxos.Applied, want journal.Outcome) {
 	got := c.Outcome
 	if got.Kind == journal.Unheld {
 		if want.Kind != journal.Duplicate && want.Kind != journal.Refused {

@@ -99,7 +99,7 @@ type ProposeStatus uint8
 
 const (
 	// Proposed: the command was given Slot; its verdict arrives as the
-	// Committed entry for that slot — unless the slot is decided for another
+	// Applied entry for that slot — unless the slot is decided for another
 	// command, which the caller must answer as lost (ambiguous).
 	Proposed ProposeStatus = iota + 1
 	// NotLeader: nothing was proposed; LeaderHint may name the leader.

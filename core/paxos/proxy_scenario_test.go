@@ -39,8 +39,8 @@ type pxNode struct {
 	unsynced     bool
 	lastBatch    uint64
 	held         []paxos.Message
-	pendingFolds []paxos.Committed
-	applied      map[paxos.Slot]paxos.Committed
+	pendingFolds []paxos.Applied
+	applied      map[paxos.Slot]paxos.Applied
 	// timeoutTicks is the election timeout the cell hands the node.
 	timeoutTicks int
 }
@@ -95,7 +95,7 @@ func (c *proxyCell) boot(pn *pxNode) {
 		c.t.Fatalf("boot node %d: %v", pn.id, err)
 	}
 	pn.up, pn.unsynced, pn.held, pn.pendingFolds = true, false, nil, nil
-	pn.applied = map[paxos.Slot]paxos.Committed{}
+	pn.applied = map[paxos.Slot]paxos.Applied{}
 	c.drain(pn)
 }
 
@@ -126,7 +126,7 @@ func (c *proxyCell) drain(pn *pxNode) {
 				pn.held = append(pn.held, m)
 			}
 		}
-		pn.pendingFolds = append(pn.pendingFolds, rd.Committed...)
+		pn.pendingFolds = append(pn.pendingFolds, rd.Applied...)
 		if !pn.unsynced {
 			c.releaseFolds(pn)
 		}
