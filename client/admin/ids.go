@@ -76,8 +76,24 @@ func (b Ballot) Less(o Ballot) bool {
 	return b.Round < o.Round || b.Round == o.Round && b.Node < o.Node
 }
 
-// String prints b as ROUND.NODE, both in decimal (as parosctl prints and
-// reads ballots).
+// String prints b as ROUND.NODE: the round in decimal, the node id in
+// the one form node ids take everywhere, 16 hex digits (7.4827d5df01d7d8d8).
+// ParseBallot reads it back.
 func (b Ballot) String() string {
-	return strconv.FormatUint(b.Round, 10) + "." + strconv.FormatUint(uint64(b.Node), 10)
+	return fmt.Sprintf("%d.%016x", b.Round, uint64(b.Node))
+}
+
+// ParseBallot reads a ballot as Ballot.String prints it: ROUND.NODE, the
+// round in decimal (at least 1), the node id in hex.
+func ParseBallot(s string) (Ballot, error) {
+	r, n, ok := strings.Cut(strings.TrimSpace(s), ".")
+	round, err := strconv.ParseUint(r, 10, 64)
+	if !ok || err != nil || round == 0 {
+		return Ballot{}, fmt.Errorf("paros/admin: ballot %q: want ROUND.NODE, the round in decimal, the node id in hex", s)
+	}
+	node, err := ParseNodeID(n)
+	if err != nil {
+		return Ballot{}, fmt.Errorf("paros/admin: ballot %q: %w", s, err)
+	}
+	return Ballot{Round: round, Node: node}, nil
 }

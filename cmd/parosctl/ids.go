@@ -91,16 +91,14 @@ func parseNode(s string) (admin.NodeID, error) {
 	return admin.NodeID(n), nil
 }
 
-// parseBallot reads a ballot ROUND.NODE, both decimal, as journal inspect
+// parseBallot reads a ballot ROUND.NODE (round decimal, node hex), as journal inspect
 // prints it (gc_watermark=...).
 func parseBallot(s string) (admin.Ballot, error) {
-	r, n, ok := strings.Cut(strings.TrimSpace(s), ".")
-	round, err1 := strconv.ParseUint(r, 10, 64)
-	node, err2 := strconv.ParseUint(n, 10, 64)
-	if !ok || err1 != nil || err2 != nil || round == 0 {
-		return admin.Ballot{}, fail(exitBadArgs, "ballot %q: want ROUND.NODE in decimal, as journal inspect prints gc_watermark", s)
+	b, err := admin.ParseBallot(s)
+	if err != nil {
+		return admin.Ballot{}, fail(exitBadArgs, "%v (as journal inspect prints gc_watermark)", err)
 	}
-	return admin.Ballot{Round: round, Node: admin.NodeID(node)}, nil
+	return b, nil
 }
 
 // nodeList prints node ids as --members reads them: hex, comma-separated.

@@ -40,7 +40,7 @@ consensus leader it follows, its promise, chosen and applied slots, and the
 journal's positions; the configuration it follows (members as node ids,
 quorum); and on a cell with matchmakers, the configuration's ballot
 (config=R.N), the ballot of the reconfiguration that introduced its members
-(since=R.N, 0.0 for the founding one) and the matchmakers. Once the leader's
+(since=R.N, 0.0000000000000000 for the founding one) and the matchmakers. Once the leader's
 garbage collection is effective, the leader's line also has gc_watermark=R.N
 and retirable=...: the machines 'parosctl journal retire' may retire, with
 that watermark. -o table prints the same as text.`,
