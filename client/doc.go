@@ -1,18 +1,23 @@
 // Package client is the Go client of a paros cell. Open one Client per
 // process, take a Journal handle, and use one type per role:
 //
-//	c, err := client.Dial(ctx, []string{"10.0.0.1:7401", "10.0.0.2:7401", "10.0.0.3:7401"})
-//	j := c.Journal(id)
+//	c, err := client.FromEnv(ctx)          // or Dial(ctx, servers, WithCAFile(..), WithToken(..))
+//	j, err := c.JournalNamed(ctx, "shop/orders")
 //
-//	w := j.NewWriter()          // the single owner of a single-writer journal
-//	err = w.Claim(ctx)          // SetLeader(fresh uuid): fences every later write
-//	seq, err := w.Append(ctx, []byte("hello"), []byte("world"))
+//	w := j.NewWriter()                     // the single owner of a single-writer journal
+//	seq, err := w.Append(ctx, []byte("hello"), []byte("world")) // the first append claims it
 //
-//	a := j.NewAppender()        // any number of writers on a multi-writer journal
+//	a := j.NewAppender()                   // any number of writers on a multi-writer journal
 //	seq, err = a.Append(ctx, []byte("event"))
 //
-//	r := j.NewReader(1)         // a cursor; long-polls the tail
+//	r := j.NewReader(client.FirstSeq)      // a cursor; long-polls the tail
 //	for rec, err := range r.Records(ctx) { ... }
+//
+// Six ideas carry the common path: the Client, a Journal, the Writer (or
+// Appender), the Reader, a Record at its position (Seq), and the
+// ambiguous outcome (ErrAmbiguous). The operator's calls (creating and
+// deleting journals and tenants, reconfiguring, handing off, the replica
+// and proxy sets, Inspect) are in package client/admin.
 //
 // The Writer is fast by default: appends are coalesced into writes and
 // pipelined over one WriteStream to the leader (ordered, so none overtakes
@@ -45,7 +50,7 @@
 //	ErrBelowFloor      Append, Wait                    the position is below the floor; ambiguous, and final
 //	ErrSuperseded      Append, Wait, Truncate          another writer claimed the journal; the Writer stopped
 //	                                                   (Claim again to take it back)
-//	ErrNotHolding      Append, Truncate                Claim first (or an append dropped by Claim, not written)
+//	ErrNotHolding      Append, Truncate                an append a Claim dropped before it was sent (not written)
 //	ErrRefused         Claim                           other claimers kept winning
 //	ErrWrongMode       Claim, Append, Appender         the journal has the other writer mode
 //	ErrTooLarge        Append, Appender                the batch breaks a write limit; nothing was sent
@@ -102,16 +107,16 @@
 //
 //	c, err := client.Dial(ctx, servers, client.WithCAFile("ca.crt"), client.WithToken(token))
 //
-// WithCAFile trusts only that CA (WithTLS takes any *tls.Config); a file
-// that does not parse fails Dial. WithToken sends "authorization: Bearer
-// <token>" and insists on transport security: with the default plaintext
-// transport Dial fails, and only a Client made plaintext on purpose
-// (WithTransportCredentials(insecure.NewCredentials())) sends it in the
-// clear. Without either option the Client dials plaintext, which only a
-// cell served with --insecure accepts. A refusal of the credentials is
-// ErrDenied, wrapping the server's codes.Unauthenticated or
-// codes.PermissionDenied; nothing was proposed. (A Writer's appends travel
-// on a stream: one the server refuses mid-way, a token that expired say,
-// breaks like any other stream, and its appends are ambiguous until the
-// context ends.)
+// or let FromEnv read the same from PAROSCTL_SERVERS, PAROSCTL_CA and
+// PAROSCTL_TOKEN. WithCAFile trusts only that CA (WithTLS takes any
+// *tls.Config); a file that does not parse fails Dial. Dial never guesses
+// the transport: without WithCAFile, WithTLS, WithTransportCredentials or
+// WithInsecure it fails with ErrNoTransport, because a plaintext client
+// only ever meets a handshake failure at a secure cell. WithInsecure is
+// for a cell served with --insecure; a token given with it travels in the
+// clear. A refusal of the credentials is ErrDenied, wrapping the server's
+// codes.Unauthenticated or codes.PermissionDenied; nothing was proposed.
+// (A Writer's appends travel on a stream: one the server refuses mid-way,
+// a token that expired say, breaks like any other stream, and its appends
+// are ambiguous until the context ends.)
 package client

@@ -47,7 +47,7 @@ func ExampleFold() {
 // earlier leader's writes out.
 func Example() {
 	ctx := context.Background()
-	c, err := client.Dial(ctx, []string{"10.0.0.1:7401", "10.0.0.2:7401", "10.0.0.3:7401"})
+	c, err := client.FromEnv(ctx)
 	if err != nil {
 		return
 	}
