@@ -99,6 +99,16 @@
 // matchmaker machines, and inspects every machine (Inspect). An
 // application needs none of them.
 //
+// # Advanced: the raw calls
+//
+// A Journal also exposes the four calls as the wire has them (Write,
+// Read, Truncate, SetLeader, with the journal package's request and reply
+// types) and Resolve, which tells whether a write whose answer was lost
+// is in the log. They follow redirects and ask other servers but decide
+// nothing: a caller that holds an ambiguous reply resends the identical
+// request itself. The Writer, Appender and Reader are built on them; most
+// programs never call them directly.
+//
 // # Security
 //
 // A cell serves TLS and wants a token on every call (`paros cert token`

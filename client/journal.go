@@ -32,6 +32,22 @@ type (
 // FirstSeq is the position of a journal's first record.
 const FirstSeq = journal.FirstSeq
 
+// Resolution is what Journal.Resolve found of a write whose answer was
+// lost: Kind is ResolvedWritten, ResolvedNotWritten, ResolvedBelowFloor or
+// Unresolved.
+type (
+	Resolution     = sansio.Resolution
+	ResolutionKind = sansio.ResolutionKind
+)
+
+// The kinds of a Resolution.
+const (
+	ResolvedWritten    = sansio.ResolvedWritten
+	ResolvedNotWritten = sansio.ResolvedNotWritten
+	ResolvedBelowFloor = sansio.ResolvedBelowFloor
+	Unresolved         = sansio.Unresolved
+)
+
 // Journal is a network handle on one journal: the four data-plane calls,
 // each sent to the servers of a Client until one gives an answer worth
 // returning. It decides nothing about the journal: NewWriter, NewAppender
@@ -304,11 +320,11 @@ func (j *Journal) mutate(ctx context.Context, invoke invoker) (journal.Reply, er
 // Resolve reads the position of the fenced write req back and judges the
 // page with the function Resolve: whether a write whose answer was lost
 // (an abandoned or ambiguous write) is in the log. The error is Read's.
-func (j *Journal) Resolve(ctx context.Context, req journal.WriteRequest) (sansio.Resolution, error) {
+func (j *Journal) Resolve(ctx context.Context, req journal.WriteRequest) (Resolution, error) {
 	page, err := j.Read(ctx, journal.ReadRequest{Journal: req.Journal, FromSeq: req.Seq,
 		Limit: uint32(min(len(req.Records), journal.ReadRecordsMax))})
 	if err != nil {
-		return sansio.Resolution{}, err
+		return Resolution{}, err
 	}
 	return sansio.Resolve(req, page), nil
 }
