@@ -91,28 +91,6 @@ func rec(s string) [][]byte { return [][]byte{[]byte(s)} }
 // repeat.
 func seeded(seed uint64) client.WriterOption { return client.WithUUIDs(sansio.SeededUUIDs(seed)) }
 
-// readAll reads [from, to) with a Reader and fails on anything but
-// records at the positions expected.
-func readAll(t *testing.T, ctx context.Context, j *client.Journal, from, to journal.Seq) [][]byte {
-	t.Helper()
-	r := j.NewReader(from, client.WithTailWait(0))
-	var out [][]byte
-	for r.Cursor() < to {
-		at := r.Cursor()
-		page, err := r.Next(ctx)
-		if err != nil {
-			t.Fatalf("read at %d: %v", at, err)
-		}
-		for i, rc := range page {
-			if rc.Seq != at+journal.Seq(i) {
-				t.Fatalf("read at %d: record %d says position %d", at, i, rc.Seq)
-			}
-			out = append(out, rc.Data)
-		}
-	}
-	return out
-}
-
 func TestAWriterAppendsOneByOneAndPipelinedAndEveryRecordReadsBack(t *testing.T) {
 	// Arrange: a claimed Writer with the default options.
 	c, id := cellJournal(t)
@@ -163,7 +141,7 @@ func TestAWriterAppendsOneByOneAndPipelinedAndEveryRecordReadsBack(t *testing.T)
 			t.Fatalf("pipelined append %d: seq %d (op says %d), %v", i, seq, op.Seq(), err)
 		}
 	}
-	got := readAll(t, ctx, j, journal.FirstSeq, piped.NextSeq())
+	got := testcell.ReadAll(t, ctx, j, journal.FirstSeq, piped.NextSeq())
 	if len(got) != len(want) {
 		t.Fatalf("read %d records, wrote %d", len(got), len(want))
 	}
@@ -208,7 +186,7 @@ func TestSingleRecordWritesSixteenOutOverTheStreamLandInOrderNoneRefused(t *test
 	if flushErr != nil || st.Appends != 300 || st.Writes != 300 || st.Refused != 0 || st.Sends < 300+st.Ambiguous {
 		t.Fatalf("flush %v, stats %+v", flushErr, st)
 	}
-	got := readAll(t, ctx, j, journal.FirstSeq, w.NextSeq())
+	got := testcell.ReadAll(t, ctx, j, journal.FirstSeq, w.NextSeq())
 	if len(got) != 300 {
 		t.Fatalf("read %d records, appended 300", len(got))
 	}
@@ -256,7 +234,7 @@ func TestASupersededWriterStopsAndResolveSettlesThePosition(t *testing.T) {
 	if errB != nil || seqB != 3 {
 		t.Fatalf("new writer's append: seq %d, %v; want 3", seqB, errB)
 	}
-	got := readAll(t, ctx, j, 1, 4)
+	got := testcell.ReadAll(t, ctx, j, 1, 4)
 	if string(got[0]) != "a1" || string(got[1]) != "a2" || string(got[2]) != "b1" {
 		t.Fatalf("log %q, want a1 a2 b1", got)
 	}
@@ -448,7 +426,7 @@ func TestALostAnswerIsAmbiguousAndTheIdenticalResendLandsOnce(t *testing.T) {
 	if w.Stats().Ambiguous <= ambiguousBefore {
 		t.Fatalf("the Writer saw no ambiguous reply: %+v", w.Stats())
 	}
-	got := readAll(t, ctx, j, 1, 4)
+	got := testcell.ReadAll(t, ctx, j, 1, 4)
 	if len(got) != 3 || string(got[1]) != "lost answer" || string(got[2]) != "writer resend" {
 		t.Fatalf("log %q; want each write exactly once at its position", got)
 	}
@@ -562,7 +540,7 @@ func TestAWriterRidesOutALeaderStop(t *testing.T) {
 	if flushErr != nil {
 		t.Fatalf("flush: %v (stats %+v)", flushErr, w.Stats())
 	}
-	got := readAll(t, ctx, j, journal.FirstSeq, w.NextSeq())
+	got := testcell.ReadAll(t, ctx, j, journal.FirstSeq, w.NextSeq())
 	if len(got) != len(ops) {
 		t.Fatalf("read %d records, appended %d", len(got), len(ops))
 	}

@@ -22,7 +22,6 @@ package client_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"testing"
 	"time"
@@ -76,34 +75,6 @@ func calls(c *testcell.Cell, replicas bool, method string) int64 {
 	return n
 }
 
-// appendN claims j with a fresh Writer and appends n records "r1".."rn",
-// each acknowledged before the next.
-func appendN(t *testing.T, ctx context.Context, j *client.Journal, n int) {
-	t.Helper()
-	w := j.NewWriter(seeded(90))
-	defer w.Close()
-	if err := w.Claim(ctx); err != nil {
-		t.Fatalf("claim: %v", err)
-	}
-	for i := range n {
-		if _, err := w.Append(ctx, []byte(fmt.Sprintf("r%d", i+1))); err != nil {
-			t.Fatalf("append %d: %v", i+1, err)
-		}
-	}
-}
-
-// checkRecords reads [1, n] with a Reader and fails unless it holds
-// "r1".."rn".
-func checkRecords(t *testing.T, ctx context.Context, j *client.Journal, n int) {
-	t.Helper()
-	got := readAll(t, ctx, j, 1, journal.Seq(n)+1)
-	for i, b := range got {
-		if want := fmt.Sprintf("r%d", i+1); string(b) != want {
-			t.Fatalf("position %d holds %q, want %q", i+1, b, want)
-		}
-	}
-}
-
 func TestReadsGoToReplicasAndWritesNever(t *testing.T) {
 	// Arrange: a Client of the three nodes and the two replicas.
 	c, id := replicaCell(t)
@@ -111,8 +82,8 @@ func TestReadsGoToReplicasAndWritesNever(t *testing.T) {
 	j := dial(t, append(c.Addrs(), c.ReplicaAddrs()...)...).Journal(id)
 
 	// Act: a Writer claims and appends twenty records; a Reader reads them.
-	appendN(t, ctx, j, 20)
-	checkRecords(t, ctx, j, 20)
+	testcell.AppendN(t, ctx, j, 20)
+	testcell.CheckRecords(t, ctx, j, 20)
 
 	// Check: the replicas served every read, and received no write of any
 	// kind.
@@ -141,8 +112,8 @@ func TestWithReplicaReadsOffTheNodesServe(t *testing.T) {
 	j := cl.Journal(id)
 
 	// Act.
-	appendN(t, ctx, j, 5)
-	checkRecords(t, ctx, j, 5)
+	testcell.AppendN(t, ctx, j, 5)
+	testcell.CheckRecords(t, ctx, j, 5)
 
 	// Check.
 	if n := calls(c, true, methodRead); n != 0 {
@@ -158,7 +129,7 @@ func TestAStoppedReplicaSendsReadsToTheOtherThenToTheNodes(t *testing.T) {
 	c, id := replicaCell(t)
 	ctx := testCtx(t)
 	j := dial(t, append(c.Addrs(), c.ReplicaAddrs()...)...).Journal(id)
-	appendN(t, ctx, j, 20)
+	testcell.AppendN(t, ctx, j, 20)
 	first, second := len(c.Nodes)-2, len(c.Nodes)-1
 	if err := c.Stop(first); err != nil {
 		t.Fatal(err)
@@ -166,7 +137,7 @@ func TestAStoppedReplicaSendsReadsToTheOtherThenToTheNodes(t *testing.T) {
 
 	// Act and check: the other replica serves every read.
 	before := c.Nodes[second].Calls(methodRead)
-	checkRecords(t, ctx, j, 20)
+	testcell.CheckRecords(t, ctx, j, 20)
 	if n := calls(c, false, methodRead); n != 0 {
 		t.Errorf("with one replica up the nodes received %d reads, want 0", n)
 	}
@@ -178,7 +149,7 @@ func TestAStoppedReplicaSendsReadsToTheOtherThenToTheNodes(t *testing.T) {
 	if err := c.Stop(second); err != nil {
 		t.Fatal(err)
 	}
-	checkRecords(t, ctx, j, 20)
+	testcell.CheckRecords(t, ctx, j, 20)
 	if n := calls(c, false, methodRead); n == 0 {
 		t.Error("with both replicas stopped the nodes received no read")
 	}
@@ -220,7 +191,7 @@ func TestAnUnservedReplicaSendsTheReadOnToTheNodes(t *testing.T) {
 	go func() { _ = gs.Serve(lis) }()
 	defer gs.Stop()
 	j := dial(t, append([]string{lis.Addr().String()}, c.Addrs()...)...).Journal(id)
-	appendN(t, ctx, j, 3)
+	testcell.AppendN(t, ctx, j, 3)
 
 	// Act: one read.
 	page, err := j.Read(ctx, journal.ReadRequest{FromSeq: 1})
@@ -242,11 +213,11 @@ func TestAClientOfReplicasAloneReadsAndNeverWrites(t *testing.T) {
 	// alone.
 	c, id := replicaCell(t)
 	ctx := testCtx(t)
-	appendN(t, ctx, dial(t, c.Addrs()...).Journal(id), 4)
+	testcell.AppendN(t, ctx, dial(t, c.Addrs()...).Journal(id), 4)
 	j := dial(t, c.ReplicaAddrs()...).Journal(id)
 
 	// Act.
-	checkRecords(t, ctx, j, 4)
+	testcell.CheckRecords(t, ctx, j, 4)
 	start := time.Now()
 	_, err := j.Write(ctx, journal.WriteRequest{Leader: journal.LeaderUUID{Lo: 1}, Seq: 5, Records: rec("x")})
 
@@ -279,11 +250,11 @@ func TestAReplicaFollowsItsJournalToAMachineAReconfigureAdmits(t *testing.T) {
 		Quorum: admin.Majority()}); err != nil {
 		t.Fatalf("reconfigure: %v", err)
 	}
-	appendN(t, ctx, ops.Journal(id), 10)
+	testcell.AppendN(t, ctx, ops.Journal(id), 10)
 
 	// Check: the replica serves every record the new leader decided.
 	if !errors.Is(replicaErr, admin.ErrInvalidConfiguration) {
 		t.Errorf("a replica named as a member: %v, want ErrInvalidConfiguration", replicaErr)
 	}
-	checkRecords(t, ctx, dial(t, c.ReplicaAddrs()[0]).Journal(id), 10)
+	testcell.CheckRecords(t, ctx, dial(t, c.ReplicaAddrs()[0]).Journal(id), 10)
 }

@@ -128,7 +128,7 @@ func TestWriteStreamKeepsOrderAndEvictedRecordsReadBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs := readAll(t, ctx, j, 1, 1002)
+	recs := testcell.ReadAll(t, ctx, j, 1, 1002)
 
 	// Assert.
 	for seq := journal.Seq(1); seq <= 1000; seq++ {
@@ -180,7 +180,7 @@ func TestRestartedMachineCatchesUpAndServesEvictedRecords(t *testing.T) {
 	for time.Now().Before(deadline) {
 		r, err := only.Read(ctx, journal.ReadRequest{FromSeq: 1, Limit: 256})
 		if err == nil && r.Served && len(r.Records) > 0 && r.View.NextSeq == 401 {
-			recs = readAll(t, ctx, only, 1, 401)
+			recs = testcell.ReadAll(t, ctx, only, 1, 401)
 			break
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -259,7 +259,7 @@ func TestAWriterOverItsStreamIsNeverRefused(t *testing.T) {
 	if st.Refused != 0 || st.Writes != 500 || st.Appends != 500 || st.Sends < 500 {
 		t.Fatalf("stats %+v: want 500 Writes sent over the stream and none refused (a stream keeps their order)", st)
 	}
-	recs := readAll(t, ctx, j, 1, 501)
+	recs := testcell.ReadAll(t, ctx, j, 1, 501)
 	if len(recs) != 500 || string(recs[0]) != "st-0" || string(recs[499]) != "st-499" {
 		t.Fatalf("read back %d records, %q … %q", len(recs), recs[0], recs[len(recs)-1])
 	}

@@ -26,6 +26,7 @@ import (
 
 	"github.com/parosdb/paros/client"
 	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/internal/testcell"
 )
 
 func TestReaderRecordsYieldsTheGapThenTheRecordsAfterIt(t *testing.T) {
@@ -121,7 +122,7 @@ func TestAnAppenderOnASingleWriterJournalIsWrongMode(t *testing.T) {
 	if seq, err := w.Append(ctx, []byte("still owned")); err != nil || seq != 2 {
 		t.Fatalf("the owner's next append: seq %d, %v; want 2", seq, err)
 	}
-	if got := readAll(t, ctx, j, 1, 3); len(got) != 2 || string(got[0]) != "owned" || string(got[1]) != "still owned" {
+	if got := testcell.ReadAll(t, ctx, j, 1, 3); len(got) != 2 || string(got[0]) != "owned" || string(got[1]) != "still owned" {
 		t.Fatalf("log %q; want only the owner's records", got)
 	}
 }
@@ -185,7 +186,7 @@ func TestAWriterCoalescesConcurrentAppendsByDefault(t *testing.T) {
 	if flushErr != nil || st.Appends != appenders || st.Writes >= st.Appends/4 {
 		t.Fatalf("flush %v, stats %+v; want %d appends in fewer than %d writes", flushErr, st, appenders, appenders/4)
 	}
-	got := readAll(t, ctx, j, journal.FirstSeq, w.NextSeq())
+	got := testcell.ReadAll(t, ctx, j, journal.FirstSeq, w.NextSeq())
 	if len(got) != appenders {
 		t.Fatalf("read %d records, appended %d", len(got), appenders)
 	}

@@ -6,7 +6,6 @@ package admin_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -74,52 +73,3 @@ func seeded(seed uint64) client.WriterOption { return client.WithUUIDs(sansio.Se
 
 // hex is the member form of node id n, as a Configuration names it.
 func hex(n admin.NodeID) string { return n.String() }
-
-// appendN claims j with a fresh Writer and appends n records "r1".."rn",
-// each acknowledged before the next.
-func appendN(t *testing.T, ctx context.Context, j *client.Journal, n int) {
-	t.Helper()
-	w := j.NewWriter(seeded(90))
-	defer w.Close()
-	if err := w.Claim(ctx); err != nil {
-		t.Fatalf("claim: %v", err)
-	}
-	for i := range n {
-		if _, err := w.Append(ctx, []byte(fmt.Sprintf("r%d", i+1))); err != nil {
-			t.Fatalf("append %d: %v", i+1, err)
-		}
-	}
-}
-
-// checkRecords reads [1, n] and fails unless it holds "r1".."rn".
-func checkRecords(t *testing.T, ctx context.Context, j *client.Journal, n int) {
-	t.Helper()
-	got := readAll(t, ctx, j, 1, journal.Seq(n)+1)
-	for i, b := range got {
-		if want := fmt.Sprintf("r%d", i+1); string(b) != want {
-			t.Fatalf("position %d holds %q, want %q", i+1, b, want)
-		}
-	}
-}
-
-// readAll reads [from, to) with a Reader and fails on anything but
-// records at the positions expected.
-func readAll(t *testing.T, ctx context.Context, j *client.Journal, from, to journal.Seq) [][]byte {
-	t.Helper()
-	r := j.NewReader(from, client.WithTailWait(0))
-	var out [][]byte
-	for r.Cursor() < to {
-		at := r.Cursor()
-		page, err := r.Next(ctx)
-		if err != nil {
-			t.Fatalf("read at %d: %v", at, err)
-		}
-		for i, rc := range page {
-			if rc.Seq != at+journal.Seq(i) {
-				t.Fatalf("read at %d: record %d says position %d", at, i, rc.Seq)
-			}
-			out = append(out, rc.Data)
-		}
-	}
-	return out
-}

@@ -23,6 +23,7 @@ import (
 	pb "github.com/parosdb/paros/api/parospb/paros/v1"
 	"github.com/parosdb/paros/client/admin"
 	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/internal/testcell"
 	"github.com/parosdb/paros/wire"
 )
 
@@ -104,7 +105,7 @@ func TestHandoffMovesTheLeaderToTheNamedNodeWithoutAnElection(t *testing.T) {
 	appendN(5)
 
 	// Check: every record reads back in order.
-	back := readAll(t, ctx, c.Journal(id), 1, journal.Seq(len(want)+1))
+	back := testcell.ReadAll(t, ctx, c.Journal(id), 1, journal.Seq(len(want)+1))
 	if fmt.Sprint(back) != fmt.Sprint(want) {
 		t.Fatalf("read back %q, want %q", back, want)
 	}

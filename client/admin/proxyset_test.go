@@ -43,7 +43,7 @@ func TestSetProxiesAddsAFreshProxyTellsItOfAdmittedMachinesAndRemovesTheOther(t 
 		t.Fatal(err)
 	}
 	opsc, ops := dial(t, c.Addrs()...)
-	appendN(t, ctx, opsc.Journal(id), 20)
+	testcell.AppendN(t, ctx, opsc.Journal(id), 20)
 	first := c.Nodes[3]
 	fresh, err := c.AddIdleProxy()
 	if err != nil {
@@ -56,7 +56,7 @@ func TestSetProxiesAddsAFreshProxyTellsItOfAdmittedMachinesAndRemovesTheOther(t 
 	againErr := ops.SetProxies(ctx, []string{fresh.Addr, first.Addr})
 	nodeErr := ops.SetProxies(ctx, []string{fresh.Addr, c.Addrs()[0]})
 	memberErr := ops.Reconfigure(ctx, id, admin.Configuration{Members: append(c.Addrs()[:2:2], fresh.Addr)})
-	appendN(t, ctx, opsc.Journal(id), 20)
+	testcell.AppendN(t, ctx, opsc.Journal(id), 20)
 
 	// Check: both proxies are listed everywhere and the fresh one is
 	// delegated rounds.
@@ -108,14 +108,14 @@ func TestSetProxiesAddsAFreshProxyTellsItOfAdmittedMachinesAndRemovesTheOther(t 
 	if err := ops.SetProxies(ctx, []string{fresh.Addr}); err != nil {
 		t.Fatalf("set proxies to the fresh one: %v", err)
 	}
-	appendN(t, ctx, opsc.Journal(id), 20)
+	testcell.AppendN(t, ctx, opsc.Journal(id), 20)
 
 	// Check: the first records its removal; every record reads back (three
 	// runs of r1..r20).
 	if rec := c.Machine(3).Record(); !rec.ProxyRemoved || len(rec.Proxies) != 1 {
 		t.Fatalf("the removed proxy's record: %+v", rec)
 	}
-	got := readAll(t, ctx, opsc.Journal(id), 1, 61)
+	got := testcell.ReadAll(t, ctx, opsc.Journal(id), 1, 61)
 	for i, b := range got {
 		if want := fmt.Sprintf("r%d", i%20+1); string(b) != want {
 			t.Fatalf("position %d holds %q, want %q", i+1, b, want)

@@ -103,7 +103,7 @@ func TestReconfigureReplacesAFollowerAndRetiresIt(t *testing.T) {
 			l.Members, l.Quorum, l.ConfigSince, wantMembers, founding.ConfigSince)
 	}
 	t.Logf("reconfigured in %v", took)
-	if got := readAll(t, ctx, c.Journal(id), 1, journal.Seq(len(want)+1)); !slices.EqualFunc(got, want, func(a, b []byte) bool { return string(a) == string(b) }) {
+	if got := testcell.ReadAll(t, ctx, c.Journal(id), 1, journal.Seq(len(want)+1)); !slices.EqualFunc(got, want, func(a, b []byte) bool { return string(a) == string(b) }) {
 		t.Fatalf("read back %q, want %q", got, want)
 	}
 

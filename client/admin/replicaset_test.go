@@ -37,7 +37,7 @@ func TestSetReplicasAddsAFreshReplicaThatCatchesUpAndRemovesIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	opsc, ops := dial(t, c.Addrs()...)
-	appendN(t, ctx, opsc.Journal(id), 20)
+	testcell.AppendN(t, ctx, opsc.Journal(id), 20)
 	fresh, err := c.AddIdleReplica()
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +55,7 @@ func TestSetReplicasAddsAFreshReplicaThatCatchesUpAndRemovesIt(t *testing.T) {
 	if !errors.Is(nodeErr, admin.ErrNotReplica) {
 		t.Errorf("a node named as a replica: %v, want ErrNotReplica", nodeErr)
 	}
-	checkRecords(t, ctx, dialClient(t, fresh.Addr).Journal(id), 20)
+	testcell.CheckRecords(t, ctx, dialClient(t, fresh.Addr).Journal(id), 20)
 
 	// Act: remove it.
 	if err := ops.SetReplicas(ctx, nil); err != nil {
