@@ -3,11 +3,9 @@
 // encodes the registry's state as a pb.RegistryState checkpoint, and wraps
 // registry.State as a checkpoint.Checkpointable (State).
 //
-// MOVE ME: this directory imports api/parospb and google.golang.org/protobuf,
-// which archtest's core-stdlib-only rule forbids anywhere under core/. It
-// depends on nothing but core/ and the generated code, so it moves as is,
-// e.g. git mv wire/registrypb wire/registrypb (wire/ is the
-// module's pb <-> core conversion layer), with its import path updated.
+// It lives under wire/, the module's protobuf <-> core conversion layer,
+// because it imports api/parospb and google.golang.org/protobuf, which
+// nothing under core/ may (internal/archtest).
 //
 // Decoding is strict: a record that does not unmarshal, that sets no case of
 // the entry oneof, or that carries a field this version does not know (a
