@@ -55,8 +55,13 @@ func (m *Machine) applyPlacements(ctx context.Context, st *registry.State, at jo
 		fresh = append(fresh, createdJournal(j))
 	}
 	var gone []journal.ID
+	// Every journal this machine serves whose tombstone the registry
+	// holds: the ones the registry placed here, and the ones a
+	// reconfiguration moved here since (JoinJournal). Only a journal the
+	// registry created can have a tombstone, and it has one only once it
+	// is sealed, so no journal that may still take a write is removed.
 	for _, j := range rec.Joined {
-		if j.Created && st.Gone(j.ID()) {
+		if st.Gone(j.ID()) {
 			gone = append(gone, j.ID())
 		}
 	}
@@ -160,6 +165,19 @@ func (m *Machine) markDeleted(c host.Call, resp *host.Response) {
 		return
 	}
 	resp.Reply.NoVerdict = journal.Deleted
+}
+
+// liveNamed returns journal id as this machine's fold of the registry
+// holds it, when the registry created it and no deletion has begun: a
+// journal a reconfiguration may move onto this machine (JoinJournal).
+func (m *Machine) liveNamed(id journal.ID) (registry.Journal, bool) {
+	cp := m.controlPlane()
+	if cp == nil {
+		return registry.Journal{}, false
+	}
+	st, _ := cp.snapshot()
+	j, ok := st.JournalByID(id)
+	return j, ok && j.Standing == registry.StandingLive
 }
 
 // tombstoned reports whether this machine's fold of the registry holds

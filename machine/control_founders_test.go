@@ -9,6 +9,7 @@ import (
 	"github.com/parosdb/paros/client"
 	"github.com/parosdb/paros/client/admin"
 	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/internal/testcell"
 )
 
 // The cell's founders are replaced, as an operator replaces machines: new
@@ -16,7 +17,11 @@ import (
 // registry and the election journal are reconfigured onto them, the
 // founders are drained and then stopped for good. The control plane lives
 // on: a new machine is elected coordinator, a journal is created by name
-// on the new machines and written, and a journal is deleted.
+// on the new machines and written, and a journal is deleted. A journal
+// created by name on the founders moves with them: it is reconfigured onto
+// the new machines one founder at a time, keeps its records, takes writes
+// once the founders are gone, and its deletion removes its stores from the
+// machines it moved to.
 func TestControlPlaneOutlivesItsFounders(t *testing.T) {
 	c, root := startControlCell(t, 3, true)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -25,6 +30,13 @@ func TestControlPlaneOutlivesItsFounders(t *testing.T) {
 	reg, err := adm.Registry(ctx)
 	if err != nil {
 		t.Fatal(err)
+	}
+	moved, err := adm.CreateJournal(ctx, "on-the-founders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := appendOne(ctx, t, root, "on-the-founders", "before the move"); err != nil {
+		t.Fatalf("write the founders' journal: %v", err)
 	}
 	var founders []admin.NodeID
 	for i := range 3 {
@@ -60,7 +72,7 @@ func TestControlPlaneOutlivesItsFounders(t *testing.T) {
 	// One founder at a time, each control-plane journal.
 	for i := range fresh {
 		members := append(append([]admin.NodeID{}, fresh[:i+1]...), founders[i+1:]...)
-		for _, id := range []journal.ID{reg.Control, reg.Election} {
+		for _, id := range []journal.ID{reg.Control, reg.Election, moved.ID} {
 			if err := adm.Reconfigure(ctx, id, admin.Configuration{Members: hex(members...)}); err != nil {
 				t.Fatalf("reconfigure %s onto %v: %v", id, hex(members...), err)
 			}
@@ -101,6 +113,34 @@ func TestControlPlaneOutlivesItsFounders(t *testing.T) {
 	}
 	if err := admin.New(cl).DeleteJournal(ctx, "after-the-founders"); err != nil {
 		t.Fatalf("delete it: %v", err)
+	}
+
+	// The journal that moved: its record is there, it takes a write, and
+	// its deletion removes it from every machine it moved to.
+	j, err := cl.JournalNamed(ctx, "on-the-founders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := testcell.ReadAll(t, ctx, j, client.FirstSeq, client.FirstSeq+1); len(got) != 1 || string(got[0]) != "before the move" {
+		t.Fatalf("the moved journal holds %q, want the record written before the move", got)
+	}
+	if _, err := appendOne(ctx, t, cl, "on-the-founders", "after the move"); err != nil {
+		t.Fatalf("write the moved journal: %v", err)
+	}
+	if err := admin.New(cl).DeleteJournal(ctx, "on-the-founders"); err != nil {
+		t.Fatalf("delete the moved journal: %v", err)
+	}
+	step("the moved journal deleted")
+	for i := 3; i < 6; i++ {
+		for {
+			if _, served := c.Machine(i).Runtime().Spec(moved.ID); !served {
+				break
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("machine %d still serves the deleted journal it joined by reconfiguration", i+1)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 	}
 }
 

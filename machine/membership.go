@@ -312,7 +312,14 @@ func (s *Service) JoinJournal(ctx context.Context, req *pb.JoinJournalRequest) (
 		return &pb.JoinJournalReply{Refusal: roleProxyName}, nil // nor is a proxy
 	case len(rec.Matchmakers) == 0:
 		return &pb.JoinJournalReply{Refusal: "plain"}, nil
-	case !slices.ContainsFunc(rec.Journals, func(j machinerecord.JournalID) bool { return j.ID() == id }) && !controlJournal(rec, id):
+	}
+	named, isNamed := m.liveNamed(id)
+	switch {
+	case !slices.ContainsFunc(rec.Journals, func(j machinerecord.JournalID) bool { return j.ID() == id }) && !controlJournal(rec, id) && !isNamed:
+		// Neither a journal of the cell's plan, nor a control journal,
+		// nor one this machine's fold of the registry holds as live (a
+		// journal created by name; a machine whose fold lags answers
+		// this too, and the operator asks again).
 		return &pb.JoinJournalReply{Refusal: "unknown_journal"}, nil
 	case slices.ContainsFunc(rec.Retired, func(j machinerecord.JournalID) bool { return j.ID() == id }):
 		return &pb.JoinJournalReply{Refusal: "retired"}, nil
@@ -323,10 +330,14 @@ func (s *Service) JoinJournal(ctx context.Context, req *pb.JoinJournalRequest) (
 		return &pb.JoinJournalReply{Joined: true}, nil
 	}
 	// The plan's journals and the registry are single-writer; the
-	// election journal is multi-writer (every candidate appends to it).
+	// election journal is multi-writer (every candidate appends to it); a
+	// journal created by name has the mode the registry placed it with.
 	mode := journal.ModeSingle
-	if rec.Election != nil && id == rec.Election.ID() {
+	switch {
+	case rec.Election != nil && id == rec.Election.ID():
 		mode = journal.ModeMulti
+	case isNamed:
+		mode = journal.WriterMode(uint8(named.Placement.WriterMode))
 	}
 	jj := machinerecord.JoinedJournal{Tenant: id.Tenant, Journal: id.Journal, Members: slices.Sorted(slices.Values(req.GetMembers())),
 		Kind: uint8(spec.Kind), Q1: spec.Q1, Q2: spec.Q2, Rows: spec.Rows, Cols: spec.Cols, Mode: uint8(mode)}
