@@ -51,6 +51,11 @@ type coordinator struct {
 // answers without writing).
 type deskReq struct {
 	request []byte
+	// allowed, when set, decides whether the caller may make this change,
+	// against the desk's fold: the one fold that cannot be behind the
+	// change it judges. It runs before anything else, a replayed request
+	// id included, so a denied caller learns nothing of any outcome.
+	allowed func(st *registry.State) bool
 	entry   func(st *registry.State, pending map[uint64]int) (*pb.RegistryEntry, string)
 	reply   chan *pb.ControlReply
 }
@@ -241,6 +246,10 @@ func (cp *controlPlane) serveBatch(ctx context.Context, ck *checkpoint.Checkpoin
 	var recs [][]byte
 	var written []*deskReq
 	for _, r := range batch {
+		if r.allowed != nil && !r.allowed(st.State) {
+			r.reply <- &pb.ControlReply{Refusal: refusalDenied}
+			continue
+		}
 		if o, ok := st.Outcome(r.request); ok {
 			r.reply <- cp.answer(st.State, o)
 			continue

@@ -44,7 +44,7 @@ func (m *Machine) controlPlane() *controlPlane {
 }
 
 // submit hands a change to this machine's desk and waits for its answer.
-func (s *ControlService) submit(ctx context.Context, request []byte,
+func (s *ControlService) submit(ctx context.Context, request []byte, allowed func(*registry.State) bool,
 	entry func(st *registry.State, pending map[uint64]int) (*pb.RegistryEntry, string)) (*pb.ControlReply, error) {
 	cp := s.M.controlPlane()
 	if cp == nil {
@@ -57,7 +57,7 @@ func (s *ControlService) submit(ctx context.Context, request []byte,
 	if d == nil {
 		return &pb.ControlReply{Refusal: "not_coordinator", Coordinator: cp.coordinatorAddr()}, nil
 	}
-	r := &deskReq{request: request, entry: entry, reply: make(chan *pb.ControlReply, 1)}
+	r := &deskReq{request: request, allowed: allowed, entry: entry, reply: make(chan *pb.ControlReply, 1)}
 	ctx, cancel := context.WithTimeout(ctx, deskWaitMax)
 	defer cancel()
 	select {
@@ -75,30 +75,39 @@ func (s *ControlService) submit(ctx context.Context, request []byte,
 	}
 }
 
-// tenantAllowed checks the caller may administer tenant (by name) by this
-// machine's fold: a tenant unknown here is let through to the desk, which
-// answers unknown_tenant only to a caller allowed everywhere.
-func (s *ControlService) tenantAllowed(ctx context.Context, method, tenant string) error {
+// refusalDenied is the desk's word for a caller its guard turned away; it
+// never leaves the machine: the handler answers PermissionDenied instead.
+const refusalDenied = "denied"
+
+// tenantGuard is the rule for a change to the journals of tenant (by name):
+// the caller holds admin over that tenant. It is judged by the desk, not
+// here: this machine's fold may not yet hold a tenant just created (a
+// tenant admin was refused its first journal), or may hold a tenant of that
+// name deleted and made again under another id. A tenant the desk does not
+// know refuses any caller not allowed everywhere, so a tenant-scoped token
+// cannot probe which tenants exist. An unsecured cell has no guard.
+func tenantGuard(ctx context.Context, tenant string) func(*registry.State) bool {
 	c, ok := server.CallerOf(ctx)
 	if !ok || !c.Secured {
 		return nil
 	}
-	cp := s.M.controlPlane()
-	if cp == nil {
-		return nil
-	}
-	st, _ := cp.snapshot()
-	t, found := st.Tenant(tenantOrDefault(tenant))
-	if !found {
-		if c.AdminAll {
-			return nil
+	return func(st *registry.State) bool {
+		t, found := st.Tenant(tenantOrDefault(tenant))
+		if !found {
+			return c.AdminAll
 		}
-		return c.Denied(method, "no admin over tenant "+tenant)
+		return c.AllowsTenant(security.OpAdmin, t.ID)
 	}
-	if !c.AllowsTenant(security.OpAdmin, t.ID) {
-		return c.Denied(method, "no admin over tenant "+t.Name)
+}
+
+// denied turns the desk's refusalDenied into the PermissionDenied a guard
+// at the door would have answered.
+func denied(ctx context.Context, method, tenant string, rep *pb.ControlReply, err error) (*pb.ControlReply, error) {
+	if err != nil || rep.GetRefusal() != refusalDenied {
+		return rep, err
 	}
-	return nil
+	c, _ := server.CallerOf(ctx)
+	return nil, c.Denied(method, "no admin over tenant "+tenantOrDefault(tenant))
 }
 
 func tenantOrDefault(t string) string {
@@ -113,7 +122,7 @@ func (s *ControlService) CreateTenant(ctx context.Context, req *pb.CreateTenantR
 	if err := registry.ValidTenantName(req.GetName()); err != nil {
 		return &pb.ControlReply{Refusal: registry.OutcomeBadName, Detail: err.Error()}, nil
 	}
-	return s.submit(ctx, req.GetRequest(), func(st *registry.State, _ map[uint64]int) (*pb.RegistryEntry, string) {
+	return s.submit(ctx, req.GetRequest(), nil, func(st *registry.State, _ map[uint64]int) (*pb.RegistryEntry, string) {
 		id := randomID()
 		for st.TenantIDUsed(id) {
 			id = randomID()
@@ -125,7 +134,7 @@ func (s *ControlService) CreateTenant(ctx context.Context, req *pb.CreateTenantR
 
 // DeleteTenant removes a tenant that holds no journal.
 func (s *ControlService) DeleteTenant(ctx context.Context, req *pb.DeleteTenantRequest) (*pb.ControlReply, error) {
-	return s.submit(ctx, req.GetRequest(), func(*registry.State, map[uint64]int) (*pb.RegistryEntry, string) {
+	return s.submit(ctx, req.GetRequest(), nil, func(*registry.State, map[uint64]int) (*pb.RegistryEntry, string) {
 		return &pb.RegistryEntry{Entry: &pb.RegistryEntry_DeleteTenant{DeleteTenant: &pb.DeleteTenant{
 			Request: req.GetRequest(), Name: req.GetName()}}}, ""
 	})
@@ -135,9 +144,6 @@ func (s *ControlService) DeleteTenant(ctx context.Context, req *pb.DeleteTenantR
 // machines asked for, or on the least loaded up machines, spread over
 // failure domains.
 func (s *ControlService) CreateJournal(ctx context.Context, req *pb.CreateJournalRequest) (*pb.ControlReply, error) {
-	if err := s.tenantAllowed(ctx, pb.Control_CreateJournal_FullMethodName, req.GetTenant()); err != nil {
-		return nil, err
-	}
 	if err := registry.ValidName(req.GetName()); err != nil {
 		return &pb.ControlReply{Refusal: registry.OutcomeBadName, Detail: err.Error()}, nil
 	}
@@ -149,7 +155,7 @@ func (s *ControlService) CreateJournal(ctx context.Context, req *pb.CreateJourna
 	if mode == pb.WriterMode_WRITER_MODE_UNSPECIFIED {
 		mode = pb.WriterMode_WRITER_MODE_SINGLE
 	}
-	return s.submit(ctx, req.GetRequest(), func(st *registry.State, pending map[uint64]int) (*pb.RegistryEntry, string) {
+	rep, err := s.submit(ctx, req.GetRequest(), tenantGuard(ctx, req.GetTenant()), func(st *registry.State, pending map[uint64]int) (*pb.RegistryEntry, string) {
 		t, ok := st.Tenant(tenantOrDefault(req.GetTenant()))
 		if !ok {
 			return nil, registry.OutcomeUnknownTenant
@@ -178,18 +184,17 @@ func (s *ControlService) CreateJournal(ctx context.Context, req *pb.CreateJourna
 				Phase1Quorum: req.GetPhase1Quorum(), Phase2Quorum: req.GetPhase2Quorum(),
 				Rows: req.GetRows(), Cols: req.GetCols(), WriterMode: mode}}}}, ""
 	})
+	return denied(ctx, pb.Control_CreateJournal_FullMethodName, req.GetTenant(), rep, err)
 }
 
 // DeleteJournal deletes a journal by name: decided at once, answered once
 // the journal is fenced and tombstoned.
 func (s *ControlService) DeleteJournal(ctx context.Context, req *pb.DeleteJournalRequest) (*pb.ControlReply, error) {
-	if err := s.tenantAllowed(ctx, pb.Control_DeleteJournal_FullMethodName, req.GetTenant()); err != nil {
-		return nil, err
-	}
-	return s.submit(ctx, req.GetRequest(), func(*registry.State, map[uint64]int) (*pb.RegistryEntry, string) {
+	rep, err := s.submit(ctx, req.GetRequest(), tenantGuard(ctx, req.GetTenant()), func(*registry.State, map[uint64]int) (*pb.RegistryEntry, string) {
 		return &pb.RegistryEntry{Entry: &pb.RegistryEntry_DeleteJournal{DeleteJournal: &pb.DeleteJournal{
 			Request: req.GetRequest(), Tenant: tenantOrDefault(req.GetTenant()), Name: req.GetName()}}}, ""
 	})
+	return denied(ctx, pb.Control_DeleteJournal_FullMethodName, req.GetTenant(), rep, err)
 }
 
 // RegisterMachine adds an acceptor machine of the cell to the pool. The
@@ -203,7 +208,7 @@ func (s *ControlService) RegisterMachine(ctx context.Context, req *pb.RegisterMa
 	if !known || s.M.peerRole(req.GetNodeId()) != paxos.RoleAcceptor {
 		return &pb.ControlReply{Refusal: "unknown_machine", Detail: "admit the machine to the cell first"}, nil
 	}
-	return s.submit(ctx, randomRequest(), func(*registry.State, map[uint64]int) (*pb.RegistryEntry, string) {
+	return s.submit(ctx, randomRequest(), nil, func(*registry.State, map[uint64]int) (*pb.RegistryEntry, string) {
 		return &pb.RegistryEntry{Entry: &pb.RegistryEntry_RegisterMachine{RegisterMachine: &pb.RegisterMachine{
 			NodeId: req.GetNodeId(), Addr: req.GetAddr(), FailureDomain: req.GetFailureDomain()}}}, ""
 	})
@@ -211,7 +216,7 @@ func (s *ControlService) RegisterMachine(ctx context.Context, req *pb.RegisterMa
 
 // DrainMachine takes a machine out of placement.
 func (s *ControlService) DrainMachine(ctx context.Context, req *pb.DrainMachineRequest) (*pb.ControlReply, error) {
-	return s.submit(ctx, randomRequest(), func(*registry.State, map[uint64]int) (*pb.RegistryEntry, string) {
+	return s.submit(ctx, randomRequest(), nil, func(*registry.State, map[uint64]int) (*pb.RegistryEntry, string) {
 		return &pb.RegistryEntry{Entry: &pb.RegistryEntry_DrainMachine{DrainMachine: &pb.DrainMachine{NodeId: req.GetNodeId()}}}, ""
 	})
 }
