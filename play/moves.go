@@ -1,0 +1,376 @@
+package play
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/paxos"
+	"github.com/parosdb/paros/core/quorum"
+)
+
+// A move is one line of text, so that a position is a list of strings a
+// URL can carry. The grammar, one verb per row:
+//
+//	move                   what the player does
+//	---------------------  ---------------------------------------------------
+//	deliver M              hand message M to its addressee
+//	drop M                 lose message M
+//	dup M                  copy message M (the copy gets a new number)
+//	run                    deliver every message until the network falls quiet
+//	tick N                 one tick of node N's clock
+//	campaign N             tick node N until its election timeout ends
+//	crash N                stop node N (its disk keeps what it synced)
+//	restart N              start node N from its disk
+//	wipe N                 erase node N's disk (node N must be down)
+//	rot N S                damage the record of slot S on node N's disk
+//	write N TEXT           the client writes one record through node N
+//	truncate N SEQ         the client drops every position below SEQ
+//	read N                 the client asks node N for a linearizable read
+//	handoff N M            leader N hands its leadership to node M
+//	reconfigure N A,B,C    leader N moves the journal onto acceptors A,B,C
+//	retire N               the operator retires node N, if the leader's
+//	                       garbage collection says it may go
+//	answer X               answer the open question with X
+//
+// An illegal move is refused with an *IllegalMove and changes nothing.
+
+// IllegalMove is a move the world does not allow here.
+type IllegalMove struct{ Why string }
+
+func (e *IllegalMove) Error() string { return e.Why }
+
+func illegal(format string, args ...any) error {
+	return &IllegalMove{Why: fmt.Sprintf(format, args...)}
+}
+
+// play applies one move and, if it was played, records it.
+func (g *game) play(mv string) error {
+	g.narration = nil
+	f := strings.Fields(mv)
+	if len(f) == 0 {
+		return illegal("an empty move")
+	}
+	if g.prompt != nil && f[0] != "answer" {
+		return illegal("answer the question first: %s", g.prompt.question)
+	}
+	if err := g.apply(f); err != nil {
+		return err
+	}
+	g.log = append(g.log, mv)
+	text := strings.Join(g.narration, "; ")
+	if text == "" {
+		text = "nothing visible changed"
+	}
+	g.timeline = append(g.timeline, Event{N: len(g.log), Move: mv, Text: text})
+	if g.prompt == nil && g.level.Ask != nil {
+		g.prompt = g.level.Ask(g)
+	}
+	return nil
+}
+
+func (g *game) apply(f []string) error {
+	switch f[0] {
+	case "deliver", "drop", "dup":
+		id, err := argInt(f, 1)
+		if err != nil {
+			return err
+		}
+		i, ok := g.flightAt(id)
+		if !ok {
+			return illegal("no message %d is in flight", id)
+		}
+		fl := g.pool[i]
+		switch f[0] {
+		case "deliver":
+			g.pool = slices.Delete(g.pool, i, i+1)
+			g.narrate("%s delivered", describe(fl.msg))
+			g.observeDelivery(fl.msg)
+			g.deliver(fl.msg)
+		case "drop":
+			g.pool = slices.Delete(g.pool, i, i+1)
+			g.narrate("%s lost", describe(fl.msg))
+		case "dup":
+			g.send(fl.msg)
+			g.narrate("%s copied as message %d", describe(fl.msg), g.next-1)
+		}
+		return nil
+	case "run":
+		if len(g.pool) == 0 {
+			return illegal("nothing is in flight")
+		}
+		for n := 0; len(g.pool) > 0; n++ {
+			if n == quietMax {
+				return illegal("the network did not fall quiet in %d deliveries", quietMax)
+			}
+			fl := g.pool[0]
+			g.pool = g.pool[1:]
+			g.observeDelivery(fl.msg)
+			g.deliver(fl.msg)
+		}
+		g.narrate("every message delivered")
+		return nil
+	case "answer":
+		if g.prompt == nil {
+			return illegal("no question is open")
+		}
+		if len(f) < 2 {
+			return illegal("answer what?")
+		}
+		p := g.prompt
+		if ok, why := p.judge(g, strings.Join(f[1:], " ")); !ok {
+			return &WrongAnswer{Why: why}
+		}
+		g.prompt = nil
+		g.fact("answered:" + p.kind)
+		g.narrate("right: %s", p.because)
+		return nil
+	}
+	n, err := g.nodeArg(f, 1)
+	if err != nil {
+		return err
+	}
+	switch f[0] {
+	case "tick":
+		return g.tick(n)
+	case "campaign":
+		return g.campaign(n)
+	case "crash":
+		if !n.up() {
+			return illegal("node %d is already down", n.id)
+		}
+		n.store.Crash()
+		n.node = nil
+		g.narrate("node %d crashed", n.id)
+		return nil
+	case "restart":
+		return g.restart(n)
+	case "wipe":
+		if n.up() {
+			return illegal("crash node %d first: a disk is wiped while its machine is down", n.id)
+		}
+		n.store.Wipe()
+		n.wiped = true
+		g.narrate("node %d's disk is erased", n.id)
+		return nil
+	case "rot":
+		s, err := argInt(f, 2)
+		if err != nil {
+			return err
+		}
+		if !n.store.Rot(paxos.Slot(s)) {
+			return illegal("node %d holds no record at slot %d", n.id, s)
+		}
+		g.narrate("the record of slot %d on node %d's disk rots", s, n.id)
+		return nil
+	case "write":
+		return g.write(n, strings.Join(f[2:], " "))
+	case "truncate":
+		s, err := argInt(f, 2)
+		if err != nil {
+			return err
+		}
+		return g.propose(n, journal.Truncate(writerFence, journal.Seq(s)), fmt.Sprintf("truncate below %d", s))
+	case "read":
+		if !n.up() {
+			return illegal("node %d is down", n.id)
+		}
+		g.readCtx++
+		if !n.node.QuorumRead(g.readCtx) {
+			return illegal("node %d cannot open a read now (it knows no configuration to read from)", n.id)
+		}
+		n.reads[g.readCtx] = paxos.ReadState{}
+		g.narrate("node %d opens read %d", n.id, g.readCtx)
+		g.drain(n)
+		return nil
+	case "handoff":
+		to, err := g.nodeArg(f, 2)
+		if err != nil {
+			return err
+		}
+		if !n.up() || !n.node.IsLeader() {
+			return illegal("node %d does not lead", n.id)
+		}
+		if err := n.node.RelinquishTo(to.id); err != nil {
+			g.fact("handoff-refused")
+			return illegal("node %d may not hand on: %v", n.id, err)
+		}
+		g.narrate("node %d hands its leadership to node %d", n.id, to.id)
+		g.drain(n)
+		return nil
+	case "reconfigure":
+		return g.reconfigure(n, f)
+	case "retire":
+		return g.retire(n)
+	}
+	return illegal("no move %q", f[0])
+}
+
+func argInt(f []string, i int) (int, error) {
+	if len(f) <= i {
+		return 0, illegal("%s needs %d arguments", f[0], i)
+	}
+	v, err := strconv.Atoi(f[i])
+	if err != nil || v < 0 {
+		return 0, illegal("%q is not a number", f[i])
+	}
+	return v, nil
+}
+
+func (g *game) nodeArg(f []string, i int) (*gnode, error) {
+	v, err := argInt(f, i)
+	if err != nil {
+		return nil, err
+	}
+	n := g.node(paxos.NodeID(v))
+	if n == nil {
+		return nil, illegal("there is no node %d", v)
+	}
+	if n.retired {
+		return nil, illegal("node %d is retired", v)
+	}
+	return n, nil
+}
+
+func (g *game) tick(n *gnode) error {
+	if !n.up() {
+		return illegal("node %d is down", n.id)
+	}
+	before := snapshotOf(n)
+	n.node.Tick()
+	g.drain(n)
+	g.narrateChange(n, before)
+	return nil
+}
+
+func (g *game) campaign(n *gnode) error {
+	if !n.up() {
+		return illegal("node %d is down", n.id)
+	}
+	if n.node.IsLeader() || n.cfg.Replica {
+		return illegal("node %d does not campaign: it leads or never votes", n.id)
+	}
+	for range campaignTicksMax {
+		due := n.node.CampaignDue()
+		if err := g.tick(n); err != nil {
+			return err
+		}
+		if due {
+			return nil
+		}
+	}
+	return illegal("node %d did not campaign in %d ticks", n.id, campaignTicksMax)
+}
+
+func (g *game) restart(n *gnode) error {
+	if n.up() {
+		return illegal("node %d is up", n.id)
+	}
+	if err := g.boot(n); err != nil {
+		n.refused = err.Error()
+		g.fact("boot-refused")
+		g.narrate("node %d refuses to start: %v", n.id, err)
+		return nil
+	}
+	g.narrate("node %d starts from its disk: promise %s, floor %d, chosen %d", n.id,
+		ballotText(n.node.Promised()), n.node.Floor(), n.node.ChosenIndex())
+	return nil
+}
+
+// write proposes the client's next record at node n, claiming the writer
+// fence first if the client has not yet.
+func (g *game) write(n *gnode, text string) error {
+	if text == "" {
+		return illegal("write what? (write N TEXT)")
+	}
+	if g.facts["claimed"] == 0 {
+		if err := g.propose(n, journal.SetLeader(writerFence, journal.LeaderUUID{}), "claim the journal"); err != nil {
+			return err
+		}
+		g.fact("claimed")
+	}
+	g.written++
+	e := journal.Entry{Leader: writerFence, Seq: journal.Seq(g.written), Records: [][]byte{[]byte(text)}}
+	return g.propose(n, journal.Write(e), fmt.Sprintf("write %q at position %d", text, g.written))
+}
+
+func (g *game) propose(n *gnode, c journal.Command, what string) error {
+	if !n.up() {
+		return illegal("node %d is down", n.id)
+	}
+	if !n.node.IsLeader() {
+		return illegal("node %d does not lead: only the leader proposes", n.id)
+	}
+	var r paxos.ProposeResult
+	if c.Kind == journal.KindWrite {
+		r = n.node.Propose(c.Entry)
+	} else {
+		r = n.node.ProposeControl(c)
+	}
+	if r.Status != paxos.Proposed {
+		return illegal("node %d refuses to propose: %v", n.id, r.Status)
+	}
+	g.narrate("node %d proposes %s at slot %d", n.id, what, r.Slot)
+	if c.Kind == journal.KindTruncate {
+		for _, d := range g.nodes {
+			if !d.up() {
+				g.fact(fmt.Sprintf("truncated-while-%d-down", d.id))
+			}
+		}
+	}
+	g.drain(n)
+	return nil
+}
+
+func (g *game) reconfigure(n *gnode, f []string) error {
+	if len(f) < 3 {
+		return illegal("reconfigure N A,B,C")
+	}
+	var ids []quorum.ID
+	for _, s := range strings.Split(f[2], ",") {
+		v, err := strconv.Atoi(s)
+		if err != nil || g.node(paxos.NodeID(v)) == nil {
+			return illegal("%q is not a node", s)
+		}
+		ids = append(ids, quorum.ID(v))
+	}
+	sys, err := quorum.NewMajority(ids)
+	if err != nil {
+		return illegal("%v", err)
+	}
+	if !n.up() || !n.node.IsLeader() {
+		return illegal("node %d does not lead", n.id)
+	}
+	if err := n.node.Reconfigure(sys); err != nil {
+		return illegal("node %d refuses: %v", n.id, err)
+	}
+	g.narrate("node %d moves the journal onto %s", n.id, f[2])
+	g.drain(n)
+	return nil
+}
+
+// retire removes node n for good, on the evidence of the leader's garbage
+// collection: n may go once no configuration that may still decide names
+// it, which its own MayRetire judges against the leader's watermark.
+func (g *game) retire(n *gnode) error {
+	l := g.leader()
+	if l == nil {
+		return illegal("no node leads: retirement needs the leader's watermark")
+	}
+	w, _, ok := l.node.Collected()
+	if !ok {
+		return illegal("leader %d has collected no configuration yet", l.id)
+	}
+	if !n.up() {
+		return illegal("node %d is down: it must judge its own retirement", n.id)
+	}
+	if r := n.node.MayRetire(w); r != paxos.RetireOK {
+		return illegal("node %d may not retire at watermark %s: %v", n.id, ballotText(w), r)
+	}
+	n.node, n.retired = nil, true
+	g.fact("retired")
+	g.narrate("node %d retires: the watermark %s is above every configuration that names it", n.id, ballotText(w))
+	return nil
+}
