@@ -19,6 +19,7 @@ import (
 //	deliver M              hand message M to its addressee
 //	drop M                 lose message M
 //	dup M                  copy message M (the copy gets a new number)
+//	stray M N              misroute a copy of Accept M to node N
 //	run                    deliver every message until the network falls quiet
 //	tick N                 one tick of node N's clock
 //	campaign N             tick node N until its election timeout ends
@@ -88,7 +89,12 @@ func (g *game) apply(f []string) error {
 			g.pool = slices.Delete(g.pool, i, i+1)
 			g.narrate("%s delivered", describe(fl.msg))
 			g.observeDelivery(fl.msg)
+			before := g.chosenAtLeader()
 			g.deliver(fl.msg)
+			if g.isStrayVote(fl.msg) && g.chosenAtLeader() == before {
+				g.fact("stray-ignored")
+				g.narrate("the leader's tally ignores node %s's vote: it is outside the slot's column", name(fl.msg.From))
+			}
 		case "drop":
 			g.pool = slices.Delete(g.pool, i, i+1)
 			g.narrate("%s lost", describe(fl.msg))
@@ -96,6 +102,26 @@ func (g *game) apply(f []string) error {
 			g.send(fl.msg)
 			g.narrate("%s copied as message %d", describe(fl.msg), g.next-1)
 		}
+		return nil
+	case "stray":
+		// The network misroutes a copy of an Accept to an acceptor outside
+		// the slot's grid column.
+		id, err := argInt(f, 1)
+		if err != nil {
+			return err
+		}
+		i, ok := g.flightAt(id)
+		if !ok || g.pool[i].msg.Type != paxos.MsgAccept {
+			return illegal("message %d is not an Accept in flight", id)
+		}
+		to, err := g.nodeArg(f, 2)
+		if err != nil {
+			return err
+		}
+		m := g.pool[i].msg
+		m.To = to.id
+		g.send(m)
+		g.narrate("a copy of %s strays to node %d as message %d", describe(g.pool[i].msg), to.id, g.next-1)
 		return nil
 	case "run":
 		if len(g.pool) == 0 {
@@ -194,8 +220,11 @@ func (g *game) apply(f []string) error {
 			return illegal("node %d does not lead", n.id)
 		}
 		if err := n.node.RelinquishTo(to.id); err != nil {
+			// A refusal is the lesson, not a mistake: it is played, so
+			// the goal can see it was tried.
 			g.fact("handoff-refused")
-			return illegal("node %d may not hand on: %v", n.id, err)
+			g.narrate("node %d refuses to hand on: %v", n.id, err)
+			return nil
 		}
 		g.narrate("node %d hands its leadership to node %d", n.id, to.id)
 		g.drain(n)

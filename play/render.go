@@ -64,6 +64,24 @@ func (g *game) observeDelivery(m paxos.Message) {
 	}
 }
 
+// isStrayVote: m is an Accepted from an acceptor outside the grid column
+// of the slot it votes for.
+func (g *game) isStrayVote(m paxos.Message) bool {
+	if m.Type != paxos.MsgAccepted || len(m.Votes) == 0 || g.sys.Kind() != quorum.KindGrid {
+		return false
+	}
+	idx, ok := g.sys.IndexOf(m.From)
+	return ok && g.sys.MemberColumn(idx) != g.sys.ColumnOf(uint64(m.Votes[0].Slot))
+}
+
+// chosenAtLeader is the leader's chosen index (0 with no leader).
+func (g *game) chosenAtLeader() paxos.Slot {
+	if l := g.leader(); l != nil {
+		return l.node.ChosenIndex()
+	}
+	return 0
+}
+
 // kindOf is a message's type, as the page labels it.
 func kindOf(m paxos.Message) string { return m.Type.String() }
 

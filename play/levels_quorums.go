@@ -1,0 +1,215 @@
+package play
+
+import (
+	"fmt"
+
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/paxos"
+	"github.com/parosdb/paros/core/quorum"
+)
+
+// The Act IV levels about quorums: flexible quorums, the grid, and reads
+// served from a quorum's vote watermarks.
+
+func init() {
+	levels = append(levels, flexibleQuorums, theGrid, quorumReads)
+}
+
+// holders counts the acceptors whose disk holds a vote at slot s.
+func (g *game) holders(s paxos.Slot) int {
+	n := 0
+	for _, x := range g.acceptors() {
+		if _, _, ok := x.store.Accepted(s); ok {
+			n++
+		}
+	}
+	return n
+}
+
+// writeSlot is the slot node n's log holds the write at position seq in
+// (0: none).
+func writeSlot(n *gnode, seq int) paxos.Slot {
+	for _, r := range n.store.Records() {
+		if r.Command.Kind == journal.KindWrite && r.Command.Entry.Seq == journal.Seq(seq) {
+			return r.Slot
+		}
+	}
+	return 0
+}
+
+// quorumPrompt asks how many answers a phase needs, judged by the
+// deployment's own quorum system.
+func quorumPrompt(g *game, kind, question string, phase1 bool, slot paxos.Slot) *prompt {
+	want := func() int {
+		members := g.sys.Members()
+		for k := 1; k <= len(members); k++ {
+			set := g.sys.SetOf(members[:k]...)
+			r := g.sys.Phase2(uint64(slot), set, 0)
+			if phase1 {
+				r = g.sys.Phase1(set, 0)
+			}
+			if r == quorum.Won {
+				return k
+			}
+		}
+		return len(members)
+	}
+	var choices []string
+	for k := 1; k <= g.sys.Size(); k++ {
+		choices = append(choices, fmt.Sprint(k))
+	}
+	return &prompt{kind: kind, question: question, choices: choices,
+		because: fmt.Sprintf("the quorum system %s says so", g.sys),
+		judge: func(g *game, answer string) (bool, string) {
+			w := want()
+			if answer == fmt.Sprint(w) {
+				return true, ""
+			}
+			return false, fmt.Sprintf("%s counts %d answers, not %s: with %d acceptors, q1 + q2 must exceed %d so every Phase 1 meets every Phase 2",
+				g.sys, w, answer, g.sys.Size(), g.sys.Size())
+		}}
+}
+
+var flexibleQuorums = &Level{
+	ID: "act4/flexible-quorums", Act: "Act IV: beyond Multi-Paxos", Title: "Flexible quorums",
+	Intro: []string{
+		"Safety needs only that every Phase-1 quorum meets every Phase-2 quorum: q1 + q2 > n. Two Phase-2 quorums need not meet at all.",
+		"Here four acceptors run q1 = 3 and q2 = 2: a write is chosen by two votes, and an election pays with three promises.",
+	},
+	Goal: "Get record r1 chosen by two votes only, then elect another leader whose three promises find it.",
+	Setup: Setup{Acceptors: 4, Quorum: quorum.Spec{Kind: quorum.KindFlexible, Q1: 3, Q2: 2},
+		Moves: []string{"campaign", "tick", "crash"}},
+	Ask: func(g *game) *prompt {
+		if l := g.leader(); l != nil && g.written == 1 && g.facts["answered:phase2-size"] == 0 {
+			return quorumPrompt(g, "phase2-size", "Node 1 proposed r1. How many Accepted votes (its own included) choose it?", false, 2)
+		}
+		return nil
+	},
+	Check: func(g *game) (Status, string) {
+		n1 := g.node(1)
+		s := writeSlot(n1, 1)
+		if s == 0 {
+			return Open, "write r1 through an elected node 1"
+		}
+		if g.facts["led:2"]+g.facts["led:3"]+g.facts["led:4"] == 0 && g.holders(s) > 2 {
+			return Failed, fmt.Sprintf("%d acceptors voted for r1: drop the Accepts that would make it more than two", g.holders(s))
+		}
+		if g.facts["answered:phase2-size"] == 0 {
+			return Open, "say how many votes choose r1"
+		}
+		for _, n := range g.upNodes() {
+			if n.id != 1 && n.node.IsLeader() && n.node.ChosenIndex() >= s {
+				return Reached, fmt.Sprintf("node %d leads and found r1 at slot %d: its three promises met one of the two voters", n.id, s)
+			}
+		}
+		return Open, fmt.Sprintf("r1 sits at slot %d on %d disks; crash node 1 and elect another node", s, g.holders(s))
+	},
+	Hint: func(g *game) string {
+		if g.written == 0 {
+			return "Elect node 1 (campaign, deliver everything) and write r1."
+		}
+		return "Deliver node 1's Accepts to node 2 only and drop the ones to nodes 3 and 4; deliver node 2's Accepted. Then crash node 1 and make node 2 campaign."
+	},
+	Reference: []string{"campaign 1", "run", "write 1 r1", "answer 2", "deliver 13", "deliver 16", "drop 14", "drop 15", "drop 17", "drop 18",
+		"deliver 19", "deliver 20", "crash 1", "campaign 2", "run"},
+	Wrong:     []string{"campaign 1", "run", "write 1 r1", "answer 3"},
+}
+
+var theGrid = &Level{
+	ID: "act4/the-grid", Act: "Act IV: beyond Multi-Paxos", Title: "The grid",
+	Intro: []string{
+		"Six acceptors in two rows of three. A Phase-1 quorum is a whole row; a Phase-2 quorum is a whole column, and each slot is decided by one column: slot s by column s mod 3.",
+		"So each write costs two votes, and different slots spread over different columns.",
+	},
+	Goal: "Decide two writes on two columns, and watch a vote from outside a slot's column count for nothing.",
+	Setup: Setup{Acceptors: 6, Quorum: quorum.Spec{Kind: quorum.KindGrid, Rows: 2, Cols: 3},
+		Moves: []string{"campaign", "tick"}},
+	Ask: func(g *game) *prompt {
+		l := g.leader()
+		if l == nil || g.written == 0 || g.facts[fmt.Sprintf("answered:grid-column-%d", g.written)] > 0 {
+			return nil
+		}
+		s := writeSlot(l, g.written)
+		cols := g.sys.Spec().Cols
+		var choices []string
+		for c := range cols {
+			choices = append(choices, fmt.Sprint(c))
+		}
+		return &prompt{kind: fmt.Sprintf("grid-column-%d", g.written),
+			question: fmt.Sprintf("r%d went to slot %d. Which column (0 to %d) decides it?", g.written, s, cols-1),
+			choices:  choices, because: "slot s is decided by column s mod cols",
+			judge: func(g *game, answer string) (bool, string) {
+				want := g.sys.ColumnOf(uint64(s))
+				if answer == fmt.Sprint(want) {
+					return true, ""
+				}
+				return false, fmt.Sprintf("slot %d is decided by column %d (%d mod %d), not column %s", s, want, s, cols, answer)
+			}}
+	},
+	Check: func(g *game) (Status, string) {
+		l := g.leader()
+		if l == nil {
+			return Open, "elect node 1"
+		}
+		cols := map[int]bool{}
+		for seq := 1; seq <= g.written; seq++ {
+			if s := writeSlot(l, seq); s != 0 && s <= l.node.ChosenIndex() {
+				cols[g.sys.ColumnOf(uint64(s))] = true
+			}
+		}
+		switch {
+		case len(cols) < 2:
+			return Open, fmt.Sprintf("writes decided on %d column(s)", len(cols))
+		case g.facts["stray-ignored"] == 0:
+			return Open, "two columns decided; now stray an Accept outside its column and deliver the vote it earns"
+		}
+		return Reached, "two slots decided on two columns, and the stray vote counted for nothing"
+	},
+	Hint: func(g *game) string {
+		if g.written < 2 {
+			return "Elect node 1, write, answer the column, deliver everything; then write again."
+		}
+		return "Write once more, then use the stray move on its Accept to send a copy to a node outside the column; deliver that copy and the Accepted it earns before the column's own votes."
+	},
+	Reference: []string{"campaign 1", "run", "write 1 r1", "answer 2", "run", "write 1 r2", "answer 0", "run",
+		"write 1 r3", "answer 1", "stray 64 3", "deliver 66", "deliver 67", "run"},
+	Wrong: []string{"campaign 1", "run", "write 1 r1", "answer 0"},
+}
+
+var quorumReads = &Level{
+	ID: "act4/quorum-reads", Act: "Act IV: beyond Multi-Paxos", Title: "Quorum reads",
+	Intro: []string{
+		"A follower can serve a linearizable read without the leader. It asks a Phase-1 quorum for the highest slot each ever voted in, and serves once its own chosen log covers the highest answer.",
+		"Any write that finished before the read began was voted by a Phase-2 quorum, which meets the read's Phase-1 quorum: the read cannot miss it.",
+	},
+	Goal:  "Serve a read at node 3 that includes r1, written before the read began.",
+	Setup: Setup{Acceptors: 3, Quorum: majority, Moves: []string{"campaign", "tick", "read"}},
+	Ask: func(g *game) *prompt {
+		if g.readCtx == 1 && g.facts["answered:read-quorum"] == 0 {
+			return quorumPrompt(g, "read-quorum", "Node 3 asks for vote watermarks. How many answers (its own included) must it have before it knows how far to read?", true, 0)
+		}
+		return nil
+	},
+	Check: func(g *game) (Status, string) {
+		n3 := g.node(3)
+		l := g.node(1)
+		s := writeSlot(l, 1)
+		if s == 0 || l.node.ChosenIndex() < s {
+			return Open, "elect node 1 and get r1 chosen"
+		}
+		if g.readCtx == 0 {
+			return Open, "open a read at node 3"
+		}
+		for _, rs := range n3.reads {
+			if rs.OK && rs.Index >= s {
+				return Reached, fmt.Sprintf("node 3 served the read through slot %d, r1 (slot %d) included", rs.Index, s)
+			}
+		}
+		return Open, "node 3's read waits: deliver its PreReads and the answers, and let its chosen log cover the highest watermark"
+	},
+	Hint: func(g *game) string {
+		return "Elect node 1, write r1 and deliver its Accepts to node 2 only, so node 3 has not heard of it. Then read at node 3 and deliver everything."
+	},
+	Reference: []string{"campaign 1", "run", "write 1 r1", "run", "read 3", "answer 2", "run", "tick 1", "run"},
+	Wrong:     []string{"campaign 1", "run", "write 1 r1", "run", "read 3", "answer 1"},
+}
