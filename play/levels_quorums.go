@@ -112,7 +112,7 @@ var flexibleQuorums = &Level{
 	},
 	Reference: []string{"campaign 1", "run", "write 1 r1", "answer 2", "deliver 13", "deliver 16", "drop 14", "drop 15", "drop 17", "drop 18",
 		"deliver 19", "deliver 20", "crash 1", "campaign 2", "run"},
-	Wrong:     []string{"campaign 1", "run", "write 1 r1", "answer 3"},
+	Wrong: []string{"campaign 1", "run", "write 1 r1", "answer 3"},
 }
 
 var theGrid = &Level{
