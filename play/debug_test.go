@@ -35,3 +35,19 @@ func TestDebugPosition(t *testing.T) {
 	st, why := l.Check(g)
 	t.Logf("status %s: %s; prompt %+v", st, why, v.Prompt)
 }
+
+func TestDebugPool(t *testing.T) {
+	spec := os.Getenv("PLAY_POOL")
+	if spec == "" {
+		t.Skip()
+	}
+	id, moves, _ := strings.Cut(spec, "|")
+	l, _ := levelByID(id)
+	g, err := replay(l, strings.Split(moves, ";"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range g.pool {
+		t.Logf("%d %s history=%v", f.id, f.msg, f.msg.History)
+	}
+}

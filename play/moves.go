@@ -321,6 +321,9 @@ func (g *game) write(n *gnode, text string) error {
 		g.fact("claimed")
 	}
 	g.written++
+	if g.facts["reconfigured"] > 0 {
+		g.fact("wrote-after-reconfigure")
+	}
 	e := journal.Entry{Leader: writerFence, Seq: journal.Seq(g.written), Records: [][]byte{[]byte(text)}}
 	return g.propose(n, journal.Write(e), fmt.Sprintf("write %q at position %d", text, g.written))
 }
@@ -357,17 +360,14 @@ func (g *game) reconfigure(n *gnode, f []string) error {
 	if len(f) < 3 {
 		return illegal("reconfigure N A,B,C")
 	}
-	var ids []quorum.ID
-	for _, s := range strings.Split(f[2], ",") {
-		v, err := strconv.Atoi(s)
-		if err != nil || g.node(paxos.NodeID(v)) == nil {
-			return illegal("%q is not a node", s)
-		}
-		ids = append(ids, quorum.ID(v))
-	}
-	sys, err := quorum.NewMajority(ids)
+	sys, err := parseMembers(f[2])
 	if err != nil {
 		return illegal("%v", err)
+	}
+	for _, id := range sys.Members() {
+		if g.node(id) == nil {
+			return illegal("there is no node %d", id)
+		}
 	}
 	if !n.up() || !n.node.IsLeader() {
 		return illegal("node %d does not lead", n.id)
@@ -375,6 +375,7 @@ func (g *game) reconfigure(n *gnode, f []string) error {
 	if err := n.node.Reconfigure(sys); err != nil {
 		return illegal("node %d refuses: %v", n.id, err)
 	}
+	g.fact("reconfigured")
 	g.narrate("node %d moves the journal onto %s", n.id, f[2])
 	g.drain(n)
 	return nil
@@ -402,4 +403,17 @@ func (g *game) retire(n *gnode) error {
 	g.fact("retired")
 	g.narrate("node %d retires: the watermark %s is above every configuration that names it", n.id, ballotText(w))
 	return nil
+}
+
+// parseMembers reads an acceptor set, "1,2,4", as a majority system.
+func parseMembers(list string) (quorum.System, error) {
+	var ids []quorum.ID
+	for _, s := range strings.Split(list, ",") {
+		v, err := strconv.Atoi(s)
+		if err != nil || v <= 0 || v > machinesMax {
+			return quorum.System{}, fmt.Errorf("%q is not a node number", s)
+		}
+		ids = append(ids, quorum.ID(v))
+	}
+	return quorum.NewMajority(ids)
 }

@@ -132,7 +132,15 @@ func newGame(l *Level) (*game, error) {
 		cfg := paxos.Config{ID: id, Acceptors: sys, Mode: journal.ModeSingle, Matchmakers: mmIDs, Replicas: replicas}
 		switch {
 		case i >= s.Acceptors+s.Replicas:
+			// A spare is formatted to join the configuration the level
+			// moves onto (its first offered reconfiguration).
 			cfg.Joiner, cfg.Replicas = true, nil
+			if len(s.Reconfigurations) == 0 {
+				return nil, fmt.Errorf("spare node %d has no configuration to join", id)
+			}
+			if cfg.Acceptors, err = parseMembers(s.Reconfigurations[0]); err != nil {
+				return nil, err
+			}
 		case i >= s.Acceptors:
 			cfg.Replica = true
 		}
@@ -151,8 +159,11 @@ func newGame(l *Level) (*game, error) {
 // marker is the format marker a node's disk carries: what a restart checks
 // before it trusts the disk.
 func (g *game) marker(n *gnode) storage.Marker {
-	members := slices.Clone(g.sys.Members())
-	return storage.Marker{Journal: playJournal, Node: n.id, Members: members, Quorum: g.level.Setup.Quorum,
+	members := slices.Clone(n.cfg.Acceptors.Members())
+	if n.cfg.Replica {
+		members = slices.Clone(g.sys.Members())
+	}
+	return storage.Marker{Journal: playJournal, Node: n.id, Members: members, Quorum: n.cfg.Acceptors.Spec(),
 		Mode: journal.ModeSingle, Replicas: uint32(g.level.Setup.Replicas), Matchmakers: uint32(g.level.Setup.Matchmakers),
 		Joiner: n.cfg.Joiner, Replica: n.cfg.Replica}
 }
