@@ -119,7 +119,7 @@ var reconfigure = &Level{
 	Hint: func(g *game) string {
 		return "Elect node 1 and write r1. Use the move onto 1,2,4 and deliver everything (tick node 1 if nothing is in flight). Then write r2 and deliver."
 	},
-	Ask: phase1SetsPrompt,
+	Ask:       phase1SetsPrompt,
 	Reference: []string{"campaign 1", "run", "campaign 1", "run", "write 1 r1", "run", "reconfigure 1 1,2,4", "answer 1,2,3 and 1,2,4", "run", "tick 1", "run", "write 1 r2", "run"},
 	Wrong:     []string{"campaign 1", "run", "campaign 1", "run", "write 1 r1", "run", "reconfigure 1 1,2,4", "answer 1,2,4 only"},
 }
