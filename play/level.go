@@ -17,6 +17,8 @@ type Setup struct {
 	Acceptors, Replicas, Spares int
 	// Matchmakers is the matchmaker set's size (m1…; 0: plain Multi-Paxos).
 	Matchmakers int
+	// Proxies is the number of proxy leaders (p1…, ids 201…).
+	Proxies int
 	Quorum      quorum.Spec
 	// Moves lists the verbs offered as buttons (empty: every verb).
 	Moves []string
@@ -59,8 +61,14 @@ type prompt struct {
 	judge   func(g *game, answer string) (ok bool, why string)
 }
 
-// levels are every level, in play order.
-var levels []*Level
+// levels are every level, in play order: the order the mechanisms are
+// taught in.
+var levels = []*Level{
+	truncateByConsensus, strandedNode,
+	flexibleQuorums, theGrid, quorumReads, proxyLeaders, replicaTier, theHandoff,
+	matchmaking, reconfigure, garbageCollection,
+	faultyRecords, wipedNode,
+}
 
 func levelByID(id string) (*Level, bool) {
 	for _, l := range levels {

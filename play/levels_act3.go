@@ -7,10 +7,6 @@ import (
 	"github.com/parosdb/paros/core/quorum"
 )
 
-func init() {
-	levels = append(levels, truncateByConsensus, strandedNode)
-}
-
 var majority = quorum.Spec{Kind: quorum.KindMajority}
 
 // upNodes are the nodes that run now.

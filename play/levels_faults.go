@@ -11,10 +11,6 @@ import (
 // The Act IV levels about leaders and disks: the cooperative handoff, the
 // replica tier, damaged records (CTRL) and the wiped disk.
 
-func init() {
-	levels = append(levels, theHandoff, replicaTier, faultyRecords, wipedNode)
-}
-
 var theHandoff = &Level{
 	ID: "act4/the-handoff", Act: "Act IV: beyond Multi-Paxos", Title: "The handoff",
 	Intro: []string{

@@ -12,10 +12,6 @@ import (
 // reconfiguration onto a spare, and the garbage collection that lets a
 // removed acceptor retire.
 
-func init() {
-	levels = append(levels, matchmaking, reconfigure, garbageCollection)
-}
-
 var withMatchmakers = Setup{Acceptors: 3, Spares: 1, Matchmakers: 3, Quorum: majority,
 	Moves: []string{"campaign", "tick", "crash", "retire"}, Reconfigurations: []string{"1,2,4"}}
 

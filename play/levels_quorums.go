@@ -11,10 +11,6 @@ import (
 // The Act IV levels about quorums: flexible quorums, the grid, and reads
 // served from a quorum's vote watermarks.
 
-func init() {
-	levels = append(levels, flexibleQuorums, theGrid, quorumReads)
-}
-
 // holders counts the acceptors whose disk holds a vote at slot s.
 func (g *game) holders(s paxos.Slot) int {
 	n := 0

@@ -21,7 +21,7 @@ import (
 //	dup M                  copy message M (the copy gets a new number)
 //	stray M N              misroute a copy of Accept M to node N
 //	run                    deliver every message until the network falls quiet
-//	tick N                 one tick of node N's clock
+//	tick N [K]             one tick (or K) of node N's clock
 //	campaign N             tick node N until its election timeout ends
 //	crash N                stop node N (its disk keeps what it synced)
 //	restart N              start node N from its disk
@@ -61,7 +61,7 @@ func (g *game) play(mv string) error {
 		return err
 	}
 	g.log = append(g.log, mv)
-	text := strings.Join(g.narration, "; ")
+	text := strings.Join(compact(g.narration), "; ")
 	if text == "" {
 		text = "nothing visible changed"
 	}
@@ -154,13 +154,22 @@ func (g *game) apply(f []string) error {
 		g.narrate("right: %s", p.because)
 		return nil
 	}
+	if x, ok := g.proxyArg(f); ok {
+		return g.proxyMove(x, f[0])
+	}
 	n, err := g.nodeArg(f, 1)
 	if err != nil {
 		return err
 	}
 	switch f[0] {
 	case "tick":
-		return g.tick(n)
+		times := 1
+		if len(f) > 2 {
+			if times, err = argInt(f, 2); err != nil || times < 1 || times > campaignTicksMax {
+				return illegal("tick N [TIMES], TIMES from 1 to %d", campaignTicksMax)
+			}
+		}
+		return g.tickTimes(n, times)
 	case "campaign":
 		return g.campaign(n)
 	case "crash":
@@ -263,15 +272,73 @@ func (g *game) nodeArg(f []string, i int) (*gnode, error) {
 	return n, nil
 }
 
-func (g *game) tick(n *gnode) error {
+func (g *game) tick(n *gnode) error { return g.tickTimes(n, 1) }
+
+// tickTimes ticks node n's clock times times and says what it did.
+func (g *game) tickTimes(n *gnode, times int) error {
 	if !n.up() {
 		return illegal("node %d is down", n.id)
 	}
-	before := snapshotOf(n)
-	n.node.Tick()
-	g.drain(n)
+	before, sent := snapshotOf(n), g.next
+	for range times {
+		n.node.Tick()
+		g.drain(n)
+	}
 	g.narrateChange(n, before)
+	g.narrateSent(n, sent)
 	return nil
+}
+
+// narrateSent says which messages node n sent since message number from.
+func (g *game) narrateSent(n *gnode, from int) {
+	var kinds []string
+	count := map[string]int{}
+	for _, f := range g.pool {
+		if f.id >= from && f.msg.From == n.id {
+			k := kindOf(f.msg)
+			if count[k] == 0 {
+				kinds = append(kinds, k)
+			}
+			count[k]++
+		}
+	}
+	for _, k := range kinds {
+		g.narrate("node %d sends %d %s", n.id, count[k], k)
+	}
+}
+
+// compact keeps, of the lines that report a node's progress, only the last
+// one per node: a burst of deliveries reads as where each node ended.
+func compact(lines []string) []string {
+	key := func(l string) string {
+		for _, marker := range []string{" knows slots through ", "'s floor moves to "} {
+			if i := strings.Index(l, marker); i >= 0 {
+				return l[:i] + marker
+			}
+		}
+		return ""
+	}
+	last := map[string]int{}
+	for i, l := range lines {
+		if k := key(l); k != "" {
+			last[k] = i
+		}
+	}
+	var out []string
+	same := map[string]int{}
+	for i, l := range lines {
+		if k := key(l); k == "" || last[k] == i {
+			if same[l]++; same[l] == 1 {
+				out = append(out, l)
+			}
+		}
+	}
+	for i, l := range out {
+		if same[l] > 1 {
+			out[i] = fmt.Sprintf("%s (×%d)", l, same[l])
+		}
+	}
+	return out
 }
 
 func (g *game) campaign(n *gnode) error {
@@ -416,4 +483,35 @@ func parseMembers(list string) (quorum.System, error) {
 		ids = append(ids, quorum.ID(v))
 	}
 	return quorum.NewMajority(ids)
+}
+
+// proxyArg is the proxy leader a crash or restart names, if it names one.
+func (g *game) proxyArg(f []string) (*gproxy, bool) {
+	if len(f) < 2 || (f[0] != "crash" && f[0] != "restart") {
+		return nil, false
+	}
+	v, err := strconv.Atoi(f[1])
+	if err != nil {
+		return nil, false
+	}
+	x := g.proxyOf(paxos.NodeID(v))
+	return x, x != nil
+}
+
+// proxyMove crashes or restarts a proxy leader. A proxy keeps nothing on
+// disk: it restarts empty, and the rounds it held are the leader's to take
+// back.
+func (g *game) proxyMove(x *gproxy, verb string) error {
+	switch {
+	case verb == "crash" && x.proxy != nil:
+		x.proxy = nil
+		g.fact("proxy-crashed")
+		g.narrate("proxy %s crashed with %s", name(x.id), "its open rounds")
+	case verb == "restart" && x.proxy == nil:
+		x.proxy = paxos.NewProxy(x.id, paxos.ProxyOptions{BeatTicks: g.opts.HeartbeatTicks})
+		g.narrate("proxy %s starts empty", name(x.id))
+	default:
+		return illegal("proxy %s is already %s", name(x.id), map[string]string{"crash": "down", "restart": "up"}[verb])
+	}
+	return nil
 }

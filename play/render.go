@@ -55,6 +55,9 @@ func (g *game) narrateChange(n *gnode, before snapshot) {
 // observeDelivery records the facts a goal asks about that a delivery
 // shows: an Accept to an acceptor outside the slot's grid column.
 func (g *game) observeDelivery(m paxos.Message) {
+	if m.Type == paxos.MsgCommit && g.proxyOf(m.From) != nil {
+		g.fact("proxy-commit")
+	}
 	if m.Type != paxos.MsgAccept || len(m.Entries) == 0 || g.sys.Kind() != quorum.KindGrid {
 		return
 	}
@@ -187,6 +190,15 @@ func (g *game) view() View {
 		}
 		v.Machines = append(v.Machines, mv)
 	}
+	for _, x := range g.pxs {
+		mv := MachineView{ID: name(x.id), Kind: "proxy", Up: x.proxy != nil, Role: "proxy", Disk: "none", Column: -1, Row: -1, Log: []SlotView{}}
+		if x.proxy == nil {
+			mv.Role = "down"
+		} else if open := x.proxy.Open(); open > 0 {
+			mv.Notes = append(mv.Notes, fmt.Sprintf("%d round(s) open at %s", open, ballotText(x.proxy.Ballot())))
+		}
+		v.Machines = append(v.Machines, mv)
+	}
 	v.InFlight = []MessageView{}
 	for _, f := range g.pool {
 		v.InFlight = append(v.InFlight, MessageView{ID: f.id, From: name(f.msg.From), To: name(f.msg.To), Kind: kindOf(f.msg), Text: describe(f.msg)})
@@ -290,7 +302,8 @@ func (g *game) legalMoves() []MoveView {
 				out = append(out, MoveView{Move: fmt.Sprintf("campaign %d", id), Label: fmt.Sprintf("node %d campaigns", id), Group: "node"})
 			}
 			if may("tick") {
-				out = append(out, MoveView{Move: fmt.Sprintf("tick %d", id), Label: fmt.Sprintf("tick node %d", id), Group: "node"})
+				out = append(out, MoveView{Move: fmt.Sprintf("tick %d", id), Label: fmt.Sprintf("tick node %d", id), Group: "node"},
+					MoveView{Move: fmt.Sprintf("tick %d 5", id), Label: fmt.Sprintf("tick node %d five times", id), Group: "node"})
 			}
 			if may("crash") {
 				out = append(out, MoveView{Move: fmt.Sprintf("crash %d", id), Label: fmt.Sprintf("crash node %d", id), Group: "node"})
@@ -308,6 +321,13 @@ func (g *game) legalMoves() []MoveView {
 			for _, r := range n.store.Records() {
 				out = append(out, MoveView{Move: fmt.Sprintf("rot %d %d", id, r.Slot), Label: fmt.Sprintf("rot slot %d on node %d", r.Slot, id), Group: "node"})
 			}
+		}
+	}
+	for _, x := range g.pxs {
+		if x.proxy != nil && may("crash") {
+			out = append(out, MoveView{Move: fmt.Sprintf("crash %d", x.id), Label: "crash proxy " + name(x.id), Group: "node"})
+		} else if x.proxy == nil {
+			out = append(out, MoveView{Move: fmt.Sprintf("restart %d", x.id), Label: "restart proxy " + name(x.id), Group: "node"})
 		}
 	}
 	if l := g.leader(); l != nil {

@@ -62,6 +62,13 @@ type gmm struct {
 	store *memstore.RegistryStore
 }
 
+// gproxy is one proxy leader: it holds no disk (it decides nothing and
+// promises nothing), so a crash loses only its open rounds.
+type gproxy struct {
+	id    paxos.NodeID
+	proxy *paxos.Proxy // nil while down
+}
+
 // flight is one message in the pool, with the number the player names it
 // by (stable for the life of the message).
 type flight struct {
@@ -76,6 +83,7 @@ type game struct {
 	sys   quorum.System
 	nodes []*gnode
 	mms   []*gmm
+	pxs   []*gproxy
 	pool  []flight
 	next  int // the next message number
 	// log and timeline: the moves accepted and what each did.
@@ -96,8 +104,8 @@ type game struct {
 func newGame(l *Level) (*game, error) {
 	s := l.Setup
 	n := s.Acceptors + s.Replicas + s.Spares
-	if s.Acceptors < 1 || n+s.Matchmakers > machinesMax {
-		return nil, fmt.Errorf("a level has 1 to %d machines, not %d", machinesMax, n+s.Matchmakers)
+	if s.Acceptors < 1 || n+s.Matchmakers+s.Proxies > machinesMax {
+		return nil, fmt.Errorf("a level has 1 to %d machines, not %d", machinesMax, n+s.Matchmakers+s.Proxies)
 	}
 	ids := make([]quorum.ID, s.Acceptors)
 	for i := range ids {
@@ -108,8 +116,13 @@ func newGame(l *Level) (*game, error) {
 		return nil, err
 	}
 	g := &game{level: l, sys: sys, next: 1, facts: map[string]int{},
-		opts: paxos.Options{ElectionTicks: 10, HeartbeatTicks: 2}}
-	var mmIDs, replicas []paxos.NodeID
+		opts: paxos.Options{ElectionTicks: 10, HeartbeatTicks: 2, ProxyTakeBackBeats: 3}}
+	var mmIDs, replicas, proxies []paxos.NodeID
+	for i := range s.Proxies {
+		id := paxos.NodeID(201 + i)
+		proxies = append(proxies, id)
+		g.pxs = append(g.pxs, &gproxy{id: id, proxy: paxos.NewProxy(id, paxos.ProxyOptions{BeatTicks: g.opts.HeartbeatTicks})})
+	}
 	for i := range s.Matchmakers {
 		mmIDs = append(mmIDs, paxos.NodeID(101+i))
 	}
@@ -129,7 +142,7 @@ func newGame(l *Level) (*game, error) {
 	}
 	for i := range n {
 		id := paxos.NodeID(i + 1)
-		cfg := paxos.Config{ID: id, Acceptors: sys, Mode: journal.ModeSingle, Matchmakers: mmIDs, Replicas: replicas}
+		cfg := paxos.Config{ID: id, Acceptors: sys, Mode: journal.ModeSingle, Matchmakers: mmIDs, Replicas: replicas, Proxies: proxies}
 		switch {
 		case i >= s.Acceptors+s.Replicas:
 			// A spare is formatted to join the configuration the level
@@ -258,6 +271,15 @@ func (g *game) node(id paxos.NodeID) *gnode {
 	return nil
 }
 
+func (g *game) proxyOf(id paxos.NodeID) *gproxy {
+	for _, x := range g.pxs {
+		if x.id == id {
+			return x
+		}
+	}
+	return nil
+}
+
 func (g *game) matchmaker(id paxos.NodeID) *gmm {
 	for _, x := range g.mms {
 		if x.id == id {
@@ -288,6 +310,17 @@ func (g *game) deliver(m paxos.Message) {
 		}
 		x.mm.Step(playJournal, m)
 		g.drainMM(x)
+		return
+	}
+	if x := g.proxyOf(m.To); x != nil {
+		if x.proxy == nil {
+			g.narrate("%s is lost: proxy %s is down", kindOf(m), name(m.To))
+			return
+		}
+		x.proxy.Step(m)
+		for _, out := range x.proxy.Messages() {
+			g.send(out)
+		}
 		return
 	}
 	n := g.node(m.To)
@@ -329,8 +362,12 @@ func (g *game) narrate(format string, args ...any) {
 
 func (g *game) fact(name string) { g.facts[name]++ }
 
-// name is how the page names a machine: nodes by number, matchmakers m1….
+// name is how the page names a machine: nodes by number, matchmakers
+// m1…, proxy leaders p1….
 func name(id paxos.NodeID) string {
+	if id > 200 {
+		return fmt.Sprintf("p%d", id-200)
+	}
 	if id > 100 {
 		return fmt.Sprintf("m%d", id-100)
 	}
