@@ -19,7 +19,7 @@ type Setup struct {
 	Matchmakers int
 	// Proxies is the number of proxy leaders (p1…, ids 201…).
 	Proxies int
-	Quorum      quorum.Spec
+	Quorum  quorum.Spec
 	// Moves lists the verbs offered as buttons (empty: every verb).
 	Moves []string
 	// Reconfigurations are the acceptor sets offered as a move.

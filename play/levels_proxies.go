@@ -36,5 +36,5 @@ var proxyLeaders = &Level{
 		return "Elect node 1, write r1 and deliver everything. Write r2, crash the proxy its Accept went to, deliver, then tick node 1 ten times and deliver."
 	},
 	Reference: []string{"campaign 1", "run", "write 1 r1", "answer 2", "run", "write 1 r2", "crash 201", "run", "tick 1 5", "tick 1 5", "run"},
-	Wrong: []string{"campaign 1", "run", "write 1 r1", "answer 3"},
+	Wrong:     []string{"campaign 1", "run", "write 1 r1", "answer 3"},
 }
