@@ -76,3 +76,27 @@ func TestEveryWrongPathIsCaught(t *testing.T) {
 		})
 	}
 }
+
+// Every move of every reference solution is offered as a button where the
+// solution plays it, so a player can win every level by clicks alone.
+func TestEveryReferenceMoveIsAButton(t *testing.T) {
+	for _, l := range levels {
+		t.Run(l.ID, func(t *testing.T) {
+			var log []string
+			for i, mv := range l.Reference {
+				v, err := Play(l.ID, log, "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				offered := false
+				for _, b := range v.Moves {
+					offered = offered || b.Move == mv
+				}
+				if !offered {
+					t.Fatalf("move %d %q is not among the buttons %v", i+1, mv, v.Moves)
+				}
+				log = append(log, mv)
+			}
+		})
+	}
+}

@@ -287,6 +287,20 @@ func (g *game) legalMoves() []MoveView {
 			MoveView{Move: fmt.Sprintf("drop %d", f.id), Label: fmt.Sprintf("drop %d", f.id), Group: "message"},
 			MoveView{Move: fmt.Sprintf("dup %d", f.id), Label: fmt.Sprintf("duplicate %d", f.id), Group: "message"})
 	}
+	if g.sys.Kind() == quorum.KindGrid {
+		for _, f := range g.pool {
+			if f.msg.Type != paxos.MsgAccept || len(f.msg.Entries) == 0 {
+				continue
+			}
+			col := g.sys.ColumnOf(uint64(f.msg.Entries[0].Slot))
+			for i, id := range g.sys.Members() {
+				if g.sys.MemberColumn(i) != col {
+					out = append(out, MoveView{Move: fmt.Sprintf("stray %d %d", f.id, id),
+						Label: fmt.Sprintf("stray a copy of %d to node %d", f.id, id), Group: "message"})
+				}
+			}
+		}
+	}
 	if len(g.pool) > 0 {
 		out = append(out, MoveView{Move: "run", Label: "deliver everything", Group: "message", Key: "d"})
 	}
