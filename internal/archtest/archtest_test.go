@@ -37,6 +37,7 @@ const (
 	ruleHostLayering    = "host-layering"
 	ruleSimNoRuntime    = "sim-no-runtime"
 	ruleMeshIndependent = "mesh-independent"
+	rulePlaySansIO      = "play-sans-io"
 )
 
 // allRules lists every rule; TestCheckCatches requires a case for each.
@@ -47,6 +48,7 @@ var allRules = []string{
 	ruleHostLayering,
 	ruleSimNoRuntime,
 	ruleMeshIndependent,
+	rulePlaySansIO,
 }
 
 // coreStdlib is the allowlist of standard-library packages core/ may import:
@@ -132,6 +134,9 @@ func isNondeterministic(p string) bool {
 func check(modPath, dir string, fset *token.FileSet, f *ast.File) []violation {
 	inCore := within(dir, "core")
 	inHost := within(dir, "host")
+	// play/ is the game's world: a position must rebuild from its move log
+	// alone, so it keeps the core's rules; play/web is its server.
+	inPlay := within(dir, "play") && !within(dir, "play/web")
 	var vs []violation
 	for _, spec := range f.Imports {
 		p, err := strconv.Unquote(spec.Path.Value)
@@ -153,18 +158,21 @@ func check(modPath, dir string, fset *token.FileSet, f *ast.File) []violation {
 		if within(dir, "sim") && modulePkg(p, modPath, "runtime") {
 			add(ruleSimNoRuntime, "sim/ replaces runtime/ and never imports it")
 		}
+		if inPlay && isNondeterministic(p) {
+			add(rulePlaySansIO, "play/ rebuilds a position from its move log: no clock, global randomness, OS, network, sync, runtime or unsafe")
+		}
 		if within(dir, "mesh") && (modulePkg(p, modPath, "core") || modulePkg(p, modPath, "host") || modulePkg(p, modPath, "storage")) {
 			add(ruleMeshIndependent, "mesh/ is independent of the Paxos packages (core/, host/, storage/)")
 		}
 	}
-	if inCore || inHost {
+	if inCore || inHost || inPlay {
 		ast.Inspect(f, func(n ast.Node) bool {
 			if g, ok := n.(*ast.GoStmt); ok {
 				vs = append(vs, violation{
 					pos:    fset.Position(g.Pos()),
 					what:   "go statement",
 					rule:   ruleNoGoroutines,
-					reason: "core/ and host/ are single-threaded and start no goroutines",
+					reason: "core/, host/ and play/ are single-threaded and start no goroutines",
 				})
 			}
 			return true
@@ -374,6 +382,11 @@ import (
 			[]string{ruleMeshIndependent}},
 		{"storage imports core, sync and os", "storage/memstore",
 			`package memstore; import ("os"; "sync"; "github.com/parosdb/paros/core/journal")`, nil},
+		{"play imports time", "play", `package play; import "time"`,
+			[]string{rulePlaySansIO}},
+		{"play starts a goroutine", "play", `package play; func f() { go f() }`,
+			[]string{ruleNoGoroutines}},
+		{"play's server may serve", "play/web", `package web; import ("net/http"; "time")`, nil},
 		{"runtime may do everything", "runtime",
 			`package runtime; import ("net"; "os"; "sync"; "time"); func f() { go f() }`, nil},
 	}

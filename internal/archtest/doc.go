@@ -19,6 +19,8 @@
 //	host-layering            host/           this module's runtime/, server/, api/
 //	sim-no-runtime           sim/            this module's runtime/
 //	mesh-independent         mesh/           this module's core/, host/, storage/
+//	play-sans-io             play/ but       the packages core-host-deterministic forbids,
+//	                         play/web        and (core-host-no-goroutines) a go statement
 //
 // storage/ may import core/. A directory that does not exist yet is skipped.
 // Directories named testdata or vendor, or starting with "." or "_", and nested
