@@ -21,10 +21,14 @@ func (g *game) settle() {
 		if l := g.leader(); l != nil {
 			_ = g.tick(l)
 		}
+		if g.rec != nil {
+			g.rec.Tick()
+			g.pumpHandover()
+		}
 		for n := 0; len(g.pool) > 0 && n < quietMax; n++ {
 			fl := g.pool[0]
 			g.pool = g.pool[1:]
-			g.deliver(fl.msg)
+			g.deliverFlight(fl)
 		}
 	}
 }

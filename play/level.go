@@ -17,6 +17,9 @@ type Setup struct {
 	Acceptors, Replicas, Spares int
 	// Matchmakers is the matchmaker set's size (m1…; 0: plain Multi-Paxos).
 	Matchmakers int
+	// SpareMatchmakers are matchmaker machines outside the founding set
+	// (after m1…), for a handover to move onto.
+	SpareMatchmakers int
 	// Proxies is the number of proxy leaders (p1…, ids 201…).
 	Proxies int
 	Quorum  quorum.Spec
@@ -66,7 +69,7 @@ type prompt struct {
 var levels = []*Level{
 	truncateByConsensus, strandedNode,
 	flexibleQuorums, theGrid, quorumReads, proxyLeaders, replicaTier, theHandoff,
-	matchmaking, reconfigure, garbageCollection,
+	matchmaking, reconfigure, garbageCollection, matchmakerGenerations,
 	faultyRecords, wipedNode,
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/matchmaker"
 	"github.com/parosdb/paros/core/paxos"
 	"github.com/parosdb/paros/core/quorum"
 )
@@ -34,6 +35,8 @@ import (
 //	reconfigure N A,B,C    leader N moves the journal onto acceptors A,B,C
 //	retire N               the operator retires node N, if the leader's
 //	                       garbage collection says it may go
+//	handover mA,mB,mC      the operator hands the matchmaker set over to
+//	                       matchmakers A, B, C (the next generation)
 //	answer X               answer the open question with X
 //
 // An illegal move is refused with an *IllegalMove and changes nothing.
@@ -87,20 +90,21 @@ func (g *game) apply(f []string) error {
 		switch f[0] {
 		case "deliver":
 			g.pool = slices.Delete(g.pool, i, i+1)
-			g.narrate("%s delivered", describe(fl.msg))
+			g.narrate("%s delivered", fl.describe())
 			g.observeDelivery(fl.msg)
 			before := g.chosenAtLeader()
-			g.deliver(fl.msg)
+			g.deliverFlight(fl)
 			if g.isStrayVote(fl.msg) && g.chosenAtLeader() == before {
 				g.fact("stray-ignored")
 				g.narrate("the leader's tally ignores node %s's vote: it is outside the slot's column", name(fl.msg.From))
 			}
 		case "drop":
 			g.pool = slices.Delete(g.pool, i, i+1)
-			g.narrate("%s lost", describe(fl.msg))
+			g.narrate("%s lost", fl.describe())
 		case "dup":
-			g.send(fl.msg)
-			g.narrate("%s copied as message %d", describe(fl.msg), g.next-1)
+			g.pool = append(g.pool, flight{id: g.next, msg: fl.msg, hv: fl.hv})
+			g.next++
+			g.narrate("%s copied as message %d", fl.describe(), g.next-1)
 		}
 		return nil
 	case "stray":
@@ -111,7 +115,7 @@ func (g *game) apply(f []string) error {
 			return err
 		}
 		i, ok := g.flightAt(id)
-		if !ok || g.pool[i].msg.Type != paxos.MsgAccept {
+		if !ok || g.pool[i].hv != nil || g.pool[i].msg.Type != paxos.MsgAccept {
 			return illegal("message %d is not an Accept in flight", id)
 		}
 		to, err := g.nodeArg(f, 2)
@@ -134,7 +138,7 @@ func (g *game) apply(f []string) error {
 			fl := g.pool[0]
 			g.pool = g.pool[1:]
 			g.observeDelivery(fl.msg)
-			g.deliver(fl.msg)
+			g.deliverFlight(fl)
 		}
 		g.narrate("every message delivered")
 		return nil
@@ -153,6 +157,9 @@ func (g *game) apply(f []string) error {
 		g.fact("answered:" + p.kind)
 		g.narrate("right: %s", p.because)
 		return nil
+	}
+	if f[0] == "handover" {
+		return g.handover(f)
 	}
 	if x, ok := g.proxyArg(f); ok {
 		return g.proxyMove(x, f[0])
@@ -283,6 +290,10 @@ func (g *game) tickTimes(n *gnode, times int) error {
 	for range times {
 		n.node.Tick()
 		g.drain(n)
+		if n.id == recHost && g.rec != nil {
+			g.rec.Tick()
+			g.pumpHandover()
+		}
 	}
 	g.narrateChange(n, before)
 	g.narrateSent(n, sent)
@@ -513,5 +524,43 @@ func (g *game) proxyMove(x *gproxy, verb string) error {
 	default:
 		return illegal("proxy %s is already %s", name(x.id), map[string]string{"crash": "down", "restart": "up"}[verb])
 	}
+	return nil
+}
+
+// handover starts the operator's handover of the matchmaker set in force
+// to the matchmakers named, driven from node 1's machine.
+func (g *game) handover(f []string) error {
+	if len(g.mms) == 0 {
+		return illegal("this cell has no matchmakers")
+	}
+	if g.rec != nil && g.rec.Step() != matchmaker.RDone && g.rec.Step() != matchmaker.RAbandoned {
+		return illegal("a handover is under way (%s)", g.rec.Step())
+	}
+	if len(f) < 2 {
+		return illegal("handover mA,mB,mC")
+	}
+	var members []paxos.NodeID
+	for _, s := range strings.Split(f[1], ",") {
+		v, err := strconv.Atoi(strings.TrimPrefix(s, "m"))
+		if err != nil || !strings.HasPrefix(s, "m") || g.matchmaker(paxos.NodeID(100+v)) == nil {
+			return illegal("%q is not a matchmaker", s)
+		}
+		members = append(members, paxos.NodeID(100+v))
+	}
+	from := g.mms[0].mm.Generation().Newest()
+	for _, x := range g.mms {
+		if s := x.mm.Generation().Newest(); from.Generation < s.Generation {
+			from = s
+		}
+	}
+	next := paxos.MatchmakerSet{Generation: from.Generation + 1, Members: members}
+	if err := next.Validate(); err != nil {
+		return illegal("%v", err)
+	}
+	g.rec = matchmaker.NewReconfigurer(recHost, from, members, matchmaker.ReconfigurerOptions{
+		ResendTicks: g.opts.HeartbeatTicks, PhaseBudget: campaignTicksMax})
+	g.fact("handover")
+	g.narrate("the operator hands generation %d (%s) over to %s", from.Generation, nameList(from.Members), nameList(members))
+	g.pumpHandover()
 	return nil
 }

@@ -85,6 +85,51 @@ func (g *game) chosenAtLeader() paxos.Slot {
 	return 0
 }
 
+// route is who sent a flight and to whom.
+func (f flight) route() (from, to paxos.NodeID) {
+	if f.hv != nil {
+		return f.hv.From, f.hv.To
+	}
+	return f.msg.From, f.msg.To
+}
+
+// kind is a flight's type as the page labels it: a handover's messages
+// say so, since their decree reuses Paxos's names.
+func (f flight) kind() string {
+	if f.hv != nil {
+		return "handover " + f.hv.Kind.String()
+	}
+	return kindOf(f.msg)
+}
+
+// describe is one line about a flight.
+func (f flight) describe() string {
+	if f.hv == nil {
+		return describe(f.msg)
+	}
+	h := f.hv
+	s := fmt.Sprintf("%s %s→%s g%d", f.kind(), name(h.From), name(h.To), h.Generation)
+	if !h.Ballot.IsZero() {
+		s += " b=" + ballotText(h.Ballot)
+	}
+	if !h.Set.IsZero() {
+		s += fmt.Sprintf(" set g%d %s", h.Set.Generation, nameList(h.Set.Members))
+	}
+	if !h.Successor.IsZero() {
+		s += fmt.Sprintf(" successor g%d %s", h.Successor.Generation, nameList(h.Successor.Members))
+	}
+	return s
+}
+
+// nameList is a list of machines as the page writes it.
+func nameList(ids []paxos.NodeID) string {
+	var out []string
+	for _, id := range ids {
+		out = append(out, name(id))
+	}
+	return strings.Join(out, ",")
+}
+
 // kindOf is a message's type, as the page labels it.
 func kindOf(m paxos.Message) string { return m.Type.String() }
 
@@ -180,6 +225,15 @@ func (g *game) view() View {
 	}
 	for _, x := range g.mms {
 		mv := MachineView{ID: name(x.id), Kind: "matchmaker", Up: x.mm != nil, Role: "matchmaker", Disk: "ok", Column: -1, Row: -1, Log: []SlotView{}}
+		if gen := x.mm.Generation(); len(g.level.Setup.Moves) == 0 || slices.Contains(g.level.Setup.Moves, "handover") {
+			mv.Role = gen.Phase().String()
+			if !gen.Set.IsZero() {
+				mv.Notes = append(mv.Notes, fmt.Sprintf("generation %d: %s", gen.Set.Generation, nameList(gen.Set.Members)))
+			}
+			if !gen.Successor.IsZero() {
+				mv.Notes = append(mv.Notes, fmt.Sprintf("handed over to generation %d", gen.Successor.Generation))
+			}
+		}
 		if reg, ok := x.mm.Registry(playJournal); ok {
 			for _, r := range reg.Regs {
 				mv.Notes = append(mv.Notes, fmt.Sprintf("%s → %s", ballotText(r.Ballot), memberList(r.Acceptors)))
@@ -201,7 +255,8 @@ func (g *game) view() View {
 	}
 	v.InFlight = []MessageView{}
 	for _, f := range g.pool {
-		v.InFlight = append(v.InFlight, MessageView{ID: f.id, From: name(f.msg.From), To: name(f.msg.To), Kind: kindOf(f.msg), Text: describe(f.msg)})
+		from, to := f.route()
+		v.InFlight = append(v.InFlight, MessageView{ID: f.id, From: name(from), To: name(to), Kind: f.kind(), Text: f.describe()})
 	}
 	if g.prompt != nil {
 		p := &PromptView{Question: g.prompt.question}
@@ -283,13 +338,13 @@ func (g *game) legalMoves() []MoveView {
 			key = fmt.Sprint(i + 1)
 		}
 		out = append(out,
-			MoveView{Move: fmt.Sprintf("deliver %d", f.id), Label: "deliver " + describe(f.msg), Group: "message", Key: key},
+			MoveView{Move: fmt.Sprintf("deliver %d", f.id), Label: "deliver " + f.describe(), Group: "message", Key: key},
 			MoveView{Move: fmt.Sprintf("drop %d", f.id), Label: fmt.Sprintf("drop %d", f.id), Group: "message"},
 			MoveView{Move: fmt.Sprintf("dup %d", f.id), Label: fmt.Sprintf("duplicate %d", f.id), Group: "message"})
 	}
 	if g.sys.Kind() == quorum.KindGrid {
 		for _, f := range g.pool {
-			if f.msg.Type != paxos.MsgAccept || len(f.msg.Entries) == 0 {
+			if f.hv != nil || f.msg.Type != paxos.MsgAccept || len(f.msg.Entries) == 0 {
 				continue
 			}
 			col := g.sys.ColumnOf(uint64(f.msg.Entries[0].Slot))
@@ -343,6 +398,14 @@ func (g *game) legalMoves() []MoveView {
 		} else if x.proxy == nil {
 			out = append(out, MoveView{Move: fmt.Sprintf("restart %d", x.id), Label: "restart proxy " + name(x.id), Group: "node"})
 		}
+	}
+	if sp := g.level.Setup.SpareMatchmakers; sp > 0 && may("handover") && g.facts["handover"] == 0 {
+		var names []string
+		for i := range sp {
+			names = append(names, name(paxos.NodeID(101+g.level.Setup.Matchmakers+i)))
+		}
+		set := strings.Join(names, ",")
+		out = append(out, MoveView{Move: "handover " + set, Label: "hand the matchmaker set over to " + set, Group: "cell"})
 	}
 	if l := g.leader(); l != nil {
 		out = append(out, MoveView{Move: fmt.Sprintf("write %d r%d", l.id, g.written+1), Label: fmt.Sprintf("write r%d through node %d", g.written+1, l.id), Group: "client", Key: "w"})

@@ -28,6 +28,9 @@ var playJournal = journal.ID{Tenant: 1, Journal: 1}
 // The client's writer fence: the one application of every level.
 var writerFence = journal.LeaderUUID{Hi: 0xC11E, Lo: 1}
 
+// recHost is the machine the operator's handover tool runs on.
+const recHost paxos.NodeID = 1
+
 // Limits of a world.
 const (
 	// machinesMax bounds a level's machines (the page draws them all).
@@ -70,10 +73,12 @@ type gproxy struct {
 }
 
 // flight is one message in the pool, with the number the player names it
-// by (stable for the life of the message).
+// by (stable for the life of the message): a protocol message, or (hv set)
+// a message of a matchmaker-set handover.
 type flight struct {
 	id  int
 	msg paxos.Message
+	hv  *matchmaker.Handover
 }
 
 // game is one position of one level.
@@ -84,7 +89,11 @@ type game struct {
 	nodes []*gnode
 	mms   []*gmm
 	pxs   []*gproxy
-	pool  []flight
+	// rec is the handover the operator started (nil: none); it runs on
+	// node recHost's machine, as the operator's tool does.
+	rec     *matchmaker.Reconfigurer
+	recStep matchmaker.ReconfigurerStep // the step last narrated
+	pool    []flight
 	next  int // the next message number
 	// log and timeline: the moves accepted and what each did.
 	log      []string
@@ -104,8 +113,8 @@ type game struct {
 func newGame(l *Level) (*game, error) {
 	s := l.Setup
 	n := s.Acceptors + s.Replicas + s.Spares
-	if s.Acceptors < 1 || n+s.Matchmakers+s.Proxies > machinesMax {
-		return nil, fmt.Errorf("a level has 1 to %d machines, not %d", machinesMax, n+s.Matchmakers+s.Proxies)
+	if all := n + s.Matchmakers + s.SpareMatchmakers + s.Proxies; s.Acceptors < 1 || all > machinesMax {
+		return nil, fmt.Errorf("a level has 1 to %d machines, not %d", machinesMax, all)
 	}
 	ids := make([]quorum.ID, s.Acceptors)
 	for i := range ids {
@@ -129,7 +138,11 @@ func newGame(l *Level) (*game, error) {
 	for i := range s.Replicas {
 		replicas = append(replicas, paxos.NodeID(s.Acceptors+1+i))
 	}
-	for _, id := range mmIDs {
+	spares := make([]paxos.NodeID, s.SpareMatchmakers)
+	for i := range spares {
+		spares[i] = paxos.NodeID(101 + s.Matchmakers + i)
+	}
+	for _, id := range slices.Concat(mmIDs, spares) {
 		st := memstore.NewRegistry()
 		if err := st.Format(storage.RegistryMarker{Node: id, Matchmakers: mmIDs}); err != nil {
 			return nil, err
@@ -253,6 +266,9 @@ func (g *game) drainMM(x *gmm) {
 		for _, env := range rd.Messages {
 			g.send(env.Msg)
 		}
+		for _, h := range rd.Handovers {
+			g.sendHandover(h)
+		}
 		x.mm.Advance()
 	}
 }
@@ -260,6 +276,59 @@ func (g *game) drainMM(x *gmm) {
 func (g *game) send(m paxos.Message) {
 	g.pool = append(g.pool, flight{id: g.next, msg: m})
 	g.next++
+}
+
+func (g *game) sendHandover(h matchmaker.Handover) {
+	g.pool = append(g.pool, flight{id: g.next, hv: &h})
+	g.next++
+}
+
+// pumpHandover sends what the reconfigurer has to send.
+func (g *game) pumpHandover() {
+	if g.rec == nil {
+		return
+	}
+	for _, h := range g.rec.Messages() {
+		g.sendHandover(h)
+	}
+	if step := g.rec.Step(); step != g.recStep {
+		g.recStep = step
+		g.narrate("the handover is %s", step)
+	}
+}
+
+// deliverFlight hands a flight to its addressee.
+func (g *game) deliverFlight(f flight) {
+	if f.hv == nil {
+		g.deliver(f.msg)
+		return
+	}
+	h := *f.hv
+	switch h.Kind {
+	case matchmaker.HStop, matchmaker.HBootstrap, matchmaker.HPrepare, matchmaker.HAccept, matchmaker.HChosen:
+		x := g.matchmaker(h.To)
+		if x == nil || x.mm == nil {
+			g.narrate("%s is lost: matchmaker %s is down", h.Kind, name(h.To))
+			return
+		}
+		before := x.mm.Generation()
+		x.mm.StepHandover(h)
+		g.drainMM(x)
+		switch after := x.mm.Generation(); {
+		case after.Phase() == before.Phase() && after.Set.Generation == before.Set.Generation:
+		case after.Phase() == matchmaker.PhaseInactive:
+			g.narrate("matchmaker %s holds the bootstrap, inactive until the decree's outcome", name(x.id))
+		default:
+			g.narrate("matchmaker %s is %s at generation %d", name(x.id), after.Phase(), after.Set.Generation)
+		}
+	default:
+		if g.rec == nil || h.To != recHost {
+			g.narrate("%s is lost: nobody drives a handover at %s", h.Kind, name(h.To))
+			return
+		}
+		g.rec.StepHandover(h)
+		g.pumpHandover()
+	}
 }
 
 func (g *game) node(id paxos.NodeID) *gnode {
@@ -310,6 +379,12 @@ func (g *game) deliver(m paxos.Message) {
 		}
 		x.mm.Step(playJournal, m)
 		g.drainMM(x)
+		if m.Type == paxos.MsgMatch && g.facts["handover"] > 0 && x.mm.Generation().Set.Generation >= 2 {
+			if reg, ok := x.mm.Registry(playJournal); ok && slices.ContainsFunc(reg.Regs, func(r paxos.Registration) bool { return r.Ballot == m.Ballot }) {
+				g.fact("registered-after-handover")
+				g.narrate("matchmaker %s registers ballot %s for generation %d", name(x.id), ballotText(m.Ballot), x.mm.Generation().Set.Generation)
+			}
+		}
 		return
 	}
 	if x := g.proxyOf(m.To); x != nil {
