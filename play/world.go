@@ -94,7 +94,7 @@ type game struct {
 	rec     *matchmaker.Reconfigurer
 	recStep matchmaker.ReconfigurerStep // the step last narrated
 	pool    []flight
-	next  int // the next message number
+	next    int // the next message number
 	// log and timeline: the moves accepted and what each did.
 	log      []string
 	timeline []Event
