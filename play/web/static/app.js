@@ -1,0 +1,557 @@
+// paros play: the page. The server is stateless; a position is its level
+// and move log, kept in the URL fragment as #LEVEL;MOVE;MOVE (each move
+// encodeURIComponent'ed). Every change POSTs the log to /api/play and draws
+// the View it answers.
+"use strict";
+
+const PROGRESS_KEY = "paros-play-progress"; // {levelId: true} for won levels
+const MISTAKES_KEY = "paros-play-mistakes"; // {levelId: count}
+const GROUPS = ["message", "node", "client", "cell"];
+const GROUP_TITLES = { message: "Messages in flight", node: "Nodes", client: "Clients", cell: "Cell" };
+const STATUS_TEXT = { open: "In play", reached: "Goal reached", failed: "Failed" };
+const SVG_NS = "http://www.w3.org/2000/svg";
+const BOX_W = 176;
+const BOX_H = 100;
+
+const state = {
+  levels: [],
+  view: null,
+  hintShown: false,
+  queue: Promise.resolve(),
+};
+
+const $ = (id) => document.getElementById(id);
+
+// --- DOM helpers ---------------------------------------------------------
+
+function build(e, attrs, children) {
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    e.setAttribute(k, v === true ? "" : String(v));
+  }
+  for (const c of children.flat()) {
+    if (c === undefined || c === null || c === false) continue;
+    e.append(c instanceof Node ? c : String(c));
+  }
+  return e;
+}
+const h = (tag, attrs, ...children) => build(document.createElement(tag), attrs, children);
+const s = (tag, attrs, ...children) => build(document.createElementNS(SVG_NS, tag), attrs, children);
+
+function loadStore(key) {
+  try {
+    const v = JSON.parse(localStorage.getItem(key) || "{}");
+    return v && typeof v === "object" ? v : {};
+  } catch {
+    return {};
+  }
+}
+
+function saveStore(key, v) {
+  try {
+    localStorage.setItem(key, JSON.stringify(v));
+  } catch {
+    // Storage full or disabled: progress is only a convenience.
+  }
+}
+
+// --- the fragment --------------------------------------------------------
+
+function fragment(level, log) {
+  return "#" + [encodeURIComponent(level).replace(/%2F/gi, "/"), ...log.map(encodeURIComponent)].join(";");
+}
+
+function parseFragment() {
+  const dec = (x) => {
+    try {
+      return decodeURIComponent(x);
+    } catch {
+      return x;
+    }
+  };
+  const parts = location.hash.replace(/^#/, "").split(";");
+  const level = dec(parts[0]) || (state.levels[0] ? state.levels[0].id : "");
+  return { level, log: parts.slice(1).filter((p) => p !== "").map(dec) };
+}
+
+// --- talking to the server -----------------------------------------------
+
+async function api(path, body) {
+  const opts = body === undefined ? {} : {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  };
+  const res = await fetch(path, opts);
+  let data;
+  try {
+    data = await res.json();
+  } catch {
+    data = { error: `${res.status} ${res.statusText}` };
+  }
+  if (!res.ok) {
+    const err = new Error(data.error || res.statusText);
+    err.status = res.status;
+    throw err;
+  }
+  return data;
+}
+
+// enqueue runs requests one after another, so a fast player's moves each
+// start from the log the previous one left.
+function enqueue(fn) {
+  state.queue = state.queue.then(fn).catch((err) => showError(err.message));
+  return state.queue;
+}
+
+function load(level, log) {
+  return enqueue(() => replay(level, log, ""));
+}
+
+// replay shows level after log; a log that does not replay (a stale link)
+// falls back to the level's start, an unknown level to the first level.
+async function replay(level, log, note) {
+  let view;
+  try {
+    view = await api("/api/play", { level, log, try: "" });
+  } catch (err) {
+    if (err.status === 400 && log.length > 0) {
+      return replay(level, [], "This link's moves do not replay, so the level starts afresh. " + err.message);
+    }
+    if (err.status === 404 && state.levels.length > 0 && level !== state.levels[0].id) {
+      return replay(state.levels[0].id, [], `There is no level "${level}".`);
+    }
+    throw err;
+  }
+  show(view);
+  if (note) showError(note);
+}
+
+function move(mv) {
+  return enqueue(async () => {
+    const v = state.view;
+    if (!v) return;
+    const next = await api("/api/play", { level: v.level.id, log: v.log, try: mv });
+    if (next.mistake) {
+      const m = loadStore(MISTAKES_KEY);
+      m[next.level.id] = (m[next.level.id] || 0) + 1;
+      saveStore(MISTAKES_KEY, m);
+    }
+    show(next);
+  });
+}
+
+function loadFromFragment() {
+  const { level, log } = parseFragment();
+  if (level) load(level, log);
+}
+
+function undo() {
+  const v = state.view;
+  if (v && v.log.length > 0) load(v.level.id, v.log.slice(0, -1));
+}
+
+function reset() {
+  const v = state.view;
+  if (v) load(v.level.id, []);
+}
+
+function nextLevel() {
+  const v = state.view;
+  const i = v ? state.levels.findIndex((l) => l.id === v.level.id) : -1;
+  if (i >= 0 && i + 1 < state.levels.length) location.hash = fragment(state.levels[i + 1].id, []);
+}
+
+function toggleHint() {
+  state.hintShown = !state.hintShown;
+  if (state.view) renderHint(state.view);
+}
+
+// --- drawing -------------------------------------------------------------
+
+function show(view) {
+  view.log = view.log || [];
+  const prev = state.view;
+  if (!prev || prev.level.id !== view.level.id) state.hintShown = false;
+  state.view = view;
+  const frag = fragment(view.level.id, view.log);
+  if (location.hash !== frag) history.replaceState(null, "", frag);
+  if (view.status === "reached") {
+    const p = loadStore(PROGRESS_KEY);
+    if (!p[view.level.id]) {
+      p[view.level.id] = true;
+      saveStore(PROGRESS_KEY, p);
+    }
+  }
+  const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.move : undefined;
+  $("undo").disabled = view.log.length === 0;
+  $("next").disabled = state.levels.findIndex((l) => l.id === view.level.id) >= state.levels.length - 1;
+  renderLevels();
+  renderText(view);
+  renderStatus(view);
+  renderRejected(view);
+  renderPrompt(view);
+  renderHint(view);
+  renderMistakes(view);
+  renderTimeline(view);
+  renderMoves(view);
+  renderWorld(view);
+  renderLogs(view);
+  if (focused !== undefined) {
+    const again = document.querySelector(`button[data-move="${CSS.escape(focused)}"]`);
+    if (again) again.focus();
+  }
+}
+
+function showError(msg) {
+  const box = $("rejected");
+  box.textContent = msg;
+  box.className = "error";
+  box.hidden = false;
+}
+
+function renderLevels() {
+  const nav = $("levels");
+  const won = loadStore(PROGRESS_KEY);
+  const current = state.view ? state.view.level.id : "";
+  const acts = new Map();
+  for (const l of state.levels) {
+    if (!acts.has(l.act)) acts.set(l.act, []);
+    acts.get(l.act).push(l);
+  }
+  nav.replaceChildren(h("h2", {}, "Levels"), ...[...acts].map(([act, levels]) =>
+    h("section", { class: "act" }, h("h3", {}, act), h("ol", {}, levels.map((l) => h("li", {},
+      h("a", { href: fragment(l.id, []), title: l.goal, "aria-current": l.id === current ? "page" : null },
+        h("span", { class: "check", "aria-hidden": "true" }, won[l.id] ? "✓" : ""),
+        l.title, won[l.id] ? h("span", { class: "sr" }, " (won)") : null)))))));
+}
+
+function renderText(v) {
+  $("level-act").textContent = v.level.act;
+  $("level-title").textContent = v.level.title;
+  $("level-intro").replaceChildren(...(v.level.intro || []).map((p) => h("p", {}, p)));
+  $("level-goal").textContent = v.level.goal;
+  document.title = `${v.level.title} · paros play`;
+}
+
+function renderStatus(v) {
+  const box = $("status");
+  box.dataset.status = v.status;
+  box.className = "status-" + v.status;
+  const reached = v.status === "reached";
+  box.replaceChildren(h("p", {}, h("b", {}, STATUS_TEXT[v.status] || v.status), v.verdict ? ": " + v.verdict : ""));
+  if (reached) box.prepend(h("p", { class: "banner" }, "Level complete"));
+  if (reached && !$("next").disabled) {
+    const next = h("button", { type: "button", class: "next" }, "Next level");
+    next.addEventListener("click", nextLevel);
+    box.append(next);
+  }
+}
+
+function renderRejected(v) {
+  const box = $("rejected");
+  box.textContent = v.rejected || "";
+  box.className = v.mistake ? "mistake" : "";
+  box.hidden = !v.rejected;
+}
+
+function renderPrompt(v) {
+  const box = $("prompt");
+  box.hidden = !v.prompt;
+  if (!v.prompt) {
+    box.replaceChildren();
+    return;
+  }
+  box.replaceChildren(h("p", { class: "question" }, v.prompt.question),
+    h("div", { class: "buttons" }, v.prompt.choices.map((c) => moveButton(c, c.label || c.move))));
+}
+
+function renderHint(v) {
+  const p = $("hint");
+  p.textContent = v.hint || "No hint for this position.";
+  p.hidden = !state.hintShown;
+  $("hint-button").setAttribute("aria-expanded", String(state.hintShown));
+}
+
+function renderMistakes(v) {
+  const n = loadStore(MISTAKES_KEY)[v.level.id] || 0;
+  $("mistakes").textContent = n === 1 ? "1 mistake" : `${n} mistakes`;
+}
+
+function renderTimeline(v) {
+  const ol = $("timeline");
+  ol.replaceChildren(...(v.timeline || []).map((e) =>
+    h("li", { value: e.n }, h("code", {}, e.move), " ", e.text)));
+  ol.scrollTop = ol.scrollHeight;
+}
+
+function moveButton(m, label) {
+  return h("button", { type: "button", class: "move", "data-move": m.move, title: m.label || m.move },
+    label, m.key ? h("kbd", {}, m.key) : null);
+}
+
+const lastWord = (mv) => mv.trim().split(/\s+/).pop();
+const firstWord = (mv) => mv.trim().split(/\s+/)[0];
+
+function renderMoves(v) {
+  const box = $("moves");
+  const groups = new Map();
+  for (const m of v.moves || []) {
+    const g = m.group || "other";
+    if (!groups.has(g)) groups.set(g, []);
+    groups.get(g).push(m);
+  }
+  const order = [...GROUPS, ...[...groups.keys()].filter((g) => !GROUPS.includes(g))];
+  const sections = [];
+  for (const g of order) {
+    const ms = groups.get(g) || [];
+    if (g === "message") {
+      if (ms.length || (v.inflight || []).length) sections.push(renderMessages(v, ms));
+      continue;
+    }
+    if (!ms.length) continue;
+    sections.push(h("section", { class: "group", "data-group": g }, h("h3", {}, GROUP_TITLES[g] || g),
+      h("div", { class: "buttons" }, ms.map((m) => moveButton(m, m.label || m.move)))));
+  }
+  if (!sections.length) sections.push(h("p", { class: "empty" }, v.prompt ? "Answer the question first." : "No moves now."));
+  box.replaceChildren(...sections);
+}
+
+// renderMessages lists the messages in flight, each with the moves that
+// name it (deliver 3, drop 3, ...); number keys 1-9 deliver them in order.
+function renderMessages(v, ms) {
+  const used = new Set();
+  const items = (v.inflight || []).map((msg, i) => {
+    const mine = ms.filter((m) => lastWord(m.move) === String(msg.id));
+    mine.forEach((m) => used.add(m));
+    return h("li", { "data-message": msg.id },
+      h("span", { class: "msg-n", title: i < 9 ? `key ${i + 1} delivers it` : null }, i < 9 ? String(i + 1) : "·"),
+      h("span", { class: "msg-text" }, messageText(msg)),
+      h("span", { class: "buttons" }, mine.map((m) => moveButton(m, firstWord(m.move)))));
+  });
+  const rest = ms.filter((m) => !used.has(m));
+  return h("section", { class: "group", "data-group": "message" }, h("h3", {}, GROUP_TITLES.message),
+    items.length ? h("ol", { class: "messages" }, items) : h("p", { class: "empty" }, "None."),
+    rest.length ? h("div", { class: "buttons" }, rest.map((m) => moveButton(m, m.label || m.move))) : null);
+}
+
+// messageText is the message's own text when it says what it is, as
+// "Accept 1→2 b=1.1 [1:claim]" does, and its route and kind otherwise.
+function messageText(msg) {
+  if (msg.text.startsWith(msg.kind)) return msg.text;
+  return [h("span", { class: "route" }, `${msg.from} → ${msg.to}`), " ", h("b", {}, msg.kind), " ", msg.text];
+}
+
+// layout places each machine (and each message end that is no machine,
+// such as a client) and sizes the drawing.
+function layout(v) {
+  const pos = new Map();
+  const ms = v.machines || [];
+  const others = [];
+  for (const msg of v.inflight || []) {
+    for (const end of [msg.from, msg.to]) {
+      if (!ms.some((m) => m.id === end) && !others.includes(end)) others.push(end);
+    }
+  }
+  const grid = ms.some((m) => m.column >= 0);
+  let W = 720;
+  let H = 430;
+  if (grid) {
+    const cw = BOX_W + 50;
+    const ch = BOX_H + 60;
+    const cols = Math.max(1, ...ms.map((m) => m.column + 1));
+    const rows = Math.max(1, ...ms.map((m) => m.row + 1));
+    const loose = ms.filter((m) => m.column < 0).map((m) => m.id).concat(others);
+    W = Math.max(cols * cw, loose.length * cw);
+    H = (rows + (loose.length ? 1 : 0)) * ch + 20;
+    const x0 = (W - cols * cw) / 2;
+    for (const m of ms) {
+      if (m.column >= 0) pos.set(m.id, { x: x0 + (m.column + 0.5) * cw, y: 10 + (m.row + 0.5) * ch });
+    }
+    loose.forEach((id, i) => pos.set(id, { x: (W / loose.length) * (i + 0.5), y: 10 + (rows + 0.5) * ch }));
+  } else {
+    const n = ms.length;
+    const rx = W / 2 - BOX_W / 2 - 20;
+    const ry = H / 2 - BOX_H / 2 - 14;
+    ms.forEach((m, i) => {
+      const a = -Math.PI / 2 + (2 * Math.PI * i) / Math.max(n, 1);
+      pos.set(m.id, { x: W / 2 + rx * Math.cos(a), y: H / 2 + ry * Math.sin(a) });
+    });
+    // Clients and the like stand in the middle.
+    others.forEach((id, i) => pos.set(id, { x: W / 2 + (i - (others.length - 1) / 2) * 110, y: H / 2 }));
+  }
+  return { pos, others, W, H };
+}
+
+// toBorder moves a line end from a box's centre to its border.
+function toBorder(from, to, hw, hh) {
+  const dx = to.x - from.x;
+  const dy = to.y - from.y;
+  const t = Math.min(dx ? hw / Math.abs(dx) : Infinity, dy ? hh / Math.abs(dy) : Infinity, 0.45);
+  return { x: from.x + dx * t, y: from.y + dy * t };
+}
+
+function renderWorld(v) {
+  const svg = $("world");
+  const { pos, others, W, H } = layout(v);
+  const machines = new Set((v.machines || []).map((m) => m.id));
+  const half = (id) => (machines.has(id) ? [BOX_W / 2 + 4, BOX_H / 2 + 4] : [40, 16]);
+  svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
+  const defs = s("defs", {}, s("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" },
+    s("path", { d: "M0,0 L10,5 L0,10 z", class: "arrowhead" })));
+  const edges = s("g", { class: "edges" });
+  const dots = s("g", { class: "dots" });
+  const pairs = new Map();
+  for (const msg of v.inflight || []) {
+    const k = msg.from + "\u0000" + msg.to;
+    pairs.set(k, (pairs.get(k) || 0) + 1);
+  }
+  const seen = new Map();
+  (v.inflight || []).forEach((msg, i) => {
+    const a = pos.get(msg.from);
+    const b = pos.get(msg.to);
+    if (!a || !b) return;
+    const k = msg.from + "\u0000" + msg.to;
+    const nth = seen.get(k) || 0;
+    seen.set(k, nth + 1);
+    const label = i < 9 ? String(i + 1) : "·";
+    const title = s("title", {}, `${label}: ${msg.from} → ${msg.to}: ${msg.kind} ${msg.text}`);
+    let dot;
+    if (msg.from === msg.to) {
+      dot = { x: a.x + BOX_W / 2 + 14, y: a.y - BOX_H / 2 + 14 * nth };
+    } else {
+      const p = toBorder(a, b, ...half(msg.from));
+      const q = toBorder(b, a, ...half(msg.to));
+      // Bend to the right of the direction of travel, so A→B and B→A part.
+      const dx = q.x - p.x;
+      const dy = q.y - p.y;
+      const len = Math.hypot(dx, dy) || 1;
+      const bend = Math.min(Math.max(len / 2.6, 24), 120);
+      const c = { x: (p.x + q.x) / 2 - (dy / len) * bend, y: (p.y + q.y) / 2 + (dx / len) * bend };
+      edges.append(s("path", { d: `M${p.x},${p.y} Q${c.x},${c.y} ${q.x},${q.y}`, class: "edge kind-" + msg.kind, "marker-end": "url(#arrow)" }, title.cloneNode(true)));
+      const t = (nth + 1) / (pairs.get(k) + 1);
+      dot = {
+        x: (1 - t) * (1 - t) * p.x + 2 * (1 - t) * t * c.x + t * t * q.x,
+        y: (1 - t) * (1 - t) * p.y + 2 * (1 - t) * t * c.y + t * t * q.y,
+      };
+    }
+    dots.append(s("g", { class: "msg", "data-message": msg.id },
+      title, s("circle", { cx: dot.x, cy: dot.y, r: 10 }),
+      s("text", { x: dot.x, y: dot.y + 4, "text-anchor": "middle", class: "msg-n" }, label),
+      nth === 0 ? s("text", { x: dot.x + 13, y: dot.y - 8, class: "msg-kind" }, msg.kind) : null));
+  });
+  const boxes = s("g", { class: "machines" }, (v.machines || []).map((m) => machineBox(m, pos.get(m.id))),
+    others.map((id) => {
+      const p = pos.get(id);
+      return s("g", { class: "other" }, s("rect", { x: p.x - 40, y: p.y - 16, width: 80, height: 32, rx: 16 }),
+        s("text", { x: p.x, y: p.y + 5, "text-anchor": "middle" }, id));
+    }));
+  svg.replaceChildren(defs, edges, boxes, dots);
+}
+
+// clip shortens a line of text to fit a box; the box's title has it all.
+const clip = (text, n) => (text.length > n ? text.slice(0, n - 1) + "…" : text);
+
+// machineName names a machine as the moves do: node 1, not 1.
+function machineName(m) {
+  if (!/^\d+$/.test(m.id)) return m.id;
+  return (m.kind === "matchmaker" ? "matchmaker " : "node ") + m.id;
+}
+
+function machineBox(m, p) {
+  const wiped = m.disk === "wiped" || m.role === "wiped";
+  const diskBad = Boolean(m.disk) && m.disk !== "ok" && m.disk !== "none";
+  const cls = ["machine", "kind-" + m.kind, "role-" + m.role, m.up ? "up" : "down", wiped ? "wiped" : "", diskBad ? "disk-bad" : ""];
+  const x = p.x - BOX_W / 2;
+  const y = p.y - BOX_H / 2;
+  const title = [`${machineName(m)} (${m.kind}, ${m.role}${m.up ? "" : ", down"})`, "disk: " + m.disk, ...(m.notes || [])];
+  // A voter shows its promise and log position; a matchmaker or a proxy
+  // votes on nothing, so it shows its notes.
+  const voter = m.kind === "acceptor" || m.kind === "replica" || m.kind === "spare";
+  const lines = voter ? [`promised ${m.promised || "–"} · floor ${m.floor}`, `chosen ${m.chosen} · applied ${m.applied}`] : [];
+  if (diskBad) lines.push({ bad: "disk: " + m.disk });
+  lines.push(...(m.notes || []));
+  const slots = (m.log || []).slice(-14);
+  return s("g", { class: cls.filter(Boolean).join(" "), "data-machine": m.id },
+    s("title", {}, title.join("\n")),
+    s("rect", { x, y, width: BOX_W, height: BOX_H, rx: 8 }),
+    s("text", { x: x + 8, y: y + 17, class: "name" }, machineName(m), s("tspan", { class: "role", dx: 6 }, m.role)),
+    lines.slice(0, slots.length ? 3 : 4).map((l, i) => s("text", { x: x + 8, y: y + 34 + 15 * i, class: l.bad ? "fact bad" : "fact" }, clip(l.bad || l, 26))),
+    slots.map((sl, i) => s("rect", {
+      x: x + 8 + i * 11, y: y + BOX_H - 22, width: 9, height: 14, rx: 2,
+      class: "slot " + (sl.faulty ? "faulty" : sl.chosen ? "chosen" : "accepted"),
+    }, s("title", {}, `slot ${sl.slot} ${sl.ballot}: ${sl.text}${sl.faulty ? " (faulty)" : ""}`))));
+}
+
+function renderLogs(v) {
+  const table = $("logs");
+  const ms = v.machines || [];
+  const slots = [...new Set(ms.flatMap((m) => (m.log || []).map((sl) => sl.slot)))].sort((a, b) => a - b);
+  if (!slots.length) {
+    table.replaceChildren(h("caption", {}, "No slot holds anything yet."));
+    return;
+  }
+  table.replaceChildren(
+    h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "machine"), slots.map((n) => h("th", { scope: "col" }, String(n))))),
+    h("tbody", {}, ms.map((m) => {
+      const by = new Map((m.log || []).map((sl) => [sl.slot, sl]));
+      return h("tr", { class: m.up ? "" : "down" }, h("th", { scope: "row" }, machineName(m)), slots.map((n) => {
+        const sl = by.get(n);
+        if (!sl) return h("td", {});
+        return h("td", { class: sl.faulty ? "faulty" : sl.chosen ? "chosen" : "accepted", title: `ballot ${sl.ballot}` }, sl.text);
+      }));
+    })));
+}
+
+// --- input ---------------------------------------------------------------
+
+function onKey(e) {
+  if (e.ctrlKey || e.metaKey || e.altKey || e.isComposing) return;
+  if (e.target instanceof Element && e.target.closest("input, textarea, select")) return;
+  const v = state.view;
+  if (!v) return;
+  const k = e.key;
+  const own = [...(v.moves || []), ...(v.prompt ? v.prompt.choices : [])].find((m) => m.key && m.key === k);
+  let act = null;
+  if (own) {
+    act = () => move(own.move);
+  } else if (/^[1-9]$/.test(k)) {
+    const msg = (v.inflight || [])[Number(k) - 1];
+    if (msg && (v.moves || []).some((m) => m.move === "deliver " + msg.id)) act = () => move("deliver " + msg.id);
+  } else if (k === "u" || k === "Backspace") {
+    act = undo;
+  } else if (k === "r") {
+    act = reset;
+  } else if (k === "h") {
+    act = toggleHint;
+  } else if (k === "n") {
+    act = nextLevel;
+  }
+  if (act) {
+    e.preventDefault();
+    act();
+  }
+}
+
+async function start() {
+  document.addEventListener("click", (e) => {
+    const b = e.target instanceof Element ? e.target.closest("button[data-move]") : null;
+    if (b && !b.disabled) move(b.dataset.move);
+  });
+  document.addEventListener("keydown", onKey);
+  $("undo").addEventListener("click", undo);
+  $("reset").addEventListener("click", reset);
+  $("next").addEventListener("click", nextLevel);
+  $("hint-button").addEventListener("click", toggleHint);
+  window.addEventListener("hashchange", loadFromFragment);
+  try {
+    state.levels = await api("/api/levels");
+  } catch (err) {
+    showError("Could not list the levels: " + err.message);
+    return;
+  }
+  renderLevels();
+  loadFromFragment();
+}
+
+start();
