@@ -12,7 +12,7 @@ import (
 // replica tier, damaged records (CTRL) and the wiped disk.
 
 var theHandoff = &Level{
-	ID: "act4/the-handoff", Act: "Act IV: beyond Multi-Paxos", Title: "The handoff",
+	ID: "act4/the-handoff", Act: "Act IV: quorums and leaders", Title: "The handoff",
 	Intro: []string{
 		"A leader that must go (its machine is draining) can hand its leadership on instead of letting it lapse: it sends a Relinquish with everything its ballot has decided or left open, and the successor leads under the same ballot, with no election.",
 		"Only the ballot's owner may hand on, and only once: a successor that inherited a ballot cannot pass it on again.",
@@ -56,7 +56,7 @@ var theHandoff = &Level{
 }
 
 var replicaTier = &Level{
-	ID: "act4/the-replica-tier", Act: "Act IV: beyond Multi-Paxos", Title: "The replica tier",
+	ID: "act4/the-replica-tier", Act: "Act IV: quorums and leaders", Title: "The replica tier",
 	Intro: []string{
 		"Acceptors vote; they need not all serve readers. A replica is a learner that never votes: it learns what was chosen from the leader's commits and serves reads, so readers scale without making a quorum any larger.",
 		"Node 4 is a replica. Its votes do not exist, so it never counts toward a quorum.",
@@ -97,7 +97,7 @@ var replicaTier = &Level{
 }
 
 var faultyRecords = &Level{
-	ID: "act4/faulty-records", Act: "Act IV: beyond Multi-Paxos", Title: "Faulty records",
+	ID: "act4/faulty-records", Act: "Act IV: damaged disks", Title: "Faulty records",
 	Intro: []string{
 		"A disk can rot a record: the acceptor knows it voted in that slot at that ballot, and no longer knows for what. Treating that as \"nothing accepted\" could let a new leader fill a chosen slot with a Noop.",
 		"So a damaged record is a third answer in a Promise. The new leader settles such a slot by protocol-aware recovery: re-propose the best value when the answers that qualify hold a quorum, Noop when nothing could have been chosen, wait for more answers otherwise.",
@@ -149,7 +149,7 @@ var faultyRecords = &Level{
 }
 
 var wipedNode = &Level{
-	ID: "act4/the-wiped-node", Act: "Act IV: beyond Multi-Paxos", Title: "The wiped node",
+	ID: "act4/the-wiped-node", Act: "Act IV: damaged disks", Title: "The wiped node",
 	Intro: []string{
 		"A member whose disk was erased has forgotten its promises and votes. If it rejoined as if nothing happened, it could vote for a second value in a slot where it had helped choose the first.",
 		"So every disk carries a format marker, and a member that finds none refuses to start: an existing member with an empty disk is amnesia, not a first boot.",

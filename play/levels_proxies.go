@@ -3,7 +3,7 @@ package play
 import "fmt"
 
 var proxyLeaders = &Level{
-	ID: "act4/proxy-leaders", Act: "Act IV: beyond Multi-Paxos", Title: "Proxy leaders",
+	ID: "act4/proxy-leaders", Act: "Act IV: quorums and leaders", Title: "Proxy leaders",
 	Intro: []string{
 		"A leader's bottleneck is fan-out: one Accept to every acceptor and one Accepted back from each, per batch. A proxy leader takes that work: the leader hands a batch to a proxy (p1, p2, in turns), the proxy sends the Accepts, counts the votes with the same tally and tells the leader what was chosen.",
 		"A proxy decides nothing and keeps no disk. If it dies holding a round, the leader takes the round back after a few beats and runs it itself.",

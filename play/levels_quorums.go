@@ -67,7 +67,7 @@ func quorumPrompt(g *game, kind, question string, phase1 bool, slot paxos.Slot) 
 }
 
 var flexibleQuorums = &Level{
-	ID: "act4/flexible-quorums", Act: "Act IV: beyond Multi-Paxos", Title: "Flexible quorums",
+	ID: "act4/flexible-quorums", Act: "Act IV: quorums and leaders", Title: "Flexible quorums",
 	Intro: []string{
 		"Safety needs only that every Phase-1 quorum meets every Phase-2 quorum: q1 + q2 > n. Two Phase-2 quorums need not meet at all.",
 		"Here four acceptors run q1 = 3 and q2 = 2: a write is chosen by two votes, and an election pays with three promises.",
@@ -112,7 +112,7 @@ var flexibleQuorums = &Level{
 }
 
 var theGrid = &Level{
-	ID: "act4/the-grid", Act: "Act IV: beyond Multi-Paxos", Title: "The grid",
+	ID: "act4/the-grid", Act: "Act IV: quorums and leaders", Title: "The grid",
 	Intro: []string{
 		"Six acceptors in two rows of three. A Phase-1 quorum is a whole row; a Phase-2 quorum is a whole column, and each slot is decided by one column: slot s by column s mod 3.",
 		"So each write costs two votes, and different slots spread over different columns.",
@@ -173,7 +173,7 @@ var theGrid = &Level{
 }
 
 var quorumReads = &Level{
-	ID: "act4/quorum-reads", Act: "Act IV: beyond Multi-Paxos", Title: "Quorum reads",
+	ID: "act4/quorum-reads", Act: "Act IV: quorums and leaders", Title: "Quorum reads",
 	Intro: []string{
 		"A follower can serve a linearizable read without the leader. It asks a Phase-1 quorum for the highest slot each ever voted in, and serves once its own chosen log covers the highest answer.",
 		"Any write that finished before the read began was voted by a Phase-2 quorum, which meets the read's Phase-1 quorum: the read cannot miss it.",
