@@ -132,3 +132,33 @@ func FuzzPlay(f *testing.F) {
 		}
 	})
 }
+
+// Judging an answer leaves the position as it was, whatever the answer:
+// the core's answer is computed on a rebuilt copy.
+func TestJudgingLeavesThePositionAlone(t *testing.T) {
+	asked := 0
+	for _, l := range levels {
+		g, err := newGame(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mv := range l.Reference {
+			if p := g.prompt; p != nil {
+				asked++
+				before, _ := json.Marshal(g.view())
+				for _, c := range p.choices {
+					p.judge(g, c)
+				}
+				if after, _ := json.Marshal(g.view()); string(after) != string(before) {
+					t.Fatalf("%s: judging %q changed the position", l.ID, p.question)
+				}
+			}
+			if err := g.play(mv); err != nil {
+				t.Fatalf("%s: %q: %v", l.ID, mv, err)
+			}
+		}
+	}
+	if asked < len(levels) {
+		t.Fatalf("only %d questions asked over %d levels' solutions", asked, len(levels))
+	}
+}
