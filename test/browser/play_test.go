@@ -155,7 +155,7 @@ func TestLevelsAreWonByClicks(t *testing.T) {
 	if shots == "" {
 		shots = t.TempDir()
 	}
-	for _, id := range []string{"act3/the-stranded-node", "act4/the-handoff", "act4/matchmaker-generations"} {
+	for _, id := range []string{"act3/the-stranded-node", "act4/the-handoff", "act4/matchmaker-generations", "act4/faulty-records"} {
 		t.Run(id, func(t *testing.T) {
 			b.open(t, id)
 			moves, err := play.Reference(id)
