@@ -2,8 +2,10 @@ package play
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/paxos"
 	"github.com/parosdb/paros/core/quorum"
 )
 
@@ -61,8 +63,39 @@ var truncateByConsensus = &Level{
 			return "Truncate below position 3, then deliver: a follower cuts when it learns the slot is chosen (a Commit or the next heartbeat tells it). Tick the leader to send a heartbeat."
 		}
 	},
-	Reference: []string{"campaign 1", "run", "write 1 r1", "write 1 r2", "write 1 r3", "run", "truncate 1 3", "run"},
-	Wrong:     []string{"campaign 1", "run", "write 1 r1", "write 1 r2", "write 1 r3", "run", "truncate 1 4", "run"},
+	Ask: func(g *game) *prompt {
+		if g.facts["truncate-proposed"] == 0 || g.facts["answered:cut-point"] > 0 {
+			return nil
+		}
+		const onAccept, onApply = "when its Accept arrives", "when it applies the Truncate's slot"
+		return &prompt{kind: "cut-point",
+			question: "The leader proposed the Truncate. When does node 2 drop positions 1 and 2 from its journal?",
+			choices:  []string{onAccept, onApply},
+			because:  "a vote is not a decision: the cut is applied in log order, once the slot is known chosen",
+			judge: func(g *game, answer string) (bool, string) {
+				want := onApply
+				c := g.future(func(c *game) {
+					for i := 0; i < len(c.pool); {
+						if f := c.pool[i]; f.hv == nil && f.msg.To == 2 && f.msg.Type == paxos.MsgAccept {
+							c.pool = slices.Delete(c.pool, i, i+1)
+							c.deliverFlight(f)
+							continue
+						}
+						i++
+					}
+				})
+				if firstSeq(c.node(2)) > firstSeq(g.node(2)) {
+					want = onAccept
+				}
+				if answer == want {
+					return true, ""
+				}
+				return false, fmt.Sprintf("node 2 still starts at position %d after voting for the Truncate: it cuts %s. A vote can lose (another leader may fill that slot with something else), so only a chosen slot, applied in order, moves the floor",
+					firstSeq(c.node(2)), want)
+			}}
+	},
+	Reference: []string{"campaign 1", "run", "write 1 r1", "write 1 r2", "write 1 r3", "run", "truncate 1 3", "answer when it applies the Truncate's slot", "run"},
+	Wrong:     []string{"campaign 1", "run", "write 1 r1", "write 1 r2", "write 1 r3", "run", "truncate 1 3", "answer when its Accept arrives"},
 }
 
 var strandedNode = &Level{

@@ -424,6 +424,7 @@ func (g *game) propose(n *gnode, c journal.Command, what string) error {
 	}
 	g.narrate("node %d proposes %s at slot %d", n.id, what, r.Slot)
 	if c.Kind == journal.KindTruncate {
+		g.fact("truncate-proposed")
 		for _, d := range g.nodes {
 			if !d.up() {
 				g.fact(fmt.Sprintf("truncated-while-%d-down", d.id))
