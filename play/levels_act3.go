@@ -30,6 +30,7 @@ var truncateByConsensus = &Level{
 	Intro: []string{
 		"A log that only grows fills its disk. paros drops a prefix, but no node decides that alone: the Truncate is a command like a write, proposed by the leader and chosen in a slot of its own.",
 		"Each node drops the prefix when its own walk over the chosen log reaches that slot, so every node cuts at the same point, whatever order its messages came in.",
+		"Two numberings meet here. A position numbers the client's records (1, 2, 3); a slot numbers the log's decisions, and every decision takes one, the client's writes and its Truncate alike. The client's first decision claims the journal (slot 1), so its records land in slots 2 to 4, and a floor counts slots.",
 		"You are the network. Elect node 1, write three records, then ask it to drop the first two.",
 	},
 	Goal:  "Every node keeps position 3 and drops 1 and 2: the journal's first position is 3 on all three nodes.",
@@ -60,7 +61,7 @@ var truncateByConsensus = &Level{
 		case g.written < 3:
 			return "Write three records through the leader and deliver their Accepts and Accepteds."
 		default:
-			return "Truncate below position 3, then deliver: a follower cuts when it learns the slot is chosen (a Commit or the next heartbeat tells it). Tick the leader to send a heartbeat."
+			return "Truncate below position 3, say when a follower cuts, then deliver everything."
 		}
 	},
 	Ask: func(g *game) *prompt {
@@ -131,7 +132,7 @@ var strandedNode = &Level{
 		if g.facts["truncated-while-3-down"] == 0 {
 			return "Elect node 1, crash node 3, write two records and truncate below position 3 while it is down."
 		}
-		return "Restart node 3 and tick the leader: its heartbeat shows node 3 behind, and a peer answers the catch-up with TrimmedTo."
+		return "Restart node 3, answer, then tick the leader a few times (tick node 1 five times) and deliver: its heartbeat shows node 3 behind, and a peer answers the catch-up with TrimmedTo."
 	},
 	Ask: func(g *game) *prompt {
 		n3, l := g.node(3), g.leader()

@@ -16,6 +16,7 @@ var faultyRecords = &Level{
 	Intro: []string{
 		"A disk can rot a record: the acceptor knows it voted in that slot at that ballot, and no longer knows for what. Treating that as \"nothing accepted\" could let a new leader fill a chosen slot with a Noop.",
 		"So a damaged record is a third answer in a Promise. The new leader settles such a slot by protocol-aware recovery: re-propose the best value when the answers that qualify hold a quorum, Noop when nothing could have been chosen, wait for more answers otherwise.",
+		"An answer qualifies when it cannot hide a chosen value above the best value reported: it reports nothing at that slot, a value, or damage at a ballot no higher than the best value's. The candidate's own answer counts like any other.",
 	},
 	Goal:  "Rot node 2's record of r1, make node 2 lead, and say what it does with that slot.",
 	Setup: Setup{Acceptors: 3, Quorum: majority, Moves: []string{"campaign", "tick", "crash", "rot"}},

@@ -101,7 +101,7 @@ var matchmakerGenerations = &Level{
 		return Open, "generation 2 is active; now make a node campaign, through to its registration"
 	},
 	Hint: func(g *game) string {
-		return "Elect node 1 (campaign twice: a Probe, then a Match) and write r1. Start the handover and deliver everything, ticking node 1 if the handover stalls. Then crash node 1 and make node 2 campaign: answer for the old matchmaker, and campaign again."
+		return "Elect node 1 (campaign twice: a Probe, then a Match) and write r1. Start the handover and deliver everything. Then crash node 1, make node 2 campaign, answer for the old matchmaker, deliver everything, and make node 2 campaign again."
 	},
 	Reference: []string{"campaign 1", "run", "campaign 1", "run", "write 1 r1", "run", "handover m4,m5,m6", "run",
 		"crash 1", "campaign 2", "answer refuses, naming generation 2", "run", "campaign 2", "run"},

@@ -2,6 +2,9 @@ package play
 
 import (
 	"fmt"
+
+	"github.com/parosdb/paros/core/journal"
+	"github.com/parosdb/paros/core/paxos"
 )
 
 // The Act IV levels about who leads and who only learns: proxy leaders,
@@ -16,10 +19,17 @@ var proxyLeaders = &Level{
 	Goal:  "Get r1 chosen through a proxy, then crash the proxy holding r2 and watch the leader take r2 back and get it chosen.",
 	Setup: Setup{Acceptors: 3, Proxies: 2, Quorum: majority, Moves: []string{"campaign", "tick", "crash"}},
 	Ask: func(g *game) *prompt {
-		if g.written == 1 && g.facts["answered:proxy-votes"] == 0 {
-			return quorumPrompt(g, "proxy-votes", "Node 1 handed r1 to proxy p1. How many acceptors' Accepted must p1 count before it reports r1 chosen?", false, 2)
+		if g.written != 1 || g.facts["answered:proxy-votes"] > 0 {
+			return nil
 		}
-		return nil
+		proxy := "its proxy"
+		for _, f := range g.pool {
+			if f.hv == nil && f.msg.Type == paxos.MsgAccept && g.proxyOf(f.msg.To) != nil && len(f.msg.Entries) > 0 &&
+				f.msg.Entries[len(f.msg.Entries)-1].Command.Kind == journal.KindWrite {
+				proxy = "proxy " + name(f.msg.To)
+			}
+		}
+		return quorumPrompt(g, "proxy-votes", fmt.Sprintf("Node 1 handed r1 to %s. How many Accepted votes (the leader's own included) must the proxy count before it reports r1 chosen?", proxy), false, 2)
 	},
 	Check: func(g *game) (Status, string) {
 		l := g.node(1)
@@ -53,14 +63,18 @@ var theHandoff = &Level{
 	Goal:  "Hand node 1's leadership to node 2 under the same ballot, write through node 2, then try a second hop to node 3 and see it refused.",
 	Setup: Setup{Acceptors: 3, Quorum: majority, Moves: []string{"campaign", "tick", "handoff"}},
 	Ask: func(g *game) *prompt {
-		n2 := g.node(2)
-		if !n2.node.IsLeader() || g.facts["answered:handoff-ballot"] > 0 {
+		relinquish := false
+		for _, f := range g.pool {
+			relinquish = relinquish || (f.hv == nil && f.msg.Type == paxos.MsgRelinquish && f.msg.To == 2)
+		}
+		if !relinquish || g.facts["answered:handoff-ballot"] > 0 {
 			return nil
 		}
-		return &prompt{kind: "handoff-ballot", question: "Node 2 leads now. Under which ballot?",
+		return &prompt{kind: "handoff-ballot", question: "Node 1's Relinquish is on its way to node 2. Once it arrives, under which ballot does node 2 lead?",
 			choices: []string{"1.1", "2.2", "1.2"}, because: "a handoff passes the ballot itself: no Phase 1, no new ballot",
 			judge: func(g *game, answer string) (bool, string) {
-				want := ballotText(g.node(2).node.LeaderBallot())
+				c := g.future(func(c *game) { c.settle() })
+				want := ballotText(c.node(2).node.LeaderBallot())
 				if answer == want {
 					return true, ""
 				}
@@ -82,10 +96,10 @@ var theHandoff = &Level{
 		return Reached, "one hop under one ballot; the second was refused"
 	},
 	Hint: func(g *game) string {
-		return "Elect node 1 and write r1. Hand leadership to node 2 and deliver the Relinquish. Write r2 at node 2, deliver, then try a handoff from node 2 to node 3."
+		return "Elect node 1 and write r1. Hand leadership to node 2, answer, and deliver the Relinquish. Write r2 at node 2, deliver, then try a handoff from node 2 to node 3."
 	},
-	Reference: []string{"campaign 1", "run", "write 1 r1", "run", "handoff 1 2", "run", "answer 1.1", "write 2 r2", "run", "handoff 2 3"},
-	Wrong:     []string{"campaign 1", "run", "write 1 r1", "run", "handoff 1 2", "run", "answer 2.2"},
+	Reference: []string{"campaign 1", "run", "write 1 r1", "run", "handoff 1 2", "answer 1.1", "run", "write 2 r2", "run", "handoff 2 3"},
+	Wrong:     []string{"campaign 1", "run", "write 1 r1", "run", "handoff 1 2", "answer 2.2"},
 }
 
 var replicaTier = &Level{
@@ -94,11 +108,11 @@ var replicaTier = &Level{
 		"Acceptors vote; they need not all serve readers. A replica is a learner that never votes: it learns what was chosen from the leader's commits and serves reads, so readers scale without making a quorum any larger.",
 		"Node 4 is a replica. Its votes do not exist, so it never counts toward a quorum.",
 	},
-	Goal:  "Get r1 chosen by the three acceptors, have replica 4 learn it, and serve a read at node 4 that includes it.",
+	Goal:  "Get r1 chosen by the acceptors, have replica 4 learn it, and serve a read at node 4 that includes it.",
 	Setup: Setup{Acceptors: 3, Replicas: 1, Quorum: majority, Moves: []string{"campaign", "tick", "read", "crash"}},
 	Ask: func(g *game) *prompt {
 		if g.written == 1 && g.facts["answered:replica-votes"] == 0 {
-			return quorumPrompt(g, "replica-votes", "r1 is proposed to three acceptors and one replica. How many Accepted votes (the leader's own included) choose it?", false, 2)
+			return quorumPrompt(g, "replica-votes", "r1 is proposed. The cell has three acceptors and one replica; how many Accepted votes (the leader's own included) choose it?", false, 2)
 		}
 		return nil
 	},
@@ -123,7 +137,7 @@ var replicaTier = &Level{
 		return Open, "open a read at node 4 and deliver what it asks"
 	},
 	Hint: func(g *game) string {
-		return "Elect node 1 and write r1; deliver everything and tick node 1 so its commit reaches the replica. Then read at node 4."
+		return "Elect node 1 and write r1; deliver everything: the leader's commit teaches the replica. Then read at node 4 and deliver."
 	},
 	Reference: []string{"campaign 1", "run", "write 1 r1", "answer 2", "run", "tick 1", "run", "read 4", "run", "tick 1", "run"},
 	Wrong:     []string{"campaign 1", "run", "write 1 r1", "answer 3"},

@@ -72,15 +72,21 @@ var matchmaking = &Level{
 	},
 	Check: func(g *game) (Status, string) {
 		if g.facts["led:1"] == 0 {
-			return Open, "make node 1 campaign: its Match goes to the matchmakers first"
+			return Open, "make node 1 campaign: first it asks the matchmakers which configuration is in force (a Probe), then it registers its ballot (a Match)"
 		}
-		if g.facts["led:2"] == 0 || g.facts["answered:phase1-complete"] == 0 {
-			return Open, "crash node 1 and make node 2 campaign"
+		if g.facts["reconfigured"] == 0 {
+			return Open, "node 1 leads; move the journal onto 1,2,4 and deliver everything, so the matchmakers hold two configurations"
+		}
+		if g.facts["answered:phase1-complete"] == 0 {
+			return Open, "crash node 1, make node 2 campaign, and deliver one matchmaker's answer to its Match"
+		}
+		if g.facts["led:2"] == 0 {
+			return Open, "deliver node 2's Prepares and the Promises until it leads"
 		}
 		return Reached, "node 2 leads, its Phase 1 closed over every configuration the matchmakers reported"
 	},
 	Hint: func(g *game) string {
-		return "Campaign at node 1 twice: first it asks the matchmakers which configuration is in force (a Probe), then it registers its ballot (a Match). Then deliver everything, write r1. Crash node 1, campaign at node 2, deliver the Matches and answer the question before its Prepares go out."
+		return "Campaign at node 1 and deliver everything, twice (a Probe, then a Match). Write r1, move onto 1,2,4, and deliver everything. Crash node 1, make node 2 campaign, deliver one of its Matches and answer; then deliver everything."
 	},
 	Reference: []string{"campaign 1", "run", "campaign 1", "run", "write 1 r1", "run", "reconfigure 1 1,2,4", "run", "crash 1", "campaign 2",
 		"deliver 53", "answer 2", "run"},
@@ -99,21 +105,24 @@ var reconfigure = &Level{
 	Check: func(g *game) (Status, string) {
 		l := g.leader()
 		if l == nil {
-			return Open, "elect node 1"
+			return Open, "elect node 1: campaign and deliver everything, twice (a Probe, then a Match)"
 		}
 		if !l.node.Configuration().Acceptors.Contains(4) {
-			return Open, fmt.Sprintf("node %d leads with acceptors %s", l.id, memberList(l.node.Configuration().Acceptors))
+			if g.facts["reconfigured"] > 0 {
+				return Open, "the move onto 1,2,4 is under way: deliver everything"
+			}
+			return Open, fmt.Sprintf("node %d leads with acceptors %s; move onto 1,2,4", l.id, memberList(l.node.Configuration().Acceptors))
 		}
 		n4 := g.node(4)
-		for seq := 1; seq <= g.written; seq++ {
-			if s := writeSlot(n4, seq); s != 0 && s <= l.node.ChosenIndex() && g.facts["wrote-after-reconfigure"] > 0 {
-				return Reached, fmt.Sprintf("r%d chosen at slot %d by nodes 1, 2 and 4", seq, s)
+		for seq := g.facts["written-at-reconfigure"] + 1; seq <= g.written; seq++ {
+			if s := writeSlot(n4, seq); s != 0 && s <= l.node.ChosenIndex() {
+				return Reached, fmt.Sprintf("r%d chosen at slot %d by the new configuration, nodes 1, 2 and 4", seq, s)
 			}
 		}
-		return Open, "the new configuration is in force; write through the leader"
+		return Open, "the new configuration is in force; write through the leader and deliver"
 	},
 	Hint: func(g *game) string {
-		return "Elect node 1 and write r1. Use the move onto 1,2,4 and deliver everything (tick node 1 if nothing is in flight). Then write r2 and deliver."
+		return "Elect node 1 (campaign and deliver everything, twice: a Probe, then a Match) and write r1. Use the move onto 1,2,4, answer, and deliver everything; tick node 1 and deliver. Then write r2 and deliver."
 	},
 	Ask:       phase1SetsPrompt,
 	Reference: []string{"campaign 1", "run", "campaign 1", "run", "write 1 r1", "run", "reconfigure 1 1,2,4", "answer 1,2,3 and 1,2,4", "run", "tick 1", "run", "write 1 r2", "run"},
@@ -159,10 +168,20 @@ var garbageCollection = &Level{
 		if g.facts["retired"] > 0 {
 			return Reached, "node 3 retired, with the watermark above every configuration that named it"
 		}
-		return Open, "move onto 1,2,4, let the collection finish, and retire node 3"
+		l := g.leader()
+		switch {
+		case l == nil:
+			return Open, "elect node 1: campaign and deliver everything, twice (a Probe, then a Match)"
+		case !l.node.Configuration().Acceptors.Contains(4):
+			return Open, "move the journal onto 1,2,4 and deliver everything"
+		}
+		if w, _, ok := l.node.Collected(); ok {
+			return Open, fmt.Sprintf("the collection is effective at watermark %s: retire node 3", ballotText(w))
+		}
+		return Open, "the journal runs on 1,2,4; tick node 1 and deliver until its garbage collection is effective"
 	},
 	Hint: func(g *game) string {
-		return "Elect node 1, move onto 1,2,4 and deliver everything; tick node 1 a few times and deliver, so it collects. Answer, then retire node 3."
+		return "Elect node 1 (campaign and deliver everything, twice), write r1, move onto 1,2,4, answer, and deliver everything. Answer whether node 3 may retire yet, then tick node 1 and deliver until the collection is effective, and retire node 3."
 	},
 	Reference: []string{"campaign 1", "run", "campaign 1", "run", "write 1 r1", "run", "reconfigure 1 1,2,4", "answer 1,2,3 and 1,2,4", "run", "answer no", "tick 1", "run", "tick 1", "run", "retire 3"},
 	Wrong:     []string{"campaign 1", "run", "campaign 1", "run", "write 1 r1", "run", "reconfigure 1 1,2,4", "answer 1,2,3 and 1,2,4", "run", "answer yes"},

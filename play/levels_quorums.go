@@ -72,7 +72,7 @@ var flexibleQuorums = &Level{
 		"Safety needs only that every Phase-1 quorum meets every Phase-2 quorum: q1 + q2 > n. Two Phase-2 quorums need not meet at all.",
 		"Here four acceptors run q1 = 3 and q2 = 2: a write is chosen by two votes, and an election pays with three promises.",
 	},
-	Goal: "Get record r1 chosen by two votes only, then elect another leader whose three promises find it.",
+	Goal: "Get record r1 chosen by two votes only, then elect another leader whose three promises find it and choose it again at its own ballot.",
 	Setup: Setup{Acceptors: 4, Quorum: quorum.Spec{Kind: quorum.KindFlexible, Q1: 3, Q2: 2},
 		Moves: []string{"campaign", "tick", "crash"}},
 	Ask: func(g *game) *prompt {
@@ -87,27 +87,39 @@ var flexibleQuorums = &Level{
 		if s == 0 {
 			return Open, "write r1 through an elected node 1"
 		}
-		if g.facts["led:2"]+g.facts["led:3"]+g.facts["led:4"] == 0 && g.holders(s) > 2 {
-			return Failed, fmt.Sprintf("%d acceptors voted for r1: drop the Accepts that would make it more than two", g.holders(s))
+		b1 := paxos.Ballot{Round: 1, Node: 1}
+		if v := g.voters(s, b1); v > 2 {
+			return Failed, fmt.Sprintf("%d acceptors voted for r1 at ballot %s: the level asks for two, so drop the Accepts to nodes 3 and 4", v, ballotText(b1))
 		}
 		if g.facts["answered:phase2-size"] == 0 {
 			return Open, "say how many votes choose r1"
 		}
 		for _, n := range g.upNodes() {
-			if n.id != 1 && n.node.IsLeader() && n.node.ChosenIndex() >= s {
-				return Reached, fmt.Sprintf("node %d leads and found r1 at slot %d: its three promises met one of the two voters", n.id, s)
+			if n.id == 1 || !n.node.IsLeader() {
+				continue
 			}
+			b := n.node.LeaderBallot()
+			if g.voters(s, b1) > 0 && g.votes[votedKey(s, b1)][n.id] {
+				return Open, fmt.Sprintf("node %d voted for r1 itself, so it had nothing to find: crash it and elect node 3 or 4, which never saw r1", n.id)
+			}
+			if _, c, ok := n.store.Accepted(s); ok && c.Kind == journal.KindWrite && g.voters(s, b) >= 2 && n.node.ChosenIndex() >= s {
+				return Reached, fmt.Sprintf("node %d's three promises met a voter of r1, and r1 is chosen again at slot %d under ballot %s", n.id, s, ballotText(b))
+			}
+			return Open, fmt.Sprintf("node %d leads at %s; deliver its Accepts and the votes, so it chooses r1 again at its own ballot", n.id, ballotText(b))
 		}
-		return Open, fmt.Sprintf("r1 sits at slot %d on %d disks; crash node 1 and elect another node", s, g.holders(s))
+		if v := g.voters(s, b1); v < 2 {
+			return Open, fmt.Sprintf("r1 (slot %d) has %d vote(s) of the 2 that choose it", s, v)
+		}
+		return Open, fmt.Sprintf("r1 is chosen at slot %d by two votes; crash node 1 and elect another node", s)
 	},
 	Hint: func(g *game) string {
 		if g.written == 0 {
 			return "Elect node 1 (campaign, deliver everything) and write r1."
 		}
-		return "Deliver node 1's Accepts to node 2 only and drop the ones to nodes 3 and 4; deliver node 2's Accepted. Then crash node 1 and make node 2 campaign."
+		return "Deliver node 1's Accepts to node 2 only, drop the ones to nodes 3 and 4, and deliver node 2's Accepteds: r1 is chosen by nodes 1 and 2. Then crash node 1, make node 3 campaign (it never saw r1), and deliver everything."
 	},
 	Reference: []string{"campaign 1", "run", "write 1 r1", "answer 2", "deliver 13", "deliver 16", "drop 14", "drop 15", "drop 17", "drop 18",
-		"deliver 19", "deliver 20", "crash 1", "campaign 2", "run"},
+		"deliver 19", "deliver 20", "crash 1", "campaign 3", "run"},
 	Wrong: []string{"campaign 1", "run", "write 1 r1", "answer 3"},
 }
 
@@ -115,7 +127,8 @@ var theGrid = &Level{
 	ID: "act4/the-grid", Act: "Act IV: quorums and leaders", Title: "The grid",
 	Intro: []string{
 		"Six acceptors in two rows of three. A Phase-1 quorum is a whole row; a Phase-2 quorum is a whole column, and each slot is decided by one column: slot s by column s mod 3.",
-		"So each write costs two votes, and different slots spread over different columns.",
+		"Nodes 1, 2 and 3 are row 0 and nodes 4, 5 and 6 row 1; so column 0 is nodes 1 and 4, column 1 nodes 2 and 5, column 2 nodes 3 and 6. Each write costs two votes, and different slots spread over different columns.",
+		"You are the network, and a network can misroute: the stray move sends a copy of an Accept to a node outside its slot's column.",
 	},
 	Goal: "Decide two writes on two columns, and watch a vote from outside a slot's column count for nothing.",
 	Setup: Setup{Acceptors: 6, Quorum: quorum.Spec{Kind: quorum.KindGrid, Rows: 2, Cols: 3},
@@ -127,19 +140,28 @@ var theGrid = &Level{
 		}
 		s := writeSlot(l, g.written)
 		cols := g.sys.Spec().Cols
+		column := func(c int) string {
+			var ids []paxos.NodeID
+			for i, id := range g.sys.Members() {
+				if g.sys.MemberColumn(i) == c {
+					ids = append(ids, id)
+				}
+			}
+			return "nodes " + nameList(ids)
+		}
 		var choices []string
 		for c := range cols {
-			choices = append(choices, fmt.Sprint(c))
+			choices = append(choices, column(c))
 		}
 		return &prompt{kind: fmt.Sprintf("grid-column-%d", g.written),
-			question: fmt.Sprintf("r%d went to slot %d. Which column (0 to %d) decides it?", g.written, s, cols-1),
-			choices:  choices, because: "slot s is decided by column s mod cols",
+			question: fmt.Sprintf("r%d went to slot %d. Whose votes decide it?", g.written, s),
+			choices:  choices, because: "slot s is decided by column s mod 3, the two nodes the leader sends its Accepts to",
 			judge: func(g *game, answer string) (bool, string) {
-				want := g.sys.ColumnOf(uint64(s))
-				if answer == fmt.Sprint(want) {
+				want := column(g.sys.ColumnOf(uint64(s)))
+				if answer == want {
 					return true, ""
 				}
-				return false, fmt.Sprintf("slot %d is decided by column %d (%d mod %d), not column %s", s, want, s, cols, answer)
+				return false, fmt.Sprintf("slot %d is decided by column %d (%d mod %d): %s, not %s", s, g.sys.ColumnOf(uint64(s)), s, cols, want, answer)
 			}}
 	},
 	Check: func(g *game) (Status, string) {
@@ -163,13 +185,13 @@ var theGrid = &Level{
 	},
 	Hint: func(g *game) string {
 		if g.written < 2 {
-			return "Elect node 1, write, answer the column, deliver everything; then write again."
+			return "Elect node 1, write, say which nodes decide its slot, deliver everything; then write again. Keep the stray move for a third write."
 		}
 		return "Write once more, then use the stray move on its Accept to send a copy to a node outside the column; deliver that copy and the Accepted it earns before the column's own votes."
 	},
-	Reference: []string{"campaign 1", "run", "write 1 r1", "answer 2", "run", "write 1 r2", "answer 0", "run",
-		"write 1 r3", "answer 1", "stray 64 3", "deliver 66", "deliver 67", "run"},
-	Wrong: []string{"campaign 1", "run", "write 1 r1", "answer 0"},
+	Reference: []string{"campaign 1", "run", "write 1 r1", "answer nodes 3,6", "run", "write 1 r2", "answer nodes 1,4", "run",
+		"write 1 r3", "answer nodes 2,5", "stray 64 3", "deliver 66", "deliver 67", "run"},
+	Wrong: []string{"campaign 1", "run", "write 1 r1", "answer nodes 1,4"},
 }
 
 var quorumReads = &Level{
@@ -201,7 +223,7 @@ var quorumReads = &Level{
 				return Reached, fmt.Sprintf("node 3 served the read through slot %d, r1 (slot %d) included", rs.Index, s)
 			}
 		}
-		return Open, "node 3's read waits: deliver its PreReads and the answers, and let its chosen log cover the highest watermark"
+		return Open, "node 3's read waits until its chosen log covers the highest slot a quorum voted in: deliver its PreReads and their answers, and tick node 1 so its heartbeat tells node 3 what is chosen"
 	},
 	Hint: func(g *game) string {
 		return "Elect node 1, write r1 and deliver its Accepts to node 2 only, so node 3 has not heard of it. Then read at node 3 and deliver everything."

@@ -12,19 +12,24 @@ import (
 
 // snapshot is what a move may change at a node, for the narration.
 type snapshot struct {
-	leader   bool
-	ballot   paxos.Ballot
-	promised paxos.Ballot
-	chosen   paxos.Slot
-	floor    paxos.Slot
+	leader    bool
+	ballot    paxos.Ballot
+	promised  paxos.Ballot
+	chosen    paxos.Slot
+	floor     paxos.Slot
+	mmsGen    uint64
+	collected paxos.Ballot
+	takenBack uint64
 }
 
 func snapshotOf(n *gnode) snapshot {
 	if !n.up() {
 		return snapshot{}
 	}
+	w, _, _ := n.node.Collected()
 	return snapshot{leader: n.node.IsLeader(), ballot: n.node.LeaderBallot(), promised: n.node.Promised(),
-		chosen: n.node.ChosenIndex(), floor: n.node.Floor()}
+		chosen: n.node.ChosenIndex(), floor: n.node.Floor(), mmsGen: n.node.MatchmakerSet().Generation,
+		collected: w, takenBack: n.node.Counters().ProxyTakenBack}
 }
 
 // narrateChange says what a step did to node n, by comparing what the
@@ -50,11 +55,29 @@ func (g *game) narrateChange(n *gnode, before snapshot) {
 	if after.floor > before.floor {
 		g.narrate("node %d's floor moves to %d", n.id, after.floor)
 	}
+	if after.mmsGen > before.mmsGen && before.mmsGen > 0 {
+		g.narrate("node %d follows the chain to matchmaker generation %d", n.id, after.mmsGen)
+	}
+	if after.collected != before.collected && !after.collected.IsZero() {
+		g.narrate("node %d's garbage collection is effective: the matchmakers forget every configuration below %s", n.id, ballotText(after.collected))
+	}
+	if after.takenBack > before.takenBack {
+		g.narrate("node %d takes back %d round(s) a proxy never answered, and runs them itself", n.id, after.takenBack-before.takenBack)
+	}
 }
 
 // observeDelivery records the facts a goal asks about that a delivery
 // shows: an Accept to an acceptor outside the slot's grid column.
 func (g *game) observeDelivery(m paxos.Message) {
+	if m.Type == paxos.MsgAccepted {
+		for _, v := range m.Votes {
+			k := votedKey(v.Slot, m.Ballot)
+			if g.votes[k] == nil {
+				g.votes[k] = map[paxos.NodeID]bool{}
+			}
+			g.votes[k][m.From] = true
+		}
+	}
 	if m.Type == paxos.MsgCommit && g.proxyOf(m.From) != nil {
 		g.fact("proxy-commit")
 	}
@@ -65,6 +88,19 @@ func (g *game) observeDelivery(m paxos.Message) {
 	if idx := slices.Index(g.sys.Members(), m.To); idx >= 0 && g.sys.MemberColumn(idx) != col {
 		g.fact("stray-accept")
 	}
+}
+
+func votedKey(s paxos.Slot, b paxos.Ballot) string { return fmt.Sprintf("%d@%s", s, ballotText(b)) }
+
+// voters counts the acceptors that voted for slot s at ballot b: those
+// whose Accepted was delivered, and the ballot's owner, whose own vote
+// needs no message.
+func (g *game) voters(s paxos.Slot, b paxos.Ballot) int {
+	n := len(g.votes[votedKey(s, b)])
+	if !g.votes[votedKey(s, b)][b.Node] {
+		n++
+	}
+	return n
 }
 
 // isStrayVote: m is an Accepted from an acceptor outside the grid column
@@ -172,10 +208,12 @@ func describe(m paxos.Message) string {
 	case paxos.MsgTrimmedTo:
 		s += fmt.Sprintf(" floor %d", m.Slot)
 	case paxos.MsgPreRead, paxos.MsgPreReadAck:
-		s += fmt.Sprintf(" read %d", m.Ctx)
+		s += fmt.Sprintf(" read #%d", m.Ctx)
 		if m.Type == paxos.MsgPreReadAck {
 			s += fmt.Sprintf(" voted≤%d", m.Watermark)
 		}
+	case paxos.MsgScrub, paxos.MsgScrubReply:
+		s += fmt.Sprintf(" slots %d..%d (the background scrubber compares the disks' records)", m.Slot, m.Next)
 	case paxos.MsgCatchUpRequest:
 		s += fmt.Sprintf(" from slot %d", m.Slot)
 	case paxos.MsgCatchUpResponse:
@@ -307,9 +345,9 @@ func (g *game) machineView(n *gnode) MachineView {
 		for ctx, rs := range n.reads {
 			switch {
 			case rs.Ctx == 0:
-				mv.Notes = append(mv.Notes, fmt.Sprintf("read %d waits", ctx))
+				mv.Notes = append(mv.Notes, fmt.Sprintf("read #%d waits", ctx))
 			case rs.OK:
-				mv.Notes = append(mv.Notes, fmt.Sprintf("read %d served through slot %d", ctx, rs.Index))
+				mv.Notes = append(mv.Notes, fmt.Sprintf("read #%d served through slot %d", ctx, rs.Index))
 			}
 		}
 		slices.Sort(mv.Notes)
@@ -347,9 +385,12 @@ func (g *game) legalMoves() []MoveView {
 			if f.hv != nil || f.msg.Type != paxos.MsgAccept || len(f.msg.Entries) == 0 {
 				continue
 			}
-			col := g.sys.ColumnOf(uint64(f.msg.Entries[0].Slot))
+			cols := map[int]bool{}
+			for _, e := range f.msg.Entries {
+				cols[g.sys.ColumnOf(uint64(e.Slot))] = true
+			}
 			for i, id := range g.sys.Members() {
-				if g.sys.MemberColumn(i) != col {
+				if !cols[g.sys.MemberColumn(i)] && id != f.msg.To {
 					out = append(out, MoveView{Move: fmt.Sprintf("stray %d %d", f.id, id),
 						Label: fmt.Sprintf("stray a copy of %d to node %d", f.id, id), Group: "message"})
 				}
@@ -386,7 +427,9 @@ func (g *game) legalMoves() []MoveView {
 				out = append(out, MoveView{Move: fmt.Sprintf("wipe %d", id), Label: fmt.Sprintf("wipe node %d's disk", id), Group: "node"})
 			}
 		}
-		if may("rot") {
+		if may("rot") && !n.up() {
+			// A record rots on a disk at rest: a running node still holds
+			// its copy in memory, and reads the damage at its next start.
 			for _, r := range n.store.Records() {
 				out = append(out, MoveView{Move: fmt.Sprintf("rot %d %d", id, r.Slot), Label: fmt.Sprintf("rot slot %d on node %d", r.Slot, id), Group: "node"})
 			}

@@ -104,6 +104,9 @@ type game struct {
 	// facts are what happened that a goal may ask about (a refusal taken,
 	// a stray vote ignored, a prompt answered), by name.
 	facts map[string]int
+	// votes are the Accepted votes delivered, by slot and ballot: who
+	// voted (votedKey).
+	votes map[string]map[paxos.NodeID]bool
 	// prompt is the open question, if any.
 	prompt *prompt
 	// narration collects what the current move did.
@@ -124,7 +127,7 @@ func newGame(l *Level) (*game, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &game{level: l, sys: sys, next: 1, facts: map[string]int{},
+	g := &game{level: l, sys: sys, next: 1, facts: map[string]int{}, votes: map[string]map[paxos.NodeID]bool{},
 		opts: paxos.Options{ElectionTicks: 10, HeartbeatTicks: 2, ProxyTakeBackBeats: 3}}
 	var mmIDs, replicas, proxies []paxos.NodeID
 	for i := range s.Proxies {
@@ -243,9 +246,9 @@ func (g *game) drain(n *gnode) {
 		for _, rs := range rd.ReadStates {
 			n.reads[rs.Ctx] = rs
 			if rs.OK {
-				g.narrate("node %d serves read %d: everything through slot %d", n.id, rs.Ctx, rs.Index)
+				g.narrate("node %d serves read #%d: everything through slot %d", n.id, rs.Ctx, rs.Index)
 			} else {
-				g.narrate("node %d cannot serve read %d", n.id, rs.Ctx)
+				g.narrate("node %d cannot serve read #%d", n.id, rs.Ctx)
 			}
 		}
 		n.node.Advance()
@@ -323,7 +326,7 @@ func (g *game) deliverFlight(f flight) {
 		}
 	default:
 		if g.rec == nil || h.To != recHost {
-			g.narrate("%s is lost: nobody drives a handover at %s", h.Kind, name(h.To))
+			g.narrate("%s is lost: nobody drives a handover at node %s", h.Kind, name(h.To))
 			return
 		}
 		g.rec.StepHandover(h)
@@ -400,7 +403,7 @@ func (g *game) deliver(m paxos.Message) {
 	}
 	n := g.node(m.To)
 	if n == nil || !n.up() {
-		g.narrate("%s is lost: %s is down", kindOf(m), name(m.To))
+		g.narrate("%s is lost: node %s is down", kindOf(m), name(m.To))
 		return
 	}
 	before := snapshotOf(n)

@@ -10,8 +10,6 @@ const GROUPS = ["message", "node", "client", "cell"];
 const GROUP_TITLES = { message: "Messages in flight", node: "Nodes", client: "Clients", cell: "Cell" };
 const STATUS_TEXT = { open: "In play", reached: "Goal reached", failed: "Failed" };
 const SVG_NS = "http://www.w3.org/2000/svg";
-const BOX_W = 176;
-const BOX_H = 100;
 
 const state = {
   levels: [],
@@ -342,150 +340,16 @@ function messageText(msg) {
   return [h("span", { class: "route" }, `${msg.from} → ${msg.to}`), " ", h("b", {}, msg.kind), " ", msg.text];
 }
 
-// layout places each machine (and each message end that is no machine,
-// such as a client) and sizes the drawing.
-function layout(v) {
-  const pos = new Map();
-  const ms = v.machines || [];
-  const others = [];
-  for (const msg of v.inflight || []) {
-    for (const end of [msg.from, msg.to]) {
-      if (!ms.some((m) => m.id === end) && !others.includes(end)) others.push(end);
-    }
-  }
-  const grid = ms.some((m) => m.column >= 0);
-  let W = 720;
-  let H = 430;
-  if (grid) {
-    const cw = BOX_W + 50;
-    const ch = BOX_H + 60;
-    const cols = Math.max(1, ...ms.map((m) => m.column + 1));
-    const rows = Math.max(1, ...ms.map((m) => m.row + 1));
-    const loose = ms.filter((m) => m.column < 0).map((m) => m.id).concat(others);
-    W = Math.max(cols * cw, loose.length * cw);
-    H = (rows + (loose.length ? 1 : 0)) * ch + 20;
-    const x0 = (W - cols * cw) / 2;
-    for (const m of ms) {
-      if (m.column >= 0) pos.set(m.id, { x: x0 + (m.column + 0.5) * cw, y: 10 + (m.row + 0.5) * ch });
-    }
-    loose.forEach((id, i) => pos.set(id, { x: (W / loose.length) * (i + 0.5), y: 10 + (rows + 0.5) * ch }));
-  } else {
-    const n = ms.length;
-    const rx = W / 2 - BOX_W / 2 - 20;
-    const ry = H / 2 - BOX_H / 2 - 14;
-    ms.forEach((m, i) => {
-      const a = -Math.PI / 2 + (2 * Math.PI * i) / Math.max(n, 1);
-      pos.set(m.id, { x: W / 2 + rx * Math.cos(a), y: H / 2 + ry * Math.sin(a) });
-    });
-    // Clients and the like stand in the middle.
-    others.forEach((id, i) => pos.set(id, { x: W / 2 + (i - (others.length - 1) / 2) * 110, y: H / 2 }));
-  }
-  return { pos, others, W, H };
-}
-
-// toBorder moves a line end from a box's centre to its border.
-function toBorder(from, to, hw, hh) {
-  const dx = to.x - from.x;
-  const dy = to.y - from.y;
-  const t = Math.min(dx ? hw / Math.abs(dx) : Infinity, dy ? hh / Math.abs(dy) : Infinity, 0.45);
-  return { x: from.x + dx * t, y: from.y + dy * t };
-}
-
-function renderWorld(v) {
-  const svg = $("world");
-  const { pos, others, W, H } = layout(v);
-  const machines = new Set((v.machines || []).map((m) => m.id));
-  const half = (id) => (machines.has(id) ? [BOX_W / 2 + 4, BOX_H / 2 + 4] : [40, 16]);
-  svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
-  const defs = s("defs", {}, s("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" },
-    s("path", { d: "M0,0 L10,5 L0,10 z", class: "arrowhead" })));
-  const edges = s("g", { class: "edges" });
-  const dots = s("g", { class: "dots" });
-  const pairs = new Map();
-  for (const msg of v.inflight || []) {
-    const k = msg.from + "\u0000" + msg.to;
-    pairs.set(k, (pairs.get(k) || 0) + 1);
-  }
-  const seen = new Map();
-  (v.inflight || []).forEach((msg, i) => {
-    const a = pos.get(msg.from);
-    const b = pos.get(msg.to);
-    if (!a || !b) return;
-    const k = msg.from + "\u0000" + msg.to;
-    const nth = seen.get(k) || 0;
-    seen.set(k, nth + 1);
-    const label = i < 9 ? String(i + 1) : "·";
-    const title = s("title", {}, `${label}: ${msg.from} → ${msg.to}: ${msg.kind} ${msg.text}`);
-    let dot;
-    if (msg.from === msg.to) {
-      dot = { x: a.x + BOX_W / 2 + 14, y: a.y - BOX_H / 2 + 14 * nth };
-    } else {
-      const p = toBorder(a, b, ...half(msg.from));
-      const q = toBorder(b, a, ...half(msg.to));
-      // Bend to the right of the direction of travel, so A→B and B→A part.
-      const dx = q.x - p.x;
-      const dy = q.y - p.y;
-      const len = Math.hypot(dx, dy) || 1;
-      const bend = Math.min(Math.max(len / 2.6, 24), 120);
-      const c = { x: (p.x + q.x) / 2 - (dy / len) * bend, y: (p.y + q.y) / 2 + (dx / len) * bend };
-      edges.append(s("path", { d: `M${p.x},${p.y} Q${c.x},${c.y} ${q.x},${q.y}`, class: "edge kind-" + msg.kind, "marker-end": "url(#arrow)" }, title.cloneNode(true)));
-      const t = (nth + 1) / (pairs.get(k) + 1);
-      dot = {
-        x: (1 - t) * (1 - t) * p.x + 2 * (1 - t) * t * c.x + t * t * q.x,
-        y: (1 - t) * (1 - t) * p.y + 2 * (1 - t) * t * c.y + t * t * q.y,
-      };
-    }
-    dots.append(s("g", { class: "msg", "data-message": msg.id },
-      title, s("circle", { cx: dot.x, cy: dot.y, r: 10 }),
-      s("text", { x: dot.x, y: dot.y + 4, "text-anchor": "middle", class: "msg-n" }, label),
-      nth === 0 ? s("text", { x: dot.x + 13, y: dot.y - 8, class: "msg-kind" }, msg.kind) : null));
-  });
-  const boxes = s("g", { class: "machines" }, (v.machines || []).map((m) => machineBox(m, pos.get(m.id))),
-    others.map((id) => {
-      const p = pos.get(id);
-      return s("g", { class: "other" }, s("rect", { x: p.x - 40, y: p.y - 16, width: 80, height: 32, rx: 16 }),
-        s("text", { x: p.x, y: p.y + 5, "text-anchor": "middle" }, id));
-    }));
-  svg.replaceChildren(defs, edges, boxes, dots);
-}
-
-// clip shortens a line of text to fit a box; the box's title has it all.
-const clip = (text, n) => (text.length > n ? text.slice(0, n - 1) + "…" : text);
-
 // machineName names a machine as the moves do: node 1, not 1.
 function machineName(m) {
   if (!/^\d+$/.test(m.id)) return m.id;
   return (m.kind === "matchmaker" ? "matchmaker " : "node ") + m.id;
 }
 
-function machineBox(m, p) {
-  const wiped = m.disk === "wiped" || m.role === "wiped";
-  const diskBad = Boolean(m.disk) && m.disk !== "ok" && m.disk !== "none";
-  const cls = ["machine", "kind-" + m.kind, "role-" + m.role, m.up ? "up" : "down", wiped ? "wiped" : "", diskBad ? "disk-bad" : ""];
-  const x = p.x - BOX_W / 2;
-  const y = p.y - BOX_H / 2;
-  const title = [`${machineName(m)} (${m.kind}, ${m.role}${m.up ? "" : ", down"})`, "disk: " + m.disk, ...(m.notes || [])];
-  // A voter shows its promise and log position; a matchmaker or a proxy
-  // votes on nothing, so it shows its notes.
-  const voter = m.kind === "acceptor" || m.kind === "replica" || m.kind === "spare";
-  const lines = voter ? [`promised ${m.promised || "–"} · floor ${m.floor}`, `chosen ${m.chosen} · applied ${m.applied}`] : [];
-  if (diskBad) lines.push({ bad: "disk: " + m.disk });
-  lines.push(...(m.notes || []));
-  const slots = (m.log || []).slice(-14);
-  return s("g", { class: cls.filter(Boolean).join(" "), "data-machine": m.id },
-    s("title", {}, title.join("\n")),
-    s("rect", { x, y, width: BOX_W, height: BOX_H, rx: 8 }),
-    s("text", { x: x + 8, y: y + 17, class: "name" }, machineName(m), s("tspan", { class: "role", dx: 6 }, m.role)),
-    lines.slice(0, slots.length ? 3 : 4).map((l, i) => s("text", { x: x + 8, y: y + 34 + 15 * i, class: l.bad ? "fact bad" : "fact" }, clip(l.bad || l, 26))),
-    slots.map((sl, i) => s("rect", {
-      x: x + 8 + i * 11, y: y + BOX_H - 22, width: 9, height: 14, rx: 2,
-      class: "slot " + (sl.faulty ? "faulty" : sl.chosen ? "chosen" : "accepted"),
-    }, s("title", {}, `slot ${sl.slot} ${sl.ballot}: ${sl.text}${sl.faulty ? " (faulty)" : ""}`))));
-}
-
 function renderLogs(v) {
   const table = $("logs");
-  const ms = v.machines || [];
+  // Only the voters keep a log; matchmakers and proxies would be empty rows.
+  const ms = (v.machines || []).filter((m) => VOTERS.has(m.kind));
   const slots = [...new Set(ms.flatMap((m) => (m.log || []).map((sl) => sl.slot)))].sort((a, b) => a - b);
   if (!slots.length) {
     table.replaceChildren(h("caption", {}, "No slot holds anything yet."));
