@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -179,7 +180,11 @@ func (g *globals) printJournals(js []admin.JournalInfo) {
 func journalShowCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:               "show NAME",
-		Short:             "show a journal's id and placement",
+		Short:             "show a journal's id, its placement, and where it runs now if a reconfiguration moved it",
+		Long: `show prints what the registry holds of a journal (its id, the machines it was placed on
+when created, its quorum system and writer mode), then asks the journal's members which
+configuration it runs on now: when a reconfiguration moved it off its placement, the line
+ends with serving=MEMBERS quorum=Q (the JSON's "serving").`,
 		Example:           `  parosctl journal show demo`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: g.completeJournal,
@@ -192,7 +197,12 @@ func journalShowCmd(g *globals) *cobra.Command {
 				}
 				for _, j := range js {
 					if j.Name == name {
-						g.print(journalLine(j), journalOutOf(j))
+						o, line := journalOutOf(j), journalLine(j)
+						if s := servingOf(ctx, c, j); s != nil {
+							o.Serving = s
+							line += fmt.Sprintf(" serving=%s quorum=%s", strings.Join(s.Members, ","), s.Quorum)
+						}
+						g.print(line, o)
 						return nil
 					}
 				}
@@ -201,6 +211,31 @@ func journalShowCmd(g *globals) *cobra.Command {
 		},
 	}
 	return withSchema(cmd, journalOut{}, false)
+}
+
+// servingOf asks the journal's members for the configuration they follow
+// and returns it when it differs from the placement: the leader's answer,
+// or else the one at the highest configuration ballot. Nil when it is the
+// placement, or when no member answered (the registry's line stands).
+func servingOf(ctx context.Context, c *client.Client, j admin.JournalInfo) *servingOut {
+	var best *admin.MemberStatus
+	for _, st := range admin.New(c).Inspect(ctx, j.ID) {
+		if st.Err != nil || len(st.Members) == 0 {
+			continue
+		}
+		if best == nil || st.Role == "leader" || (best.Role != "leader" && best.ConfigBallot.Less(st.ConfigBallot)) {
+			best = &st
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	same := slices.Equal(slices.Sorted(slices.Values(best.Members)), slices.Sorted(slices.Values(j.Members))) &&
+		quorumWord(best.Quorum) == quorumWord(j.Quorum)
+	if same {
+		return nil
+	}
+	return &servingOut{Members: hexIDs(best.Members), Quorum: quorumWord(best.Quorum)}
 }
 
 func journalLine(j admin.JournalInfo) string {

@@ -20,10 +20,20 @@ type journalOut struct {
 	Tenant      string   `json:"tenant" doc:"the tenant's name"`
 	Name        string   `json:"name" doc:"the journal's name in its tenant"`
 	ID          string   `json:"id" doc:"the journal's id, TENANT/JOURNAL in hex"`
-	Members     []string `json:"members" doc:"its acceptors' node ids"`
-	Quorum      string   `json:"quorum" doc:"majority, flexible:Q1:Q2 or grid:RxC"`
+	Members     []string `json:"members" doc:"the acceptors it was placed on when created (its placement)"`
+	Quorum      string   `json:"quorum" doc:"the placement's quorum system: majority, flexible:Q1:Q2 or grid:RxC"`
 	MultiWriter bool     `json:"multi_writer" doc:"a multi-writer journal (no writer fence)"`
 	Deleting    bool     `json:"deleting" doc:"being deleted"`
+	// Serving is set by journal show only, and only when a reconfiguration
+	// moved the journal off its placement.
+	Serving *servingOut `json:"serving,omitempty" doc:"journal show only: the configuration it runs on now, when a reconfiguration moved it off its placement"`
+}
+
+// servingOut is the configuration a journal runs on, as its leader (or the
+// most advanced member that answered) follows it.
+type servingOut struct {
+	Members []string `json:"members" doc:"its acceptors now"`
+	Quorum  string   `json:"quorum" doc:"their quorum system"`
 }
 
 func journalOutOf(j admin.JournalInfo) journalOut {

@@ -274,6 +274,11 @@ func TestEveryCommandsJSONAgainstACell(t *testing.T) {
 		rq.ConfigBallot == "" || rq.Matchmakers != nil {
 		t.Errorf("journal reconfigure --quorum: %+v", rq)
 	}
+	// show tells the placement from where the journal runs now.
+	if sh := jsonOf[journalOut](x, "", "journal", "show", "shop/orders"); sh.Quorum != orders.Quorum || sh.Serving == nil ||
+		sh.Serving.Quorum != "grid:1x3" || len(sh.Serving.Members) != 3 {
+		t.Errorf("journal show after a reconfiguration: %+v, serving %+v; want the placement and serving grid:1x3", sh, sh.Serving)
+	}
 
 	// The plan's journal moves onto a new machine (its matchmaker moving
 	// along), and the machine left out retires.
