@@ -288,13 +288,17 @@ function moveButton(m, label) {
     label, m.key ? h("kbd", {}, m.key) : null);
 }
 
-const lastWord = (mv) => mv.trim().split(/\s+/).pop();
-const firstWord = (mv) => mv.trim().split(/\s+/)[0];
+const words = (mv) => mv.trim().split(/\s+/);
+// A move on a message names it second: deliver 3, drop 3, stray 3 5. Its
+// button beside the message says the rest: deliver, or stray a copy to node 5.
+const shortLabel = (m) => (words(m.move).length > 2 ? (m.label || m.move).replace(/ of \d+/, "") : words(m.move)[0]);
 
 function renderMoves(v) {
   const box = $("moves");
   const groups = new Map();
-  for (const m of v.moves || []) {
+  // A question's choices are its own buttons, in #prompt, not moves here.
+  const choices = new Set(v.prompt ? v.prompt.choices.map((c) => c.move) : []);
+  for (const m of (v.moves || []).filter((m) => !choices.has(m.move))) {
     const g = m.group || "other";
     if (!groups.has(g)) groups.set(g, []);
     groups.get(g).push(m);
@@ -311,7 +315,8 @@ function renderMoves(v) {
     sections.push(h("section", { class: "group", "data-group": g }, h("h3", {}, GROUP_TITLES[g] || g),
       h("div", { class: "buttons" }, ms.map((m) => moveButton(m, m.label || m.move)))));
   }
-  if (!sections.length) sections.push(h("p", { class: "empty" }, v.prompt ? "Answer the question first." : "No moves now."));
+  if (v.prompt) sections.unshift(h("p", { class: "empty" }, "Answer the question first."));
+  else if (!sections.length) sections.push(h("p", { class: "empty" }, "No moves now."));
   box.replaceChildren(...sections);
 }
 
@@ -320,12 +325,12 @@ function renderMoves(v) {
 function renderMessages(v, ms) {
   const used = new Set();
   const items = (v.inflight || []).map((msg, i) => {
-    const mine = ms.filter((m) => lastWord(m.move) === String(msg.id));
+    const mine = ms.filter((m) => words(m.move)[1] === String(msg.id));
     mine.forEach((m) => used.add(m));
     return h("li", { "data-message": msg.id },
       h("span", { class: "msg-n", title: i < 9 ? `key ${i + 1} delivers it` : null }, i < 9 ? String(i + 1) : "·"),
       h("span", { class: "msg-text" }, messageText(msg)),
-      h("span", { class: "buttons" }, mine.map((m) => moveButton(m, firstWord(m.move)))));
+      h("span", { class: "buttons" }, mine.map((m) => moveButton(m, shortLabel(m)))));
   });
   const rest = ms.filter((m) => !used.has(m));
   return h("section", { class: "group", "data-group": "message" }, h("h3", {}, GROUP_TITLES.message),
@@ -352,7 +357,7 @@ function renderLogs(v) {
   const ms = (v.machines || []).filter((m) => VOTERS.has(m.kind));
   const slots = [...new Set(ms.flatMap((m) => (m.log || []).map((sl) => sl.slot)))].sort((a, b) => a - b);
   if (!slots.length) {
-    table.replaceChildren(h("caption", {}, "No slot holds anything yet."));
+    table.replaceChildren(h("caption", {}, v.log.length ? "No slot holds anything now." : "No slot holds anything yet."));
     return;
   }
   table.replaceChildren(
