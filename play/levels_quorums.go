@@ -11,17 +11,6 @@ import (
 // The Act IV levels about quorums: flexible quorums, the grid, and reads
 // served from a quorum's vote watermarks.
 
-// holders counts the acceptors whose disk holds a vote at slot s.
-func (g *game) holders(s paxos.Slot) int {
-	n := 0
-	for _, x := range g.acceptors() {
-		if _, _, ok := x.store.Accepted(s); ok {
-			n++
-		}
-	}
-	return n
-}
-
 // writeSlot is the slot node n's log holds the write at position seq in
 // (0: none).
 func writeSlot(n *gnode, seq int) paxos.Slot {

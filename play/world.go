@@ -423,17 +423,6 @@ func (g *game) leader() *gnode {
 	return best
 }
 
-// acceptors are the nodes that vote (not replicas), spares included.
-func (g *game) acceptors() []*gnode {
-	var out []*gnode
-	for _, n := range g.nodes {
-		if !n.cfg.Replica {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
 func (g *game) narrate(format string, args ...any) {
 	g.narration = append(g.narration, fmt.Sprintf(format, args...))
 }

@@ -179,8 +179,8 @@ func (g *globals) printJournals(js []admin.JournalInfo) {
 
 func journalShowCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:               "show NAME",
-		Short:             "show a journal's id, its placement, and where it runs now if a reconfiguration moved it",
+		Use:   "show NAME",
+		Short: "show a journal's id, its placement, and where it runs now if a reconfiguration moved it",
 		Long: `show prints what the registry holds of a journal (its id, the machines it was placed on
 when created, its quorum system and writer mode), then asks the journal's members which
 configuration it runs on now: when a reconfiguration moved it off its placement, the line
