@@ -55,7 +55,17 @@ func TestSetReplicasAddsAFreshReplicaThatCatchesUpAndRemovesIt(t *testing.T) {
 	if !errors.Is(nodeErr, admin.ErrNotReplica) {
 		t.Errorf("a node named as a replica: %v, want ErrNotReplica", nodeErr)
 	}
-	testcell.CheckRecords(t, ctx, dialClient(t, fresh.Addr).Journal(id), 20)
+	// A fresh replica catches up by itself, in the background: under the
+	// race detector that takes a moment, and until then its reads go
+	// unserved. Wait for its first served read, then check every record.
+	freshJ := dialClient(t, fresh.Addr).Journal(id)
+	for caughtUp := time.Now().Add(20 * time.Second); ; {
+		if _, err := freshJ.Read(ctx, journal.ReadRequest{Journal: id, FromSeq: journal.FirstSeq}); err == nil || time.Now().After(caughtUp) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	testcell.CheckRecords(t, ctx, freshJ, 20)
 
 	// Act: remove it.
 	if err := ops.SetReplicas(ctx, nil); err != nil {
