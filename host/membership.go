@@ -78,11 +78,17 @@ func (h *Host) SetReplicas(ids []paxos.NodeID) error {
 			if err := j.node.SetReplicas(ids); err != nil {
 				return fmt.Errorf("paros/host: journal %s: %w", j.spec.ID, err)
 			}
+			// The node woke (a journal with replicas never rests): the
+			// host must visit it again, or a quiet leader would never
+			// beat the new replica, which learns from that beat what to
+			// fetch and would stay unserved for good.
+			h.drain(j)
 		}
 	}
 	for _, j := range h.journals {
 		j.spec.Replicas, j.cfg.Replicas = ids, ids
 	}
+	h.flush()
 	return nil
 }
 

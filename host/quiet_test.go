@@ -162,3 +162,31 @@ func TestAQuietJournalStaysQuietWhileItsLeaderMachineBeats(t *testing.T) {
 		t.Fatalf("followers campaigned %d times under a beating leader machine", n)
 	}
 }
+
+func TestAReplicaNamedToAQuietJournalHearsItsLeader(t *testing.T) {
+	// Arrange: a settled journal led by node 1, quiet on every host.
+	const replica paxos.NodeID = 9
+	c := newCluster(t, quietTunables(), spec(jA, multi, first))
+	c.elect(1, jA)
+	c.call(1, write(1, jA, "a"))
+	c.settle()
+	c.mustReply(1, 1)
+	untilQuiet(t, c, jA)
+	c.settleTicks(3) // the hosts stop visiting it
+
+	// Act: every machine learns a replica list naming a new replica; the
+	// hosts tick a few times.
+	for _, id := range c.ids {
+		if err := c.hosts[id].SetReplicas([]paxos.NodeID{replica}); err != nil {
+			t.Fatalf("host %d: set replicas: %v", id, err)
+		}
+	}
+	c.settleTicks(5)
+
+	// Check: the leader beats the replica (its watermark is how a fresh
+	// replica learns what to fetch). A quiet journal the host no longer
+	// ticks would leave the replica unserved for good.
+	if got := len(c.envs[1].sendLog[replica]); got == 0 {
+		t.Fatalf("the leader sent the new replica nothing in 5 ticks")
+	}
+}
