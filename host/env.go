@@ -42,8 +42,10 @@ type Env interface {
 	Reply(id CallID, r Response)
 	// BootStore scans journal j's store (synchronously; boot only).
 	BootStore(j journal.ID) (*storage.BootState, error)
-	// FormatStore writes journal j's format marker (first boot only).
-	FormatStore(j journal.ID, m storage.Marker) error
+	// FormatStores writes each marker to its journal's store (first boot
+	// only), all or nothing, durable when it returns: one synced commit
+	// however many there are.
+	FormatStores(ms []storage.Marker) error
 	// ReopenStore reopens a store after a fault (quarantine's end).
 	ReopenStore(j journal.ID) error
 	// Rand draws 64 random bits (election jitter, read contexts).

@@ -64,6 +64,8 @@ type fakeEnv struct {
 	// Injected store faults, and how often each store call was made.
 	bootErr, formatErr, reopenErr map[journal.ID]error
 	boots, formats, reopens       map[journal.ID]int
+	// formatCalls counts FormatStores calls (each one synced commit).
+	formatCalls int
 }
 
 func newFakeEnv(t testing.TB, id paxos.NodeID) *fakeEnv {
@@ -124,12 +126,20 @@ func (e *fakeEnv) BootStore(j journal.ID) (*storage.BootState, error) {
 	return e.store(j).Boot()
 }
 
-func (e *fakeEnv) FormatStore(j journal.ID, m storage.Marker) error {
-	e.formats[j]++
-	if err := e.formatErr[j]; err != nil {
-		return err
+func (e *fakeEnv) FormatStores(ms []storage.Marker) error {
+	e.formatCalls++
+	for _, m := range ms {
+		e.formats[m.Journal]++
+		if err := e.formatErr[m.Journal]; err != nil {
+			return err
+		}
 	}
-	return e.store(j).Format(m)
+	for _, m := range ms {
+		if err := e.store(m.Journal).Format(m); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (e *fakeEnv) ReopenStore(j journal.ID) error {

@@ -174,28 +174,63 @@ func (s JournalSpec) marker(node paxos.NodeID) storage.Marker {
 // boot opens the journal's store, checks the operator's claim against the
 // format marker (storage.CheckBoot), and starts a node. A refusal leaves
 // the journal Down with the reason.
-func (h *Host) boot(j *journalRT, claim storage.Claim) {
-	j.incarnate++
-	bs, err := h.env.BootStore(j.spec.ID)
-	if err != nil {
-		h.down(j, fmt.Errorf("boot journal %s: %w", j.spec.ID, err))
-		return
-	}
-	decision, err := storage.CheckBoot(claim, bs.Marker, j.marker)
-	if err != nil {
-		h.down(j, fmt.Errorf("boot journal %s: %w", j.spec.ID, err))
-		return
-	}
-	if decision == storage.DecideFormat {
-		if err := h.env.FormatStore(j.spec.ID, j.marker); err != nil {
-			h.down(j, fmt.Errorf("format journal %s: %w", j.spec.ID, err))
-			return
+func (h *Host) boot(j *journalRT, claim storage.Claim) { h.bootAll([]*journalRT{j}, claim) }
+
+// bootAll boots journals js under one claim, as boot does each, but
+// formats every store that needs it in one Env.FormatStores call: a
+// member that folds a registry page creating a hundred journals pays one
+// synced commit for them, not a hundred. A store the format failed for
+// leaves its journal Down; the others boot.
+func (h *Host) bootAll(js []*journalRT, claim storage.Claim) {
+	states := make([]*storage.BootState, len(js))
+	var format []int // indices into js whose stores are formatted first
+	for i, j := range js {
+		j.incarnate++
+		bs, err := h.env.BootStore(j.spec.ID)
+		if err != nil {
+			h.down(j, fmt.Errorf("boot journal %s: %w", j.spec.ID, err))
+			continue
 		}
-		if bs, err = h.env.BootStore(j.spec.ID); err != nil {
-			h.down(j, fmt.Errorf("boot journal %s after format: %w", j.spec.ID, err))
-			return
+		decision, err := storage.CheckBoot(claim, bs.Marker, j.marker)
+		if err != nil {
+			h.down(j, fmt.Errorf("boot journal %s: %w", j.spec.ID, err))
+			continue
+		}
+		if decision == storage.DecideFormat {
+			format = append(format, i)
+			continue
+		}
+		states[i] = bs
+	}
+	if len(format) > 0 {
+		markers := make([]storage.Marker, len(format))
+		for k, i := range format {
+			markers[k] = js[i].marker
+		}
+		err := h.env.FormatStores(markers)
+		for _, i := range format {
+			j := js[i]
+			if err != nil {
+				h.down(j, fmt.Errorf("format journal %s: %w", j.spec.ID, err))
+				continue
+			}
+			bs, err := h.env.BootStore(j.spec.ID)
+			if err != nil {
+				h.down(j, fmt.Errorf("boot journal %s after format: %w", j.spec.ID, err))
+				continue
+			}
+			states[i] = bs
 		}
 	}
+	for i, j := range js {
+		if states[i] != nil {
+			h.start(j, states[i])
+		}
+	}
+}
+
+// start runs a node over journal j's booted store.
+func (h *Host) start(j *journalRT, bs *storage.BootState) {
 	n, err := paxos.NewNode(j.cfg, h.tun.coreOptions(), bs)
 	if err != nil {
 		h.down(j, fmt.Errorf("start journal %s: %w", j.spec.ID, err))

@@ -20,42 +20,65 @@ import (
 // (not a joiner) is formatted under its bootstrap configuration, as
 // formation formats the plan's: its members format it each when they fold
 // its creation, and it elects once a quorum of them has.
-func (h *Host) AddJournal(s JournalSpec) error {
+func (h *Host) AddJournal(s JournalSpec) error { return h.AddJournals([]JournalSpec{s}) }
+
+// AddJournals starts serving several journals at run time, each as
+// AddJournal does one, formatting all their stores in one synced commit
+// (a registry page that creates many journals costs a member one fsync).
+// Nothing is added unless every spec is acceptable; a journal whose store
+// then fails to boot is added Down, the others serve, and the error names
+// each failure.
+func (h *Host) AddJournals(specs []JournalSpec) error {
 	if h.stopped {
 		return ErrStopped
 	}
-	if !s.ID.IsSet() {
-		return fmt.Errorf("paros/host: journal id %s is unset", s.ID)
+	js := make([]*journalRT, 0, len(specs))
+	seen := make(map[journal.ID]bool, len(specs))
+	for _, s := range specs {
+		if !s.ID.IsSet() {
+			return fmt.Errorf("paros/host: journal id %s is unset", s.ID)
+		}
+		if h.journal(s.ID) != nil || seen[s.ID] {
+			return fmt.Errorf("paros/host: journal %s is already served here", s.ID)
+		}
+		seen[s.ID] = true
+		if s.Claim != storage.ClaimFirstBoot || s.Replica {
+			return fmt.Errorf("paros/host: journal %s: only an acceptor's first boot is added at run time", s.ID)
+		}
+		j, err := newJournalRT(h.id, s)
+		if err != nil {
+			return err
+		}
+		js = append(js, j)
 	}
-	if h.journal(s.ID) != nil {
-		return fmt.Errorf("paros/host: journal %s is already served here", s.ID)
+	if len(js) == 0 {
+		return nil
 	}
-	if s.Claim != storage.ClaimFirstBoot || s.Replica {
-		return fmt.Errorf("paros/host: journal %s: only an acceptor's first boot is added at run time", s.ID)
+	for _, j := range js {
+		i, _ := slices.BinarySearchFunc(h.journals, j.spec.ID, func(j *journalRT, id journal.ID) int { return j.spec.ID.Compare(id) })
+		h.journals = slices.Insert(h.journals, i, j)
+		if j.spec.Joiner {
+			h.counters.Joined++
+		} else {
+			h.counters.Created++
+		}
 	}
-	j, err := newJournalRT(h.id, s)
-	if err != nil {
-		return err
-	}
-	i, _ := slices.BinarySearchFunc(h.journals, s.ID, func(j *journalRT, id journal.ID) int { return j.spec.ID.Compare(id) })
-	h.journals = slices.Insert(h.journals, i, j)
 	h.reindex()
-	if s.Joiner {
-		h.counters.Joined++
-	} else {
-		h.counters.Created++
-	}
-	h.boot(j, storage.ClaimFirstBoot)
-	if !s.Joiner && j.status == Live && h.electionRank(j) == 0 {
-		// A journal created at run time: its first member in the
-		// election order campaigns at the next tick (CampaignSoon).
-		j.node.CampaignSoon()
+	h.bootAll(js, storage.ClaimFirstBoot)
+	var faults []error
+	for _, j := range js {
+		if j.status != Live {
+			faults = append(faults, j.fault)
+			continue
+		}
+		if !j.spec.Joiner && h.electionRank(j) == 0 {
+			// A journal created at run time: its first member in the
+			// election order campaigns at the next tick (CampaignSoon).
+			j.node.CampaignSoon()
+		}
 	}
 	h.flush()
-	if j.status != Live {
-		return j.fault
-	}
-	return nil
+	return errors.Join(faults...)
 }
 
 // SetReplicas replaces the replica list of every journal this process

@@ -59,9 +59,7 @@ func (e env) BootStore(j journal.ID) (*storage.BootState, error) {
 	return e.r.cfg.DB.Journal(j).Boot()
 }
 
-func (e env) FormatStore(j journal.ID, m storage.Marker) error {
-	return e.r.cfg.DB.Journal(j).Format(m)
-}
+func (e env) FormatStores(ms []storage.Marker) error { return e.r.cfg.DB.FormatJournals(ms) }
 
 // ReopenStore: the Pebble DB refuses writes after a fault until the process
 // reopens it, so a quarantined journal cannot come back in this process:

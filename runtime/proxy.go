@@ -80,8 +80,9 @@ func (r *Runtime) SetProxies(ctx context.Context, ids []paxos.NodeID) error {
 		err := r.h.SetProxies(ids)
 		if err == nil {
 			r.specMu.Lock()
-			for i := range r.specs {
-				r.specs[i].Proxies = ids
+			for id, s := range r.specs {
+				s.Proxies = ids
+				r.specs[id] = s
 			}
 			r.specMu.Unlock()
 		}

@@ -22,6 +22,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"log/slog"
+	"maps"
 	mrand "math/rand/v2"
 	"slices"
 	"sync"
@@ -116,9 +117,11 @@ type Runtime struct {
 	// sampled counts ticks since the metrics were last sampled.
 	sampled int
 	// specs are the journals served (the configured ones, and those
-	// joined since); specMu guards it (the loop writes, handlers read).
+	// joined since), by id: a machine may serve tens of thousands, and
+	// the control plane asks after each one it creates. specMu guards it
+	// (the loop writes, handlers read).
 	specMu sync.Mutex
-	specs  []host.JournalSpec
+	specs  map[journal.ID]host.JournalSpec
 }
 
 // Start boots the host (every journal's boot scan and format-marker check)
@@ -160,7 +163,10 @@ func Start(cfg Config) (*Runtime, error) {
 		}
 		h.SetMatchmaker(mm)
 	}
-	r.specs = slices.Clone(cfg.Journals)
+	r.specs = make(map[journal.ID]host.JournalSpec, len(cfg.Journals))
+	for _, js := range cfg.Journals {
+		r.specs[js.ID] = js
+	}
 	if stopped, cause := h.Stopped(); stopped {
 		return nil, cause
 	}
@@ -404,11 +410,7 @@ func (r *Runtime) NodeID() paxos.NodeID { return r.cfg.NodeID }
 func (r *Runtime) Journals() []journal.ID {
 	r.specMu.Lock()
 	defer r.specMu.Unlock()
-	out := make([]journal.ID, 0, len(r.specs))
-	for _, j := range r.specs {
-		out = append(out, j.ID)
-	}
-	return out
+	return slices.SortedFunc(maps.Keys(r.specs), journal.ID.Compare)
 }
 
 // Spec returns the configuration a served journal was booted or joined
@@ -417,26 +419,32 @@ func (r *Runtime) Journals() []journal.ID {
 func (r *Runtime) Spec(id journal.ID) (host.JournalSpec, bool) {
 	r.specMu.Lock()
 	defer r.specMu.Unlock()
-	for _, j := range r.specs {
-		if j.ID == id {
-			return j, true
-		}
-	}
-	return host.JournalSpec{}, false
+	j, ok := r.specs[id]
+	return j, ok
 }
 
 // AddJournal starts serving a journal this machine joins (host.AddJournal:
 // a joiner's first boot formats its store) and waits for the outcome.
 func (r *Runtime) AddJournal(ctx context.Context, spec host.JournalSpec) error {
+	return r.AddJournals(ctx, []host.JournalSpec{spec})
+}
+
+// AddJournals starts serving journals the control plane placed here
+// (host.AddJournals: their stores formatted in one synced commit) and
+// waits for the outcome. Every journal that boots is served, even when
+// another failed (the error names each failure).
+func (r *Runtime) AddJournals(ctx context.Context, specs []host.JournalSpec) error {
 	if r.ph != nil {
 		return ErrProxy
 	}
 	return r.onLoop(ctx, func() error {
-		err := r.h.AddJournal(spec)
-		if err == nil {
-			r.specMu.Lock()
-			r.specs = append(r.specs, spec)
-			r.specMu.Unlock()
+		err := r.h.AddJournals(specs)
+		r.specMu.Lock()
+		defer r.specMu.Unlock()
+		for _, s := range specs {
+			if st, _ := r.h.Status(s.ID); st == host.Live {
+				r.specs[s.ID] = s
+			}
 		}
 		return err
 	})
@@ -521,7 +529,7 @@ func (r *Runtime) onLoop(ctx context.Context, fn func() error) error {
 func (r *Runtime) Forget(id journal.ID) {
 	r.specMu.Lock()
 	defer r.specMu.Unlock()
-	r.specs = slices.DeleteFunc(r.specs, func(s host.JournalSpec) bool { return s.ID == id })
+	delete(r.specs, id)
 }
 
 // AddPeer makes a machine admitted to the cell a peer: the process dials
@@ -543,8 +551,9 @@ func (r *Runtime) SetReplicas(ctx context.Context, ids []paxos.NodeID) error {
 		err := r.h.SetReplicas(ids)
 		if err == nil {
 			r.specMu.Lock()
-			for i := range r.specs {
-				r.specs[i].Replicas = ids
+			for id, s := range r.specs {
+				s.Replicas = ids
+				r.specs[id] = s
 			}
 			r.specMu.Unlock()
 		}

@@ -154,7 +154,24 @@ func (e env) Reply(id host.CallID, r host.Response) {
 
 func (e env) BootStore(j journal.ID) (*storage.BootState, error) { return e.p.stores[j].Boot() }
 
-func (e env) FormatStore(j journal.ID, m storage.Marker) error { return e.p.stores[j].Format(m) }
+// FormatStores formats each store, all or nothing as the contract asks:
+// every marker is checked before any store is written.
+func (e env) FormatStores(ms []storage.Marker) error {
+	for _, m := range ms {
+		if err := m.Validate(); err != nil {
+			return err
+		}
+		if bs, err := e.p.stores[m.Journal].Boot(); err != nil || bs.Marker != nil {
+			return fmt.Errorf("%w: journal %s", storage.ErrFormatted, m.Journal)
+		}
+	}
+	for _, m := range ms {
+		if err := e.p.stores[m.Journal].Format(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 func (e env) ReopenStore(j journal.ID) error {
 	e.p.stores[j].Reopen()
