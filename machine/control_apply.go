@@ -18,6 +18,7 @@ import (
 // and that it does not serve yet, and removes every journal it serves
 // whose tombstone st holds. It is judged on the whole state, not on the
 // entries since the last call, so a failed call is simply made again.
+// Only the control plane's follower calls it, one call at a time.
 //
 // Invariant: a journal is formatted here only if its creation is at or
 // above ControlApplied, and ControlApplied moves up only once every
@@ -27,10 +28,19 @@ import (
 // its promises (amnesia), so it is never done.
 //
 // The order makes every crash safe: a creation is recorded (not yet
-// formatted) before its store is formatted, and marked formatted after
-// (joinedSpec adopts a store formatted under exactly its configuration);
-// a removal is recorded (the journal retired: never served again) before
-// its store is deleted.
+// formatted) before its store is formatted (joinedSpec adopts a store
+// formatted under exactly its configuration, so a crash between the two
+// costs nothing); a removal is recorded (the journal retired: never
+// served again) before its store is deleted.
+//
+// One record write per call. The journals a call formats are marked
+// formatted, and ControlApplied moved past them, by the next call's
+// record write (unmarked): until then the record lists them unformatted,
+// which a start reads the same way (it finds their stores formatted and
+// adopts them), and ControlApplied stays low, which is always safe. A
+// burst of creations so costs each member one record write and one
+// synced store commit per registry page it applies, not three and one
+// per journal.
 func (m *Machine) applyPlacements(ctx context.Context, st *registry.State, at journal.Seq) error {
 	rec := m.Record()
 	rt := m.Runtime()
@@ -71,7 +81,10 @@ func (m *Machine) applyPlacements(ctx context.Context, st *registry.State, at jo
 		// this machine costs it no record write.
 		return nil
 	}
-	// 1. Record the new journals (unformatted) and the removals.
+	// 1. Record the new journals (unformatted) and the removals, and mark
+	// the last call's journals formatted.
+	marked := m.unmarked
+	m.unmarked = unmarked{}
 	if err := m.updateRecord(func(r *machinerecord.Record) {
 		r.Joined = append(r.Joined, fresh...)
 		removed := make(map[journal.ID]bool, len(gone))
@@ -80,10 +93,21 @@ func (m *Machine) applyPlacements(ctx context.Context, st *registry.State, at jo
 			r.Retired = append(r.Retired, machinerecord.JournalID{Tenant: id.Tenant, Journal: id.Journal})
 		}
 		r.Joined = slices.DeleteFunc(r.Joined, func(x machinerecord.JoinedJournal) bool { return removed[x.ID()] })
+		if len(marked.formatted) > 0 {
+			for i := range r.Joined {
+				if marked.formatted[r.Joined[i].ID()] {
+					r.Joined[i].Formatted = true
+				}
+			}
+			r.ControlApplied = max(r.ControlApplied, uint64(marked.at))
+		}
 	}); err != nil {
+		m.unmarked = marked // still to record
 		return fmt.Errorf("paros/machine: record placements: %w", err)
 	}
-	// 2. Format and serve the new ones; stop and delete the removed ones.
+	// 2. Format and serve the new ones, all in one synced commit; stop and
+	// delete the removed ones.
+	var start []host.JournalSpec
 	for _, j := range fresh {
 		m.mu.Lock()
 		hs := m.joinedSpec(j, storage.ClaimFirstBoot)
@@ -94,9 +118,10 @@ func (m *Machine) applyPlacements(ctx context.Context, st *registry.State, at jo
 		if _, served := rt.Spec(j.ID()); served {
 			continue
 		}
-		if err := rt.AddJournal(ctx, hs); err != nil {
-			return fmt.Errorf("paros/machine: start journal %s: %w", j.ID(), err)
-		}
+		start = append(start, hs)
+	}
+	if err := rt.AddJournals(ctx, start); err != nil {
+		return fmt.Errorf("paros/machine: start %d journals: %w", len(start), err)
 	}
 	for _, id := range gone {
 		if err := rt.RemoveJournal(ctx, id); err != nil {
@@ -105,28 +130,24 @@ func (m *Machine) applyPlacements(ctx context.Context, st *registry.State, at jo
 		m.log.Info("removed a deleted journal", "journal", id)
 	}
 	if len(fresh) == 0 {
-		// Removals only: step 1 recorded them all, and ControlApplied
-		// may stay where it is (a low mark is safe), so a page of
-		// deletions costs one record write, not two.
 		return nil
 	}
-	// 3. Mark them formatted and move ControlApplied up.
-	formatted := make(map[journal.ID]bool, len(fresh))
+	// 3. The next call marks them formatted and moves ControlApplied up.
+	m.unmarked = unmarked{at: at, formatted: make(map[journal.ID]bool, len(fresh))}
 	for _, j := range fresh {
-		formatted[j.ID()] = true
-	}
-	if err := m.updateRecord(func(r *machinerecord.Record) {
-		for i := range r.Joined {
-			if formatted[r.Joined[i].ID()] {
-				r.Joined[i].Formatted = true
-			}
-		}
-		r.ControlApplied = max(r.ControlApplied, uint64(at))
-	}); err != nil {
-		return fmt.Errorf("paros/machine: record placements: %w", err)
+		m.unmarked.formatted[j.ID()] = true
 	}
 	m.log.Info("serving journals the control plane created", "journals", len(fresh))
 	return nil
+}
+
+// unmarked is what the last applyPlacements formatted and left for the
+// next one to record: its journals, formatted and served but listed
+// unformatted, and the registry position every journal below which is
+// formatted and recorded. The zero value marks nothing.
+type unmarked struct {
+	at        journal.Seq
+	formatted map[journal.ID]bool
 }
 
 // createdJournal is the record entry of a journal the registry places on

@@ -99,6 +99,9 @@ type Machine struct {
 	// per machine at a time, so a ballot (whose node is this machine)
 	// names one proposer (CellInit, PrepareCell).
 	proposing chan struct{}
+	// unmarked is owned by the control plane's follower (applyPlacements,
+	// its only caller).
+	unmarked unmarked
 }
 
 const storeDir = "store"
