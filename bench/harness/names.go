@@ -57,6 +57,7 @@ func names(args []string) error {
 	inflight := fs.Int("inflight", 16, "calls in flight")
 	out := fs.String("out", "", "write the markdown table to this file too")
 	pick := fs.String("systems", "paros,jetstream", "which systems to run, comma-separated")
+	profDir := fs.String("profile", "", "take a CPU profile of every paros member over the first 10 s of the creates into this directory")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -82,6 +83,9 @@ func names(args []string) error {
 		if err := p.start(ctx, filepath.Join(work, "paros")); err != nil {
 			return err
 		}
+		if *profDir != "" {
+			profileMembers(ctx, p, *profDir)
+		}
 		results = append(results, p.namesRows(ctx, *n, *inflight))
 		p.stop()
 		fmt.Print(namesTable(results, *n, *inflight))
@@ -106,6 +110,22 @@ func names(args []string) error {
 		return os.WriteFile(*out, []byte(table), 0o644)
 	}
 	return nil
+}
+
+// profileMembers takes a 10-second CPU profile of every member of s into
+// dir, starting a second from now (the creates under way by then), and
+// prints where each file went.
+func profileMembers(ctx context.Context, s *parosSys, dir string) {
+	go func() {
+		sleepCtx(ctx, time.Second)
+		for i := range s.members() {
+			go func() {
+				if p := profileMember(s, dir, "names", i, fmt.Sprintf("member%d", i), 10); p != "" {
+					fmt.Fprintf(os.Stderr, "profile of member %d: %s\n", i, p)
+				}
+			}()
+		}
+	}()
 }
 
 // namesRun creates then deletes n things with create and remove, inflight
