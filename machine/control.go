@@ -49,9 +49,17 @@ type controlPlane struct {
 	done   sync.WaitGroup
 
 	mu sync.Mutex
-	// fold is the follower's registry (replaced whole, never mutated
-	// once published: readers may keep it).
-	fold *registry.State
+	// folder is the follower's fold of the registry, nil until it starts.
+	// Only the follower folds, and only under mu; it reads the state
+	// without mu (nothing else writes it).
+	folder *checkpoint.Folder[*registrypb.State]
+	// fold is a copy of the folder's state for readers that keep it
+	// (snapshot), never mutated once handed out; foldStale says the
+	// folder moved since it was taken. It is taken when asked for, not
+	// per page: a copy is as large as the registry, and a busy registry
+	// folds a page every few milliseconds.
+	fold      *registry.State
+	foldStale bool
 	// caughtUp: fold has reached the registry's tail at least once since
 	// this machine started. Before that, a name missing from it may exist
 	// (a restarted machine folds from the start), so it answers no query.
@@ -108,9 +116,12 @@ func (m *Machine) deleting(id journal.ID) bool {
 	if cp == nil {
 		return false
 	}
-	st, _ := cp.snapshot()
-	j, ok := st.JournalByID(id)
-	return ok && j.Standing == registry.StandingDeleting
+	deleting := false
+	cp.view(func(st *registry.State) {
+		j, ok := st.JournalByID(id)
+		deleting = ok && j.Standing == registry.StandingDeleting
+	})
+	return deleting
 }
 
 // startControl starts the control plane of a machine whose cell has one
@@ -169,12 +180,28 @@ func (cp *controlPlane) stop() {
 	}
 }
 
-// Registry is the follower's fold of the registry (never mutated: the
+// snapshot is the follower's fold of the registry (never mutated: the
 // caller may keep it) and the desk while this machine coordinates.
 func (cp *controlPlane) snapshot() (*registry.State, *coordinator) {
 	cp.mu.Lock()
 	defer cp.mu.Unlock()
+	if cp.foldStale {
+		cp.fold, cp.foldStale = cp.folder.State().Clone().State, false
+	}
 	return cp.fold, cp.coord
+}
+
+// view runs fn on the follower's fold of the registry as it stands, under
+// the lock the follower folds under: a question about one journal costs
+// no copy of the registry. fn must not keep st.
+func (cp *controlPlane) view(fn func(st *registry.State)) {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	if cp.folder == nil {
+		fn(cp.fold)
+		return
+	}
+	fn(cp.folder.State().State)
 }
 
 // ready reports whether the fold has caught up with the registry since
@@ -205,10 +232,13 @@ func (cp *controlPlane) coordinatorAddr() string {
 // page to this machine (applyPlacements) before reading the next.
 func (cp *controlPlane) follow(ctx context.Context) {
 	f := checkpoint.NewFolder(registrypb.New(), journal.FirstSeq)
+	cp.mu.Lock()
+	cp.folder, cp.foldStale = f, true
+	cp.mu.Unlock()
 	rd := cp.cl.Journal(cp.control).NewReader(journal.FirstSeq, client.WithTailWait(time.Second))
 	var applied journal.Seq // f.Next() at the last apply
 	for ctx.Err() == nil {
-		n, err := foldNext(ctx, rd, f)
+		n, err := foldNext(ctx, rd, f, &cp.mu, &cp.foldStale)
 		if err != nil {
 			sleep(ctx, controlPollEvery)
 			continue
@@ -231,9 +261,8 @@ func (cp *controlPlane) follow(ctx context.Context) {
 			continue
 		}
 		applied = f.Next()
-		st := f.State().Clone().State
+		st := f.State().State // only this goroutine folds: it reads without the lock
 		cp.mu.Lock()
-		cp.fold = st
 		cp.caughtUp = cp.caughtUp || atTail
 		cp.mu.Unlock()
 		// A folder past a gap knows only part of the registry until the
@@ -251,10 +280,18 @@ func (cp *controlPlane) follow(ctx context.Context) {
 
 // foldNext reads the registry's next page into f: a gap moves f past it
 // (a checkpoint after it heals the fold), records are folded. It returns
-// how many records it folded and the reader's error (a gap is none).
-func foldNext(ctx context.Context, rd *client.Reader, f *checkpoint.Folder[*registrypb.State]) (int, error) {
+// how many records it folded and the reader's error (a gap is none). When
+// mu is set, f is shared: it is changed only under mu, and *stale set.
+func foldNext(ctx context.Context, rd *client.Reader, f *checkpoint.Folder[*registrypb.State], mu *sync.Mutex, stale *bool) (int, error) {
 	recs, err := rd.Next(ctx)
 	var gap *client.GapError
+	if errors.As(err, &gap) || err == nil {
+		if mu != nil {
+			mu.Lock()
+			defer mu.Unlock()
+			*stale = true
+		}
+	}
 	switch {
 	case errors.As(err, &gap):
 		f.Jump(gap.To)

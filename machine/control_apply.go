@@ -196,9 +196,15 @@ func (m *Machine) liveNamed(id journal.ID) (registry.Journal, bool) {
 	if cp == nil {
 		return registry.Journal{}, false
 	}
-	st, _ := cp.snapshot()
-	j, ok := st.JournalByID(id)
-	return j, ok && j.Standing == registry.StandingLive
+	var j registry.Journal
+	live := false
+	cp.view(func(st *registry.State) {
+		var ok bool
+		j, ok = st.JournalByID(id)
+		j.Placement = j.Placement.Clone() // kept past the lock
+		live = ok && j.Standing == registry.StandingLive
+	})
+	return j, live
 }
 
 // tombstoned reports whether this machine's fold of the registry holds
@@ -208,6 +214,7 @@ func (m *Machine) tombstoned(id journal.ID) bool {
 	if cp == nil {
 		return false
 	}
-	st, _ := cp.snapshot()
-	return st.Gone(id)
+	gone := false
+	cp.view(func(st *registry.State) { gone = st.Gone(id) })
+	return gone
 }

@@ -161,7 +161,7 @@ func (cp *controlPlane) foldTo(ctx context.Context, next journal.Seq) (*registry
 	f := checkpoint.NewFolder(registrypb.New(), journal.FirstSeq)
 	rd := cp.cl.Journal(cp.control).NewReader(journal.FirstSeq, client.WithTailWait(0))
 	for rd.Cursor() < next {
-		if _, err := foldNext(ctx, rd, f); err != nil {
+		if _, err := foldNext(ctx, rd, f, nil, nil); err != nil {
 			return nil, fmt.Errorf("fold the registry: %w", err)
 		}
 	}
