@@ -304,6 +304,9 @@ func GateNames() []string {
 		"replica: the reply owner of an acknowledged slot applied it",
 		"replica: the operator changes the replica list at run time",
 		"replica: a replica the operator added back catches up",
+		"replica: a replica machine joins a running cell from an empty disk",
+		"replica: a replica that joined from an empty disk catches up",
+		"replica: every listed replica hears its journal's leader at the end of the tail",
 		// Cooperative handoff (handoff.go).
 		"handoff: a leader hands its leadership on",
 		"handoff: a successor installs a handed-on authority",

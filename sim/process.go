@@ -42,6 +42,8 @@ type proc struct {
 	stale       staleView
 	wiped       bool
 	downForGood bool
+	// joinedLate: the late replica has joined (replica_join.go).
+	joinedLate bool
 	// heldDown: killed as the leader of quiet journals and kept down past
 	// the start of the tail (quiet.go); recoverThenTail leaves it.
 	heldDown bool

@@ -36,7 +36,7 @@ func (w *World) replicaFault() {
 	}
 	g := w.g
 	p := w.proc(w.shape.Replicas[g.intn(len(w.shape.Replicas))])
-	if !p.up {
+	if !p.up || w.unjoined(p) {
 		return
 	}
 	switch k := g.intn(12); {
@@ -71,7 +71,7 @@ func (w *World) changeReplicas() {
 	g := w.g
 	var removed []paxos.NodeID
 	for _, id := range w.shape.Replicas {
-		if !slices.Contains(w.replicaSet, id) {
+		if !slices.Contains(w.replicaSet, id) && !w.unjoined(w.proc(id)) {
 			removed = append(removed, id)
 		}
 	}
@@ -80,10 +80,19 @@ func (w *World) changeReplicas() {
 		next = append(next, removed[g.intn(len(removed))])
 		slices.Sort(next)
 		w.replicaReadds++
-	} else {
+	} else if len(next) > 0 {
 		i := g.intn(len(next))
 		next = slices.Delete(next, i, i+1)
+	} else {
+		return // the only replica has not joined yet
 	}
+	w.setReplicas(next)
+}
+
+// setReplicas is the operator's new replica list: every process learns it
+// within 0–50 ms, and one that is down learns it when it restarts.
+func (w *World) setReplicas(next []paxos.NodeID) {
+	g := w.g
 	w.replicaSet = next
 	w.counts.ReplicaChanges++
 	w.sched.note("operator sets the replicas to %v", next)

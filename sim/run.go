@@ -189,6 +189,7 @@ func run(seed uint64, o Options) Result {
 	w.quietChaos()
 	w.holdChaos()
 	w.createChaos()
+	w.joinLateReplica()
 	w.operate()
 	w.sched.runUntil(w.chaosEnd)
 
@@ -213,7 +214,7 @@ func newWorld(seed uint64, o Options, draw func(w *World) Shape) *World {
 		w.reg.board = newRegBoard()
 	}
 	w.formCell()
-	w.replicaSet = slices.Clone(w.shape.Replicas)
+	w.replicaSet = slices.DeleteFunc(slices.Clone(w.shape.Replicas), func(id paxos.NodeID) bool { return id == w.shape.lateReplica() })
 	w.rot = newRotLedger(w.shape.RotBudget)
 	w.net = &network{w: w}
 	w.clients = newClients(w)
@@ -235,7 +236,9 @@ func newWorld(seed uint64, o Options, draw func(w *World) Shape) *World {
 	}
 	w.sched.note("seed %d shape %s", seed, w.shape)
 	for _, p := range w.procs {
-		w.start(p, false)
+		if !w.unjoined(p) {
+			w.start(p, false)
+		}
 	}
 	w.proxySet = slices.Clone(w.shape.Proxies)
 	w.startProxies()
@@ -254,7 +257,7 @@ func (w *World) recoverThenTail(runUntil func(end int64)) {
 		p.pausedUntil = 0
 		p.crashAfterSync = false
 		clear(p.failNext)
-		if !p.up && !p.downForGood && !p.heldDown {
+		if !p.up && !p.downForGood && !p.heldDown && !w.unjoined(p) {
 			w.start(p, false)
 		}
 	}
@@ -279,6 +282,10 @@ func (w *World) conclude() Result {
 	if converged && w.replicaReadds > 0 {
 		w.audit.gate("replica: a replica the operator added back catches up")
 	}
+	if late := w.shape.lateReplica(); converged && late != 0 && w.proc(late).up && slices.Contains(w.replicaSet, late) {
+		w.audit.gate("replica: a replica that joined from an empty disk catches up")
+	}
+	w.audit.replicasHearLeaders()
 	w.audit.replyOwners()
 	w.audit.durableQuorums()
 	w.audit.checkEveryStore()

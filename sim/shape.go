@@ -73,6 +73,9 @@ type Shape struct {
 	Hold             bool
 	HoldJournal      int
 	HoldAtMs, HoldMs int64
+	// LateReplicaAtMs > 0: the last of Replicas joins the running cell
+	// from an empty disk at that time (replica_join.go).
+	LateReplicaAtMs int64
 	// Control: Journals[ControlJournal] is the cell's registry, written by
 	// rival coordinators and folded by its readers (registry.go); Victim
 	// (-1: none) is the data journal they register and then delete.
@@ -286,6 +289,7 @@ func drawShape(g rng, o Options) Shape {
 	}
 	drawControl(g, &s)
 	drawCreated(g, &s)
+	drawLateReplica(g, &s)
 	return s
 }
 
@@ -386,6 +390,9 @@ func (s Shape) String() string {
 	}
 	if len(s.Replicas) > 0 {
 		mm += fmt.Sprintf(" replicas=%d", len(s.Replicas))
+	}
+	if s.LateReplicaAtMs > 0 {
+		mm += fmt.Sprintf(" late-replica@%dms", s.LateReplicaAtMs)
 	}
 	if len(s.Proxies) > 0 {
 		mm += fmt.Sprintf(" proxies=%d", len(s.Proxies))
