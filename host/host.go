@@ -92,6 +92,9 @@ type Counters struct {
 	// Republished counts the chosen sets told to a member that missed
 	// their publication.
 	Republished uint64
+	// TickVisits counts the journals ticks visited (the awake set,
+	// awake.go): what idle journals cost a tick.
+	TickVisits uint64
 }
 
 // Observer sees what a host decides, for the simulator's audit. It must
@@ -273,6 +276,7 @@ func (h *Host) OnTick() {
 	campaigning := 0
 	due := h.due[:0]
 	h.eachAwake(func(j *journalRT) bool {
+		h.counters.TickVisits++
 		switch j.status {
 		case Live:
 			if h.resting(j) {

@@ -113,8 +113,10 @@ type journalRT struct {
 	calls      map[paxos.Slot]*parkedCall
 	reads      []*parkedRead // arrival order
 	reopenAt   uint64
-	// idx is the journal's index in the host's table (awake.go).
-	idx int
+	// idx is the journal's index in the host's table (awake.go), once
+	// indexed: a journal not yet in the table has none.
+	idx     int
+	indexed bool
 	// dueSince is the tick this journal's due campaign was first held by
 	// the campaign budget (0: not held; campaigns.go).
 	dueSince uint64

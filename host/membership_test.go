@@ -101,3 +101,26 @@ func TestAFailedFormatLeavesItsJournalsDown(t *testing.T) {
 		t.Errorf("jA is %v, want live", st)
 	}
 }
+
+// Adding a journal leaves the quiet ones resting: the next tick visits the
+// new journal, not the whole table.
+func TestAnAddedJournalWakesNoQuietOne(t *testing.T) {
+	// Arrange: two quiet journals the hosts no longer visit.
+	c := newCluster(t, quietTunables(), spec(jA, multi, first), spec(jB, multi, first))
+	c.elect(1, jA, jB)
+	untilQuiet(t, c, jA)
+	untilQuiet(t, c, jB)
+	c.settleTicks(3)
+
+	// Act: node 1 adds jC; one tick.
+	if err := c.hosts[1].AddJournals([]host.JournalSpec{spec(jC, multi, first)}); err != nil {
+		t.Fatal(err)
+	}
+	before := c.hosts[1].Counters().TickVisits
+	c.hosts[1].OnTick()
+
+	// Check: the tick visited jC alone.
+	if got := c.hosts[1].Counters().TickVisits - before; got != 1 {
+		t.Fatalf("the tick after adding one journal visited %d, want 1 (the new one)", got)
+	}
+}
