@@ -155,12 +155,37 @@ func (h *Host) admin(j *journalRT, c Call) AdminReply {
 // answered unavailable. The caller recorded the removal first (a restart
 // must not serve the journal again, nor look for its store). Removing a
 // journal not served here is a no-op: the removal is idempotent.
-func (h *Host) RemoveJournal(id journal.ID) error {
-	j := h.journal(id)
-	if j == nil {
+func (h *Host) RemoveJournal(id journal.ID) error { return h.RemoveJournals([]journal.ID{id}) }
+
+// RemoveJournals removes several journals as RemoveJournal does one, with
+// one renumbering of the table (a page of tombstones removes hundreds).
+// Every store deletion is asked for; the error names each that failed.
+func (h *Host) RemoveJournals(ids []journal.ID) error {
+	gone := make(map[*journalRT]bool, len(ids))
+	var js []*journalRT // in the caller's order: replies leave in it
+	for _, id := range ids {
+		if j := h.journal(id); j != nil && !gone[j] {
+			gone[j] = true
+			js = append(js, j)
+		}
+	}
+	if len(js) == 0 {
 		return nil
 	}
-	return h.retire(j)
+	for _, j := range js {
+		// As retire, for each: ended first, its store deleted after.
+		h.endIncarnation(j, Down, fmt.Errorf("journal %s retired", j.spec.ID))
+		h.counters.Retired++
+	}
+	h.journals = slices.DeleteFunc(h.journals, func(j *journalRT) bool { return gone[j] })
+	h.reindex()
+	var errs []error
+	for _, j := range js {
+		if err := h.env.DeleteStore(j.spec.ID); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // retire removes an honoured journal: nothing of it is sent again, its

@@ -124,3 +124,29 @@ func TestAnAddedJournalWakesNoQuietOne(t *testing.T) {
 		t.Fatalf("the tick after adding one journal visited %d, want 1 (the new one)", got)
 	}
 }
+
+// Journals removed together are all gone with their stores (a journal
+// named twice or not served is no error), and the journals left keep
+// serving theirs.
+func TestJournalsRemovedTogetherAreAllGone(t *testing.T) {
+	h, env := newHost(t, 1, testTunables(), spec(jA, multi, first), spec(jB, multi, first), spec(jC, multi, first))
+	if err := h.RemoveJournals([]journal.ID{jA, jC, jA, {Tenant: 7, Journal: 0xD}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range []journal.ID{jA, jC} {
+		if st, _ := h.Status(j); st != 0 {
+			t.Errorf("%s is still in the table (%v)", j, st)
+		}
+	}
+	if st, _ := h.Status(jB); st != host.Live {
+		t.Errorf("jB is %v, want live", st)
+	}
+	if got := h.Counters().Retired; got != 2 {
+		t.Errorf("%d journals retired, want 2", got)
+	}
+	for j, want := range map[journal.ID]bool{jA: false, jB: true, jC: false} {
+		if _, held := env.stores[j]; held != want {
+			t.Errorf("store of %s held: %v, want %v", j, held, want)
+		}
+	}
+}

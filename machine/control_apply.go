@@ -123,11 +123,11 @@ func (m *Machine) applyPlacements(ctx context.Context, st *registry.State, at jo
 	if err := rt.AddJournals(ctx, start); err != nil {
 		return fmt.Errorf("paros/machine: start %d journals: %w", len(start), err)
 	}
-	for _, id := range gone {
-		if err := rt.RemoveJournal(ctx, id); err != nil {
-			return fmt.Errorf("paros/machine: remove journal %s: %w", id, err)
+	if len(gone) > 0 {
+		if err := rt.RemoveJournals(ctx, gone); err != nil {
+			return fmt.Errorf("paros/machine: remove %d deleted journals: %w", len(gone), err)
 		}
-		m.log.Info("removed a deleted journal", "journal", id)
+		m.log.Info("removed deleted journals", "journals", len(gone))
 	}
 	if len(fresh) == 0 {
 		return nil

@@ -453,14 +453,27 @@ func (r *Runtime) AddJournals(ctx context.Context, specs []host.JournalSpec) err
 // RemoveJournal stops serving a deleted journal and deletes its store
 // (host.RemoveJournal), then forgets its spec.
 func (r *Runtime) RemoveJournal(ctx context.Context, id journal.ID) error {
+	return r.RemoveJournals(ctx, []journal.ID{id})
+}
+
+// RemoveJournals removes several deleted journals as RemoveJournal does
+// one (host.RemoveJournals: one renumbering of the table for them all),
+// and forgets each the host no longer serves.
+func (r *Runtime) RemoveJournals(ctx context.Context, ids []journal.ID) error {
 	if r.ph != nil {
 		return ErrProxy
 	}
-	err := r.onLoop(ctx, func() error { return r.h.RemoveJournal(id) })
-	if err == nil {
-		r.Forget(id)
-	}
-	return err
+	return r.onLoop(ctx, func() error {
+		err := r.h.RemoveJournals(ids)
+		r.specMu.Lock()
+		defer r.specMu.Unlock()
+		for _, id := range ids {
+			if st, _ := r.h.Status(id); st == 0 {
+				delete(r.specs, id)
+			}
+		}
+		return err
+	})
 }
 
 // HandOff is the first step of a graceful shutdown: it hands every journal
