@@ -6,7 +6,7 @@
 // the test. fakeEnv records every Send per peer, queues every Persist,
 // records every Reply by CallID (and fails the test on a second answer to
 // one call: every call is answered exactly once), serves BootStore,
-// FormatStore and ReopenStore from one memstore.Store per journal, and draws
+// FormatStores and ReopenStore from one memstore.Store per journal, and draws
 // Rand from a fixed math/rand/v2 PCG seed so a run replays bit for bit.
 package host_test
 

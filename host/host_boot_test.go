@@ -64,7 +64,7 @@ func TestBoot_DecisionTableThroughNew(t *testing.T) {
 					t.Fatalf("store marker = %v, want %v", bs.Marker, marker(s, 1))
 				}
 				if wantFormats := map[storage.Claim]int{first: 1, existing: 0}[tc.claim]; env.formats[jA]-formatsBefore != wantFormats {
-					t.Fatalf("FormatStore calls = %d, want %d", env.formats[jA]-formatsBefore, wantFormats)
+					t.Fatalf("FormatStores calls for jA = %d, want %d", env.formats[jA]-formatsBefore, wantFormats)
 				}
 				return
 			}
@@ -129,7 +129,7 @@ func TestBoot_OneJournalDownOthersServe(t *testing.T) {
 	}
 }
 
-// Env.BootStore / FormatStore / ReopenStore: a store that cannot be opened,
+// Env.BootStore / FormatStores / ReopenStore: a store that cannot be opened,
 // formatted or reopened leaves its journal Down with the reason.
 func TestBoot_StoreFaultsLeaveJournalDown(t *testing.T) {
 	for _, which := range []string{"boot", "format"} {
