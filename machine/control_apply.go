@@ -39,8 +39,8 @@ import (
 // which a start reads the same way (it finds their stores formatted and
 // adopts them), and ControlApplied stays low, which is always safe. A
 // burst of creations so costs each member one record write and one
-// synced store commit per registry page it applies, not three and one
-// per journal.
+// synced store commit per registry page it applies, not two record
+// writes and a commit per journal.
 func (m *Machine) applyPlacements(ctx context.Context, st *registry.State, at journal.Seq) error {
 	rec := m.Record()
 	rt := m.Runtime()
