@@ -54,9 +54,9 @@ func (h *Host) AddJournals(specs []JournalSpec) error {
 	if len(js) == 0 {
 		return nil
 	}
+	h.journals = append(h.journals, js...)
+	slices.SortFunc(h.journals, func(a, b *journalRT) int { return a.spec.ID.Compare(b.spec.ID) })
 	for _, j := range js {
-		i, _ := slices.BinarySearchFunc(h.journals, j.spec.ID, func(j *journalRT, id journal.ID) int { return j.spec.ID.Compare(id) })
-		h.journals = slices.Insert(h.journals, i, j)
 		if j.spec.Joiner {
 			h.counters.Joined++
 		} else {
@@ -169,13 +169,29 @@ func (h *Host) RemoveJournals(ids []journal.ID) error {
 			js = append(js, j)
 		}
 	}
+	return h.retireAll(js)
+}
+
+// retire removes an honoured journal: nothing of it is sent again, its
+// parked calls are answered unavailable, and only then is its store
+// deleted (the node's MayRetire judged the five conditions first).
+func (h *Host) retire(j *journalRT) error { return h.retireAll([]*journalRT{j}) }
+
+// retireAll removes journals js of the table (distinct), in order: each
+// ends its incarnation, the table is renumbered once, then every store
+// deletion is asked for; the error names each that failed.
+func (h *Host) retireAll(js []*journalRT) error {
 	if len(js) == 0 {
 		return nil
 	}
+	gone := make(map[*journalRT]bool, len(js))
 	for _, j := range js {
-		// As retire, for each: ended first, its store deleted after.
+		// A retirement is not a fault: no quarantine is counted and the
+		// process's last fault stays what it was (if its other journals
+		// are all down, it stops naming why).
 		h.endIncarnation(j, Down, fmt.Errorf("journal %s retired", j.spec.ID))
 		h.counters.Retired++
+		gone[j] = true
 	}
 	h.journals = slices.DeleteFunc(h.journals, func(j *journalRT) bool { return gone[j] })
 	h.reindex()
@@ -186,19 +202,4 @@ func (h *Host) RemoveJournals(ids []journal.ID) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// retire removes an honoured journal: nothing of it is sent again, its
-// parked calls are answered unavailable, and only then is its store
-// deleted (the node's MayRetire judged the five conditions first).
-func (h *Host) retire(j *journalRT) error {
-	// A retirement is not a fault: no quarantine is counted and the
-	// process's last fault stays what it was (if its other journals are all
-	// down, it stops naming why).
-	h.endIncarnation(j, Down, fmt.Errorf("journal %s retired", j.spec.ID))
-	i := slices.Index(h.journals, j)
-	h.journals = slices.Delete(h.journals, i, i+1)
-	h.reindex()
-	h.counters.Retired++
-	return h.env.DeleteStore(j.spec.ID)
 }
