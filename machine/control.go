@@ -285,19 +285,17 @@ func (cp *controlPlane) follow(ctx context.Context) {
 func foldNext(ctx context.Context, rd *client.Reader, f *checkpoint.Folder[*registrypb.State], mu *sync.Mutex, stale *bool) (int, error) {
 	recs, err := rd.Next(ctx)
 	var gap *client.GapError
-	if errors.As(err, &gap) || err == nil {
-		if mu != nil {
-			mu.Lock()
-			defer mu.Unlock()
-			*stale = true
-		}
+	if err != nil && !errors.As(err, &gap) {
+		return 0, err
 	}
-	switch {
-	case errors.As(err, &gap):
+	if mu != nil {
+		mu.Lock()
+		defer mu.Unlock()
+		*stale = true
+	}
+	if gap != nil {
 		f.Jump(gap.To)
 		return 0, nil
-	case err != nil:
-		return 0, err
 	}
 	for _, r := range recs {
 		f.Fold(r.Seq, r.Data)
