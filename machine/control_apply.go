@@ -13,141 +13,101 @@ import (
 )
 
 // applyPlacements makes this machine serve what the registry st (folded
-// up to, not including, position at) places on it: it starts every live
-// journal created at or after the record's ControlApplied that names it
-// and that it does not serve yet, and removes every journal it serves
-// whose tombstone st holds. It is judged on the whole state, not on the
-// entries since the last call, so a failed call is simply made again.
-// Only the control plane's follower calls it, one call at a time.
+// up to, not including, position at) places on it, carrying out the step
+// its registry.Follower plans (the rules, and why every crash between the
+// steps is safe, are registry.Follower's): it starts every live journal
+// placed here that its record does not list, and removes every journal it
+// serves whose tombstone st holds. Only the control plane's follower
+// calls it, one call at a time; a failed call is simply made again.
 //
-// Invariant: a journal is formatted here only if its creation is at or
-// above ControlApplied, and ControlApplied moves up only once every
-// journal below it is formatted and recorded. A journal created below it
-// that the record does not list was deleted here, or its store was lost
-// with the record: formatting it again would make a member that forgot
-// its promises (amnesia), so it is never done.
-//
-// The order makes every crash safe: a creation is recorded (not yet
-// formatted) before its store is formatted (joinedSpec adopts a store
-// formatted under exactly its configuration, so a crash between the two
-// costs nothing); a removal is recorded (the journal retired: never
-// served again) before its store is deleted.
-//
-// One record write per call. The journals a call formats are marked
-// formatted, and ControlApplied moved past them, by the next call's
-// record write (unmarked): until then the record lists them unformatted,
-// which a start reads the same way (it finds their stores formatted and
-// adopts them), and ControlApplied stays low, which is always safe. A
-// burst of creations so costs each member one record write and one
-// synced store commit per registry page it applies, not two record
-// writes and a commit per journal.
+// The record is the machine record: the step's journals are listed (not
+// yet formatted) and its removals retired before any store is formatted
+// or deleted; the journals a call formats are marked formatted, and
+// ControlApplied moved past them, by the next call's record write. A burst
+// of creations so costs each member one record write and one synced store
+// commit per registry page it applies.
 func (m *Machine) applyPlacements(ctx context.Context, st *registry.State, at journal.Seq) error {
 	rec := m.Record()
 	rt := m.Runtime()
 	if rt == nil {
 		return fmt.Errorf("paros/machine: not serving")
 	}
-	self := rec.NodeID
 	// Sets, not scans: a machine may hold tens of thousands of journals,
 	// and this runs on every registry page.
-	known := make(map[journal.ID]bool, len(rec.Joined)+len(rec.Retired))
+	listed := make(map[journal.ID]bool, len(rec.Joined)+len(rec.Retired))
+	serving := make([]journal.ID, 0, len(rec.Joined))
 	for _, j := range rec.Joined {
-		known[j.ID()] = true
+		listed[j.ID()] = true
+		serving = append(serving, j.ID())
 	}
 	for _, j := range rec.Retired {
-		known[j.ID()] = true
+		listed[j.ID()] = true
 	}
-	var fresh []machinerecord.JoinedJournal
-	for _, j := range st.PlacedSince(self, journal.Seq(rec.ControlApplied)) {
-		if j.Standing != registry.StandingLive || known[j.ID] {
-			continue
-		}
-		fresh = append(fresh, createdJournal(j))
-	}
-	var gone []journal.ID
-	// Every journal this machine serves whose tombstone the registry
-	// holds: the ones the registry placed here, and the ones a
-	// reconfiguration moved here since (JoinJournal). Only a journal the
-	// registry created can have a tombstone, and it has one only once it
-	// is sealed, so no journal that may still take a write is removed.
-	for _, j := range rec.Joined {
-		if st.Gone(j.ID()) {
-			gone = append(gone, j.ID())
-		}
-	}
-	if len(fresh) == 0 && len(gone) == 0 {
-		// Nothing here changes: ControlApplied stays where it is (a low
-		// mark is safe, see above), and a page that places nothing on
-		// this machine costs it no record write.
+	step := m.follower.Next(st, at, registry.Holding{Node: rec.NodeID, Applied: journal.Seq(rec.ControlApplied),
+		Listed: func(id journal.ID) bool { return listed[id] }, Serving: serving})
+	if step.Empty() {
 		return nil
 	}
-	// 1. Record the new journals (unformatted) and the removals, and mark
-	// the last call's journals formatted.
-	marked := m.unmarked
-	m.unmarked = unmarked{}
-	if err := m.updateRecord(func(r *machinerecord.Record) {
-		r.Joined = append(r.Joined, fresh...)
-		removed := make(map[journal.ID]bool, len(gone))
-		for _, id := range gone {
-			removed[id] = true
-			r.Retired = append(r.Retired, machinerecord.JournalID{Tenant: id.Tenant, Journal: id.Journal})
-		}
-		r.Joined = slices.DeleteFunc(r.Joined, func(x machinerecord.JoinedJournal) bool { return removed[x.ID()] })
-		if len(marked.formatted) > 0 {
+	// 1. One record write: list the new journals (unformatted), retire the
+	// removed ones, mark the last call's journals formatted.
+	if step.Writes() {
+		err := m.updateRecord(func(r *machinerecord.Record) {
+			for _, j := range step.Record {
+				r.Joined = append(r.Joined, createdJournal(j))
+			}
+			removed := make(map[journal.ID]bool, len(step.Remove))
+			for _, id := range step.Remove {
+				removed[id] = true
+				r.Retired = append(r.Retired, machinerecord.JournalID{Tenant: id.Tenant, Journal: id.Journal})
+			}
+			r.Joined = slices.DeleteFunc(r.Joined, func(x machinerecord.JoinedJournal) bool { return removed[x.ID()] })
+			formatted := make(map[journal.ID]bool, len(step.Formatted))
+			for _, id := range step.Formatted {
+				formatted[id] = true
+			}
 			for i := range r.Joined {
-				if marked.formatted[r.Joined[i].ID()] {
+				if formatted[r.Joined[i].ID()] {
 					r.Joined[i].Formatted = true
 				}
 			}
-			r.ControlApplied = max(r.ControlApplied, uint64(marked.at))
+			r.ControlApplied = max(r.ControlApplied, uint64(step.AppliedTo))
+		})
+		m.follower.Recorded(step, err)
+		if err != nil {
+			return fmt.Errorf("paros/machine: record placements: %w", err)
 		}
-	}); err != nil {
-		m.unmarked = marked // still to record
-		return fmt.Errorf("paros/machine: record placements: %w", err)
 	}
 	// 2. Format and serve the new ones, all in one synced commit; stop and
 	// delete the removed ones.
 	var start []host.JournalSpec
-	for _, j := range fresh {
+	for _, j := range step.Start {
 		m.mu.Lock()
-		hs := m.joinedSpec(j, storage.ClaimFirstBoot)
+		hs := m.joinedSpec(createdJournal(j), storage.ClaimFirstBoot)
 		m.mu.Unlock()
 		if hs.Claim != storage.ClaimFirstBoot {
 			continue // formatted by an earlier attempt: the next start adopts it
 		}
-		if _, served := rt.Spec(j.ID()); served {
+		if _, served := rt.Spec(j.ID); served {
 			continue
 		}
 		start = append(start, hs)
 	}
 	if err := rt.AddJournals(ctx, start); err != nil {
+		m.follower.StartFailed(step)
 		return fmt.Errorf("paros/machine: start %d journals: %w", len(start), err)
 	}
-	if len(gone) > 0 {
-		if err := rt.RemoveJournals(ctx, gone); err != nil {
-			return fmt.Errorf("paros/machine: remove %d deleted journals: %w", len(gone), err)
-		}
-		m.log.Info("removed deleted journals", "journals", len(gone))
-	}
-	if len(fresh) == 0 {
-		return nil
-	}
 	// 3. The next call marks them formatted and moves ControlApplied up.
-	m.unmarked = unmarked{at: at, formatted: make(map[journal.ID]bool, len(fresh))}
-	for _, j := range fresh {
-		m.unmarked.formatted[j.ID()] = true
+	m.follower.Started(step, at)
+	if len(step.Remove) > 0 {
+		if err := rt.RemoveJournals(ctx, step.Remove); err != nil {
+			return fmt.Errorf("paros/machine: remove %d deleted journals: %w", len(step.Remove), err)
+		}
+		m.log.Info("removed deleted journals", "journals", len(step.Remove))
 	}
-	m.log.Info("serving journals the control plane created", "journals", len(fresh))
+	if len(step.Start) > 0 {
+		m.log.Info("serving journals the control plane created", "journals", len(step.Start))
+	}
 	return nil
-}
-
-// unmarked is what the last applyPlacements formatted and left for the
-// next one to record: its journals, formatted and served but listed
-// unformatted, and the registry position every journal below which is
-// formatted and recorded. The zero value marks nothing.
-type unmarked struct {
-	at        journal.Seq
-	formatted map[journal.ID]bool
 }
 
 // createdJournal is the record entry of a journal the registry places on

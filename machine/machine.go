@@ -43,6 +43,7 @@ import (
 	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/core/paxos"
 	"github.com/parosdb/paros/core/quorum"
+	"github.com/parosdb/paros/core/registry"
 	"github.com/parosdb/paros/host"
 	"github.com/parosdb/paros/runtime"
 	"github.com/parosdb/paros/security"
@@ -99,9 +100,10 @@ type Machine struct {
 	// per machine at a time, so a ballot (whose node is this machine)
 	// names one proposer (CellInit, PrepareCell).
 	proposing chan struct{}
-	// unmarked is owned by the control plane's follower (applyPlacements,
-	// its only caller).
-	unmarked unmarked
+	// follower is owned by the control plane's follower (applyPlacements,
+	// its only caller): what this start of the machine has applied of the
+	// registry and not yet recorded.
+	follower registry.Follower
 }
 
 const storeDir = "store"
