@@ -10,8 +10,10 @@
 // (sim/lincheck). On some seeds the network holds one journal on every
 // node for a while, and its siblings must keep committing (hold.go). On
 // about a third, one journal is the cell's registry, written by rival
-// coordinators and folded by readers, and a data journal is deleted and
-// sealed (registry.go); on another third, a journal is created during
+// coordinators and folded by readers that apply it to themselves as
+// member machines with the shipped registry.Follower
+// (registry_member.go), and a data journal is deleted and sealed
+// (registry.go); on another third, a journal is created during
 // the chaos, each member formatting it at its own moment (create.go).
 // After
 // a chaos window comes a quiet tail in which every live node must

@@ -51,6 +51,9 @@ type regClient struct {
 	booted bool
 	// sealOld is the fence last seen in force on the victim.
 	sealOld journal.LeaderUUID
+	// member: a folder's member machine applying the registry to itself
+	// (registry_member.go); nil for a coordinator.
+	member *regMember
 }
 
 // regWorld is what the control plane shares across clients: the requests

@@ -108,6 +108,7 @@ func (cs *clients) regFold(c *client, out cl.ReaderOutcome) {
 	}
 	if st := rc.fold.State(); !rc.fold.Gapped() && !rc.fold.InRun() && len(out.Records) > 0 {
 		b.judgeDigest(w, c, st)
+		cs.memberApply(c)
 	}
 }
 

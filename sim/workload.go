@@ -120,6 +120,10 @@ func newClients(w *World) *clients {
 				// The registry's folders: its truncations follow its
 				// checkpoints, not their cursors; the last starts late.
 				c.folding, c.reg = false, newRegClient(i == j.Readers-1)
+				// Each is also a member applying the registry to itself
+				// (registry_member.go).
+				servers := w.shape.Servers()
+				c.reg.member = newRegMember(uint64(servers[i%len(servers)]))
 			}
 			cs.all = append(cs.all, c)
 		}
@@ -205,6 +209,9 @@ func (cs *clients) records(c *client) [][]byte {
 func (cs *clients) step(c *client) {
 	g := cs.w.g
 	if c.role == reader {
+		if c.reg != nil && c.reg.member != nil && c.reg.member.down {
+			cs.memberRestart(c)
+		}
 		if g.pct(15) {
 			cs.send(c, opLaggingRead, host.Call{Kind: host.CallRead, Read: journal.ReadRequest{Journal: c.j.ID,
 				FromSeq: c.lagging, Limit: uint32(g.intn(8)), WaitMs: 0}}, cs.readServer(c))
