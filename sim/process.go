@@ -52,6 +52,9 @@ type proc struct {
 	// deleted, and it never serves the journal again).
 	joined  map[journal.ID]host.JournalSpec
 	retired map[journal.ID]bool
+	// replicaSeq is the operator's replica list this incarnation holds
+	// (setReplicas).
+	replicaSeq uint64
 	// registry is a matchmaker process's store (nil on the others).
 	registry *memstore.RegistryStore
 	// mmset is the newest chosen matchmaker set the process kept for its
@@ -302,6 +305,7 @@ func (w *World) start(p *proc, edited bool) {
 	p.boots++
 	p.inc++
 	p.up = true
+	p.replicaSeq = w.replicaSeq // it boots with the operator's last list (specs)
 	p.diskFree, p.groupStart = w.sched.now, w.sched.now
 	// The new incarnation's host is being built: what it sends meanwhile
 	// (a boot's first messages) is its own, not the old host's, whose

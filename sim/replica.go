@@ -91,9 +91,18 @@ func (w *World) changeReplicas() {
 
 // setReplicas is the operator's new replica list: every process learns it
 // within 0–50 ms, and one that is down learns it when it restarts.
+//
+// The operator is one sequential actor: its command reaches every machine
+// before it issues the next, so a machine never takes an older list after
+// a newer one (the two sources of changes, the replicas' attrition and a
+// replica joining, may otherwise overlap within the 50 ms). Lists carry
+// the operator's sequence number, and a process that booted with a newer
+// list, or took one, skips an older list arriving late.
 func (w *World) setReplicas(next []paxos.NodeID) {
 	g := w.g
 	w.replicaSet = next
+	w.replicaSeq++
+	seq := w.replicaSeq
 	w.counts.ReplicaChanges++
 	w.sched.note("operator sets the replicas to %v", next)
 	for _, p := range w.procs {
@@ -102,6 +111,10 @@ func (w *World) setReplicas(next []paxos.NodeID) {
 			if !p.up || p.inc != inc || p.h == nil {
 				return // it learns the list when it restarts
 			}
+			if p.replicaSeq > seq {
+				return // a newer list reached it first: this command was finished before it
+			}
+			p.replicaSeq = seq
 			if err := p.h.SetReplicas(next); err != nil {
 				w.audit.violation("replica: the operator's replica list is accepted", "n%d: %v", p.id, err)
 			}

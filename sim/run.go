@@ -145,6 +145,8 @@ type World struct {
 	// replicaReadds counts replicas it added back after removing them.
 	replicaSet    []paxos.NodeID
 	replicaReadds int
+	// replicaSeq numbers the operator's replica lists (setReplicas).
+	replicaSeq uint64
 	// proxies are the proxy processes (proxy.go); proxySet is the proxy
 	// list the operator set last.
 	proxies  []*proxyProc
