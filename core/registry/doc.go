@@ -77,6 +77,18 @@
 // but At depends on positions (created_at aside): a checkpoint equals the
 // prefix it replaces.
 //
+// # The desk and the follower
+//
+// Two roles act around the fold, and their decisions live here too, so
+// that the machine and the simulator run the same ones. The elected
+// coordinator's desk (desk.go) judges a batch of control calls against its
+// fold (Judge: denied, decided already, refused, or written), builds
+// creations (BuildCreation, BuildTenant) and finishes deletions (a
+// single-writer journal is sealed before its tombstone: NeedsSeal,
+// Tombstones). Each member machine's Follower (follow.go) decides what a
+// folded page asks of it: which journals to list and start, which to
+// remove, and when its applied mark moves.
+//
 // # Limits
 //
 // The outcome table keeps every decided request and the tombstones every
