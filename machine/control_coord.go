@@ -46,18 +46,11 @@ type coordinator struct {
 	done chan struct{} // closed when the desk stops (deposed)
 }
 
-// deskReq is one control call waiting for the desk. entry builds the
-// registry entry from the desk's current state (nil entry with a refusal
-// answers without writing).
+// deskReq is one control call waiting for the desk, and where its answer
+// goes.
 type deskReq struct {
-	request []byte
-	// allowed, when set, decides whether the caller may make this change,
-	// against the desk's fold: the one fold that cannot be behind the
-	// change it judges. It runs before anything else, a replayed request
-	// id included, so a denied caller learns nothing of any outcome.
-	allowed func(st *registry.State) bool
-	entry   func(st *registry.State, pending map[uint64]int) (*pb.RegistryEntry, string)
-	reply   chan *pb.ControlReply
+	req   registry.Request
+	reply chan *pb.ControlReply
 }
 
 // campaignWhileMember campaigns while this machine serves the election
@@ -238,32 +231,35 @@ func (cp *controlPlane) desk(ctx context.Context, e *election.Election, ck *chec
 }
 
 // serveBatch writes the entries of a batch of requests in one append and
-// answers each with its outcome. A request already decided is answered
-// from its recorded outcome without writing.
+// answers each with its outcome (registry.Judge decides which are written
+// and how the others are answered).
 func (cp *controlPlane) serveBatch(ctx context.Context, ck *checkpoint.Checkpointer[*registrypb.State], batch []*deskReq) error {
 	st := ck.State()
-	pending := map[uint64]int{} // journals this batch places on each machine
-	var recs [][]byte
-	var written []*deskReq
-	for _, r := range batch {
-		if r.allowed != nil && !r.allowed(st.State) {
-			r.reply <- &pb.ControlReply{Refusal: refusalDenied}
-			continue
-		}
-		if o, ok := st.Outcome(r.request); ok {
-			r.reply <- cp.answer(st.State, o)
-			continue
-		}
-		e, refusal := r.entry(st.State, pending)
-		if e == nil {
-			r.reply <- &pb.ControlReply{Refusal: refusal, RegistryAt: uint64(st.At())}
-			continue
-		}
-		recs = append(recs, registrypb.Encode(e))
-		written = append(written, r)
+	reqs := make([]registry.Request, len(batch))
+	for i, r := range batch {
+		reqs[i] = r.req
 	}
-	if len(recs) == 0 {
+	entries, verdicts := registry.Judge(st.State, reqs)
+	var written []*deskReq
+	for i, v := range verdicts {
+		r := batch[i]
+		switch v.Kind {
+		case registry.VerdictDenied:
+			r.reply <- &pb.ControlReply{Refusal: refusalDenied}
+		case registry.VerdictDecided:
+			r.reply <- cp.answer(st.State, v.Outcome)
+		case registry.VerdictRefused:
+			r.reply <- &pb.ControlReply{Refusal: v.Refusal, RegistryAt: uint64(st.At())}
+		case registry.VerdictWrite:
+			written = append(written, r)
+		}
+	}
+	if len(entries) == 0 {
 		return nil
+	}
+	recs := make([][]byte, len(entries))
+	for i, e := range entries {
+		recs[i] = registrypb.Encode(registrypb.EntryToPB(e))
 	}
 	if _, err := ck.Append(ctx, recs...); err != nil {
 		for _, r := range written {
@@ -273,7 +269,7 @@ func (cp *controlPlane) serveBatch(ctx context.Context, ck *checkpoint.Checkpoin
 	}
 	var deleted bool
 	for _, r := range written {
-		o, ok := st.Outcome(r.request)
+		o, ok := st.Outcome(r.req.ID)
 		if !ok {
 			// A change the registry keeps no outcome of (a machine
 			// registered or drained) is done once written.
@@ -342,19 +338,20 @@ func (cp *controlPlane) finishDeletions(ctx context.Context, ck *checkpoint.Chec
 		})
 	}
 	wg.Wait()
-	var recs [][]byte
+	var gone []journal.ID
 	for i, j := range del {
 		if sealed[i] {
-			recs = append(recs, registrypb.Encode(&pb.RegistryEntry{Entry: &pb.RegistryEntry_JournalGone{
-				JournalGone: &pb.JournalGone{Journal: wire.JournalIDToPB(j.ID)}}}))
+			gone = append(gone, j.ID)
 		}
 	}
-	for len(recs) > 0 {
-		n := min(len(recs), deskBatchMax)
-		if _, err := ck.Append(ctx, recs[:n]...); err != nil {
-			return fmt.Errorf("write %d tombstones: %w", n, err)
+	for _, es := range registry.Tombstones(gone, deskBatchMax) {
+		recs := make([][]byte, len(es))
+		for i, e := range es {
+			recs[i] = registrypb.Encode(registrypb.EntryToPB(e))
 		}
-		recs = recs[n:]
+		if _, err := ck.Append(ctx, recs...); err != nil {
+			return fmt.Errorf("write %d tombstones: %w", len(recs), err)
+		}
 	}
 	return nil
 }
@@ -372,7 +369,7 @@ const sealTimeout = 5 * time.Second
 // member knows of the deletion. A multi-writer journal has no fence (its
 // writes are unfenced); it stops when its members drop it at the tombstone.
 func (cp *controlPlane) seal(ctx context.Context, j registry.Journal) error {
-	if j.Placement.WriterMode != registry.WriterSingle {
+	if !j.NeedsSeal() {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, sealTimeout)

@@ -44,20 +44,19 @@ func (m *Machine) controlPlane() *controlPlane {
 }
 
 // submit hands a change to this machine's desk and waits for its answer.
-func (s *ControlService) submit(ctx context.Context, request []byte, allowed func(*registry.State) bool,
-	entry func(st *registry.State, pending map[uint64]int) (*pb.RegistryEntry, string)) (*pb.ControlReply, error) {
+func (s *ControlService) submit(ctx context.Context, req registry.Request) (*pb.ControlReply, error) {
 	cp := s.M.controlPlane()
 	if cp == nil {
 		return &pb.ControlReply{Refusal: "no_control_plane", Detail: "this cell was formed without a control plane, or this machine takes no part in it"}, nil
 	}
-	if len(request) != requestIDBytes {
+	if len(req.ID) != requestIDBytes {
 		return &pb.ControlReply{Refusal: "bad_request", Detail: "a request id is 16 bytes"}, nil
 	}
 	_, d := cp.snapshot()
 	if d == nil {
 		return &pb.ControlReply{Refusal: "not_coordinator", Coordinator: cp.coordinatorAddr()}, nil
 	}
-	r := &deskReq{request: request, allowed: allowed, entry: entry, reply: make(chan *pb.ControlReply, 1)}
+	r := &deskReq{req: req, reply: make(chan *pb.ControlReply, 1)}
 	ctx, cancel := context.WithTimeout(ctx, deskWaitMax)
 	defer cancel()
 	select {
@@ -122,22 +121,16 @@ func (s *ControlService) CreateTenant(ctx context.Context, req *pb.CreateTenantR
 	if err := registry.ValidTenantName(req.GetName()); err != nil {
 		return &pb.ControlReply{Refusal: registry.OutcomeBadName, Detail: err.Error()}, nil
 	}
-	return s.submit(ctx, req.GetRequest(), nil, func(st *registry.State, _ map[uint64]int) (*pb.RegistryEntry, string) {
-		id := randomID()
-		for st.TenantIDUsed(id) {
-			id = randomID()
-		}
-		return &pb.RegistryEntry{Entry: &pb.RegistryEntry_CreateTenant{CreateTenant: &pb.CreateTenant{
-			Request: req.GetRequest(), Name: req.GetName(), TenantId: id}}}, ""
-	})
+	return s.submit(ctx, registry.Request{ID: req.GetRequest(), Build: func(st *registry.State, _ registry.Pending) (registry.Entry, string, bool) {
+		return registry.BuildTenant(st, req.GetRequest(), req.GetName(), randomID), "", true
+	}})
 }
 
 // DeleteTenant removes a tenant that holds no journal.
 func (s *ControlService) DeleteTenant(ctx context.Context, req *pb.DeleteTenantRequest) (*pb.ControlReply, error) {
-	return s.submit(ctx, req.GetRequest(), nil, func(*registry.State, map[uint64]int) (*pb.RegistryEntry, string) {
-		return &pb.RegistryEntry{Entry: &pb.RegistryEntry_DeleteTenant{DeleteTenant: &pb.DeleteTenant{
-			Request: req.GetRequest(), Name: req.GetName()}}}, ""
-	})
+	return s.submit(ctx, registry.Request{ID: req.GetRequest(), Build: func(*registry.State, registry.Pending) (registry.Entry, string, bool) {
+		return registry.DeleteTenant(req.GetRequest(), req.GetName()), "", true
+	}})
 }
 
 // CreateJournal names a journal of a tenant and places it: on the
@@ -151,49 +144,24 @@ func (s *ControlService) CreateJournal(ctx context.Context, req *pb.CreateJourna
 	if n > placementMembersMax || len(req.GetMemberIds()) > placementMembersMax {
 		return &pb.ControlReply{Refusal: registry.OutcomeBadPlacement, Detail: "at most 9 members"}, nil
 	}
-	mode := req.GetWriterMode()
-	if mode == pb.WriterMode_WRITER_MODE_UNSPECIFIED {
-		mode = pb.WriterMode_WRITER_MODE_SINGLE
-	}
-	rep, err := s.submit(ctx, req.GetRequest(), tenantGuard(ctx, req.GetTenant()), func(st *registry.State, pending map[uint64]int) (*pb.RegistryEntry, string) {
-		t, ok := st.Tenant(tenantOrDefault(req.GetTenant()))
-		if !ok {
-			return nil, registry.OutcomeUnknownTenant
-		}
-		members := slices.Clone(req.GetMemberIds())
-		if len(members) == 0 {
-			want := n
-			if want == 0 {
-				want = min(3, st.UpMachines())
-			}
-			var err error
-			if members, err = st.PlaceWith(want, pending); err != nil {
-				return nil, registry.OutcomeBadPlacement
-			}
-		}
-		for _, id := range members {
-			pending[id]++
-		}
-		jid := randomID()
-		for st.JournalIDUsed(t.ID, jid) {
-			jid = randomID()
-		}
-		return &pb.RegistryEntry{Entry: &pb.RegistryEntry_CreateJournal{CreateJournal: &pb.CreateJournal{
-			Request: req.GetRequest(), Tenant: t.Name, Name: req.GetName(), JournalId: jid,
-			Placement: &pb.JournalPlacement{Members: members, QuorumSystem: req.GetQuorumSystem(),
-				Phase1Quorum: req.GetPhase1Quorum(), Phase2Quorum: req.GetPhase2Quorum(),
-				Rows: req.GetRows(), Cols: req.GetCols(), WriterMode: mode}}}}, ""
-	})
+	c := registry.Creation{Request: req.GetRequest(), Tenant: tenantOrDefault(req.GetTenant()), Name: req.GetName(), Members: n,
+		Placement: registrypb.PlacementFromPB(&pb.JournalPlacement{Members: req.GetMemberIds(), QuorumSystem: req.GetQuorumSystem(),
+			Phase1Quorum: req.GetPhase1Quorum(), Phase2Quorum: req.GetPhase2Quorum(),
+			Rows: req.GetRows(), Cols: req.GetCols(), WriterMode: req.GetWriterMode()})}
+	rep, err := s.submit(ctx, registry.Request{ID: req.GetRequest(), Allowed: tenantGuard(ctx, req.GetTenant()),
+		Build: func(st *registry.State, pending registry.Pending) (registry.Entry, string, bool) {
+			return registry.BuildCreation(st, pending, c, randomID)
+		}})
 	return denied(ctx, pb.Control_CreateJournal_FullMethodName, req.GetTenant(), rep, err)
 }
 
 // DeleteJournal deletes a journal by name: decided at once, answered once
 // the journal is fenced and tombstoned.
 func (s *ControlService) DeleteJournal(ctx context.Context, req *pb.DeleteJournalRequest) (*pb.ControlReply, error) {
-	rep, err := s.submit(ctx, req.GetRequest(), tenantGuard(ctx, req.GetTenant()), func(*registry.State, map[uint64]int) (*pb.RegistryEntry, string) {
-		return &pb.RegistryEntry{Entry: &pb.RegistryEntry_DeleteJournal{DeleteJournal: &pb.DeleteJournal{
-			Request: req.GetRequest(), Tenant: tenantOrDefault(req.GetTenant()), Name: req.GetName()}}}, ""
-	})
+	rep, err := s.submit(ctx, registry.Request{ID: req.GetRequest(), Allowed: tenantGuard(ctx, req.GetTenant()),
+		Build: func(*registry.State, registry.Pending) (registry.Entry, string, bool) {
+			return registry.DeleteJournal(req.GetRequest(), tenantOrDefault(req.GetTenant()), req.GetName()), "", true
+		}})
 	return denied(ctx, pb.Control_DeleteJournal_FullMethodName, req.GetTenant(), rep, err)
 }
 
@@ -208,17 +176,16 @@ func (s *ControlService) RegisterMachine(ctx context.Context, req *pb.RegisterMa
 	if !known || s.M.peerRole(req.GetNodeId()) != paxos.RoleAcceptor {
 		return &pb.ControlReply{Refusal: "unknown_machine", Detail: "admit the machine to the cell first"}, nil
 	}
-	return s.submit(ctx, randomRequest(), nil, func(*registry.State, map[uint64]int) (*pb.RegistryEntry, string) {
-		return &pb.RegistryEntry{Entry: &pb.RegistryEntry_RegisterMachine{RegisterMachine: &pb.RegisterMachine{
-			NodeId: req.GetNodeId(), Addr: req.GetAddr(), FailureDomain: req.GetFailureDomain()}}}, ""
-	})
+	return s.submit(ctx, registry.Request{ID: randomRequest(), Build: func(*registry.State, registry.Pending) (registry.Entry, string, bool) {
+		return registry.RegisterMachine(req.GetNodeId(), req.GetAddr(), req.GetFailureDomain()), "", true
+	}})
 }
 
 // DrainMachine takes a machine out of placement.
 func (s *ControlService) DrainMachine(ctx context.Context, req *pb.DrainMachineRequest) (*pb.ControlReply, error) {
-	return s.submit(ctx, randomRequest(), nil, func(*registry.State, map[uint64]int) (*pb.RegistryEntry, string) {
-		return &pb.RegistryEntry{Entry: &pb.RegistryEntry_DrainMachine{DrainMachine: &pb.DrainMachine{NodeId: req.GetNodeId()}}}, ""
-	})
+	return s.submit(ctx, registry.Request{ID: randomRequest(), Build: func(*registry.State, registry.Pending) (registry.Entry, string, bool) {
+		return registry.DrainMachine(req.GetNodeId()), "", true
+	}})
 }
 
 // Registry answers this machine's fold of the registry, filtered by the
