@@ -10,7 +10,8 @@
 // (sim/lincheck). On some seeds the network holds one journal on every
 // node for a while, and its siblings must keep committing (hold.go). On
 // about a third, one journal is the cell's registry, written by rival
-// coordinators and folded by readers that apply it to themselves as
+// coordinators through the shipped desk decisions (registry_desk.go) and
+// folded by readers that apply it to themselves as
 // member machines with the shipped registry.Follower
 // (registry_member.go), and a data journal is deleted and sealed
 // (registry.go); on another third, a journal is created during

@@ -1,8 +1,6 @@
 package sim
 
 import (
-	"fmt"
-
 	"github.com/parosdb/paros/client/checkpoint"
 	cl "github.com/parosdb/paros/client/sansio"
 	"github.com/parosdb/paros/core/journal"
@@ -59,7 +57,7 @@ type regClient struct {
 // regWorld is what the control plane shares across clients: the requests
 // written so far (for retries) and the board the oracles keep.
 type regWorld struct {
-	requests []registry.Entry
+	requests []registry.Request
 	nextReq  int
 	board    regBoard
 }
@@ -99,101 +97,6 @@ func (cs *clients) coordStep(c *client) {
 	default:
 		cs.schedule(c, g.between(10*ms, 60*ms))
 	}
-}
-
-// regRecords are the registry entries a coordinator appends next: the
-// bootstrap once per term, else one to three requests.
-func (cs *clients) regRecords(c *client) [][]byte {
-	rc, rw := c.reg, cs.w.reg
-	var es []registry.Entry
-	if !rc.booted {
-		rc.booted = true
-		for _, n := range cs.w.shape.Servers() {
-			es = append(es, registry.RegisterMachine(uint64(n), fmt.Sprintf("n%d", n), ""))
-		}
-		es = append(es, registry.CreateTenant([]byte("boot:tenant"), regTenant, 0x7e0))
-		if v := cs.w.shape.Victim; v >= 0 {
-			id := cs.w.shape.Journals[v].ID
-			servers := cs.w.shape.Servers()
-			var ms []uint64
-			for _, n := range servers[:min(3, len(servers))] {
-				ms = append(ms, uint64(n))
-			}
-			es = append(es, registry.CreateJournal([]byte("boot:victim"), regTenant, "victim", id.Journal,
-				registry.Placement{Members: ms, QuorumSystem: registry.QuorumMajority, WriterMode: registry.WriterSingle}))
-		}
-	} else {
-		for range 1 + cs.w.g.intn(3) {
-			es = append(es, cs.regRequest())
-		}
-	}
-	out := make([][]byte, len(es))
-	for i, e := range es {
-		out[i] = registrypb.Encode(registrypb.EntryToPB(e))
-		if len(e.Request) > 0 {
-			rw.requests = append(rw.requests, e)
-		}
-	}
-	return out
-}
-
-// regRequest draws one request: a retry of an earlier one (identical
-// bytes), the victim's deletion once the chaos is well under way, or a
-// fresh request over small pools of names and ids, so that names collide,
-// ids are reused, placements name machines that are not up, and tenants
-// are deleted with journals in them.
-func (cs *clients) regRequest() registry.Entry {
-	w, rw := cs.w, cs.w.reg
-	g := w.g
-	if len(rw.requests) > 0 && g.pct(20) {
-		w.audit.gate("registry: a request is written again, as a retry after an ambiguous answer")
-		return rw.requests[g.intn(len(rw.requests))]
-	}
-	if w.shape.Victim >= 0 && w.sched.now > w.chaosEnd*4/10 && g.pct(30) {
-		return registry.DeleteJournal([]byte("delete:victim"), regTenant, "victim")
-	}
-	rw.nextReq++
-	req := []byte(fmt.Sprintf("r%d", rw.nextReq))
-	tenants := []string{regTenant, "t1", "t2", "none"}
-	names := []string{"a", "b", "c", "", "bad/name"}
-	servers := w.shape.Servers()
-	switch k := g.intn(100); {
-	case k < 10:
-		return registry.CreateTenant(req, tenants[1+g.intn(2)], 0x10+uint64(g.intn(4)))
-	case k < 15:
-		return registry.DeleteTenant(req, tenants[1+g.intn(2)])
-	case k < 55:
-		mode := registry.WriterSingle
-		if g.pct(30) {
-			mode = registry.WriterMulti
-		}
-		return registry.CreateJournal(req, tenants[g.intn(len(tenants))], names[g.intn(len(names))],
-			0x400+uint64(g.intn(12)), cs.regPlacement(1+g.intn(4), mode))
-	case k < 85:
-		return registry.DeleteJournal(req, tenants[g.intn(len(tenants))], names[g.intn(len(names))])
-	case k < 93:
-		// A machine joining the pool (and sometimes one the placement
-		// will name before it is registered).
-		n := uint64(60 + g.intn(3))
-		return registry.RegisterMachine(n, fmt.Sprintf("n%d", n), fmt.Sprintf("zone-%d", g.intn(2)))
-	default:
-		return registry.DrainMachine(uint64(servers[g.intn(len(servers))]))
-	}
-}
-
-// regPlacement draws a placement of n members over the world's servers
-// and the machines that may join (some not registered, some drained).
-func (cs *clients) regPlacement(n int, mode registry.WriterMode) registry.Placement {
-	g := cs.w.g
-	pool := []uint64{60, 61, 62}
-	for _, s := range cs.w.shape.Servers() {
-		pool = append(pool, uint64(s))
-	}
-	var ms []uint64
-	for range n {
-		ms = append(ms, pool[g.intn(len(pool))])
-	}
-	return registry.Placement{Members: ms, QuorumSystem: registry.QuorumMajority, WriterMode: mode}
 }
 
 // checkpointRun writes the coordinator's registry as a run at its next
@@ -253,28 +156,36 @@ func (cs *clients) finishRun(c *client) {
 }
 
 // finishDeletions finishes what the coordinator's fold holds as
-// deleting: the victim is sealed first and tombstoned once the seal is
-// seen in force; a journal that lives only in the registry (no store in
-// the world) is tombstoned at once.
+// deleting, as the desk does: a journal that needs a seal is sealed first
+// and tombstoned once the seal is seen in force; one that needs none (a
+// multi-writer journal) is tombstoned at once. The victim is the only
+// deleted journal with stores in this world: the others live only in the
+// registry, so there is nothing to seal and their seal is taken as done.
 func (cs *clients) finishDeletions(c *client) {
 	w, rc := cs.w, c.reg
-	var gone [][]byte
+	var gone []journal.ID
 	for _, j := range rc.fold.State().Deleting() {
-		if v := w.shape.Victim; v >= 0 && j.ID == w.shape.Journals[v].ID {
+		if v := w.shape.Victim; v >= 0 && j.ID == w.shape.Journals[v].ID && j.NeedsSeal() {
 			if _, sealed := w.reg.board.sealed[j.ID]; !sealed {
 				cs.send(c, opSeal, host.Call{Kind: host.CallSetLeader, SetLeader: journal.SetLeaderRequest{
 					Journal: j.ID, New: journal.Sealed, Old: rc.sealOld}}, cs.sealServer(c, j.ID))
 				return
 			}
 		}
-		gone = append(gone, registrypb.Encode(registrypb.EntryToPB(registry.JournalGone(j.ID))))
+		gone = append(gone, j.ID)
 	}
 	if len(gone) == 0 {
 		cs.schedule(c, w.g.between(5*ms, 30*ms))
 		return
 	}
-	if id, _, err := c.p.Append(gone); err == nil {
-		c.appends[id] = gone
+	for _, es := range registry.Tombstones(gone, deskBatchMax) {
+		recs := make([][]byte, len(es))
+		for i, e := range es {
+			recs[i] = registrypb.Encode(registrypb.EntryToPB(e))
+		}
+		if id, _, err := c.p.Append(recs); err == nil {
+			c.appends[id] = recs
+		}
 	}
 	cs.pump(c)
 	cs.schedule(c, w.g.between(0, 15*ms))
