@@ -45,8 +45,9 @@ clients get ca.crt and a token (parosctl --ca, --token).`,
 func certCACmd() *cobra.Command {
 	var dir, name string
 	cmd := &cobra.Command{
-		Use:   "ca --dir DIR",
-		Short: "make a cell's CA: DIR/ca.crt and DIR/ca.key (refuses to overwrite)",
+		Use:     "ca --dir DIR",
+		Short:   "make a cell's CA: DIR/ca.crt and DIR/ca.key (refuses to overwrite)",
+		Example: `  paros cert ca --dir ./ca`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if dir == "" {
 				return exitError{exitBadConfig, errors.New("--dir is required")}
@@ -76,6 +77,8 @@ func certNodeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "node --ca DIR --out DIR2 --host H[,H...] [--node-id HEX]",
 		Short: "issue a machine's certificate into DIR2 (ca.crt, node.crt, node.key); prints its node id",
+		Example: `  paros cert node --ca ./ca --out ./m1 --host 10.0.0.1,m1.example.com
+  paros cert node --ca ./ca --out ./m1 --host 10.0.0.1 --node-id 45268c5f7b543a99   # renew, same identity`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if caDir == "" || out == "" || hosts == "" {
 				return exitError{exitBadConfig, errors.New("--ca, --out and --host are required")}
@@ -110,6 +113,8 @@ func certTokenCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "token --ca DIR --subject NAME (--all | --tenant HEX | --journal TENANT/JOURNAL) --ops read,write,admin [--ttl 720h]",
 		Short: "issue a client's token; prints it",
+		Example: `  paros cert token --ca ./ca --subject ops --all --ops read,write,admin
+  paros cert token --ca ./ca --subject shop-app --tenant 5f93337a7f7eeb4c --ops read,write --ttl 24h`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if caDir == "" || subject == "" || ops == "" {
 				return exitError{exitBadConfig, errors.New("--ca, --subject and --ops are required")}

@@ -34,6 +34,8 @@ func init() {
 		cmd := &cobra.Command{
 			Use:   "dev",
 			Short: "start a local three-machine cell with a journal named demo (Ctrl-C stops it)",
+			Example: `  paros dev
+  paros dev --data ./cell --replicas 1 --proxies 1`,
 			Long: `dev starts three paros machines in this process, each with its own data dir and
 port on 127.0.0.1, forms them into a cell, creates the journal demo in the
 default tenant, and prints the endpoints and example parosctl commands

@@ -24,7 +24,9 @@ func init() {
 		cmd := &cobra.Command{
 			Use:   "play [--listen ADDR]",
 			Short: "play the consensus game in a browser: you are the network and the clock (Ctrl-C stops it)",
-			Args:  cobra.NoArgs,
+			Example: `  paros play                       # then open http://127.0.0.1:7480/
+  paros play --listen 0.0.0.0:8080`,
+			Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
 				ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 				defer stop()

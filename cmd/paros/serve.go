@@ -198,6 +198,9 @@ func init() {
 		cmd := &cobra.Command{
 			Use:   "serve --data DIR --listen ADDR (--tls DIR | --insecure) [--role node|replica|proxy]",
 			Short: "run one paros machine",
+			Example: `  paros serve --data /var/lib/paros --listen 10.0.0.1:7400 --tls ./m1
+  paros serve --data /var/lib/paros --listen 10.0.0.4:7400 --tls ./m4 --role replica
+  paros serve --data ./d1 --listen 127.0.0.1:7400 --insecure   # experiments only`,
 			Long: `serve runs one machine from its data dir. On the first start in an empty dir it
 takes its node id from its certificate and waits to be formed into a cell
 (parosctl cell init). Every later start is an existing member: a missing store is

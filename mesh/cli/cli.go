@@ -252,7 +252,9 @@ func serveCmd(o *options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run this checkout's runtime: serve peers and the local API, beat, replicate, compact",
-		Args:  usageArgs(cobra.NoArgs),
+		Example: `  paros mesh serve --listen 127.0.0.1:0 --name laptop
+  paros mesh serve --listen 10.0.0.7:7600 --seed http://10.0.0.8:7600`,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			e, err := o.resolve(cmd)
 			if err != nil {

@@ -16,8 +16,9 @@ import (
 
 func identityCmd(o *options) *cobra.Command {
 	return &cobra.Command{
-		Use:   "identity",
-		Short: "Show this machine's mesh identity (creating the key on first use)",
+		Use:     "identity",
+		Short:   "Show this machine's mesh identity (creating the key on first use)",
+		Example: `  paros mesh identity`,
 		Long: `Show this user's key on this machine, the runtime of this checkout and the
 repository id. The public key is what a peer lists in its trust.allow.`,
 		Args: usageArgs(cobra.NoArgs),
@@ -74,9 +75,10 @@ repository id. The public key is what a peer lists in its trust.allow.`,
 
 func statusCmd(o *options) *cobra.Command {
 	return &cobra.Command{
-		Use:   "status",
-		Short: "Show the serving runtime's identity, counters and recent refusals",
-		Args:  usageArgs(cobra.NoArgs),
+		Use:     "status",
+		Short:   "Show the serving runtime's identity, counters and recent refusals",
+		Example: `  paros mesh status`,
+		Args:    usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			e, err := o.resolve(cmd)
 			if err != nil {
@@ -123,9 +125,10 @@ func sumRejected(m map[mesh.Refusal]uint64) uint64 {
 
 func peersCmd(o *options) *cobra.Command {
 	return &cobra.Command{
-		Use:   "peers",
-		Short: "List the links this runtime dials and accepts",
-		Args:  usageArgs(cobra.NoArgs),
+		Use:     "peers",
+		Short:   "List the links this runtime dials and accepts",
+		Example: `  paros mesh peers`,
+		Args:    usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			e, err := o.resolve(cmd)
 			if err != nil {
@@ -172,9 +175,10 @@ func orDash(s string) string {
 
 func stateCmd(o *options) *cobra.Command {
 	return &cobra.Command{
-		Use:   "state",
-		Short: "Show the folded state: sessions, claims, handovers, reviews, overlaps and digest",
-		Args:  usageArgs(cobra.NoArgs),
+		Use:     "state",
+		Short:   "Show the folded state: sessions, claims, handovers, reviews, overlaps and digest",
+		Example: `  paros mesh state`,
+		Args:    usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			e, err := o.resolve(cmd)
 			if err != nil {
@@ -230,9 +234,10 @@ func sessionCmd(o *options) *cobra.Command {
 	cmd := &cobra.Command{Use: "session", Short: "Open or close a session of this runtime"}
 	var info mesh.SessionInfo
 	open := &cobra.Command{
-		Use:   "open SESSION",
-		Short: "Open (or describe again) a session",
-		Args:  usageArgs(cobra.ExactArgs(1)),
+		Use:     "open SESSION",
+		Short:   "Open (or describe again) a session",
+		Example: `  paros mesh session open s1 --intent "split the storage tests"`,
+		Args:    usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			e, err := o.resolve(cmd)
 			if err != nil {
@@ -253,9 +258,10 @@ func sessionCmd(o *options) *cobra.Command {
 	f.StringVar(&info.Issue, "issue", "", "issue reference")
 	f.StringVar(&info.Branch, "branch", "", "branch")
 	close := &cobra.Command{
-		Use:   "close SESSION",
-		Short: "Close a session; its claims end",
-		Args:  usageArgs(cobra.ExactArgs(1)),
+		Use:     "close SESSION",
+		Short:   "Close a session; its claims end",
+		Example: `  paros mesh session close s1`,
+		Args:    usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			e, err := o.resolve(cmd)
 			if err != nil {
@@ -277,7 +283,9 @@ func claimCmd(o *options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "claim PATH...",
 		Short: "Claim repository paths for a session (exit 10 if an exclusive claim of another session holds them)",
-		Args:  usageArgs(cobra.MinimumNArgs(1)),
+		Example: `  paros mesh claim storage/ --session s1 --intent "split the storage tests"
+  paros mesh claim docs/guide/ --session s1 --advisory`,
+		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			e, err := o.resolve(cmd)
 			if err != nil {
@@ -312,9 +320,10 @@ func claimCmd(o *options) *cobra.Command {
 
 func releaseCmd(o *options) *cobra.Command {
 	return &cobra.Command{
-		Use:   "release CLAIM_KEY",
-		Short: "Release a claim of this runtime",
-		Args:  usageArgs(cobra.ExactArgs(1)),
+		Use:     "release CLAIM_KEY",
+		Short:   "Release a claim of this runtime",
+		Example: `  paros mesh release CLAIM_KEY`,
+		Args:    usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			e, err := o.resolve(cmd)
 			if err != nil {
@@ -333,9 +342,10 @@ func handoverCmd(o *options) *cobra.Command {
 	var info mesh.HandoverInfo
 	var file string
 	publish := &cobra.Command{
-		Use:   "publish [--file FILE]",
-		Short: "Publish a handover (Markdown from --file, or standard input)",
-		Args:  usageArgs(cobra.NoArgs),
+		Use:     "publish [--file FILE]",
+		Short:   "Publish a handover (Markdown from --file, or standard input)",
+		Example: `  paros mesh handover publish --file notes.md --name "storage split"`,
+		Args:    usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			e, err := o.resolve(cmd)
 			if err != nil {
@@ -366,9 +376,10 @@ func handoverCmd(o *options) *cobra.Command {
 	f.StringVar(&info.Milestone, "milestone", "", "milestone")
 	var session, outFile string
 	consume := &cobra.Command{
-		Use:   "consume ID",
-		Short: "Take a handover: record the taking and print (or --out write) its body",
-		Args:  usageArgs(cobra.ExactArgs(1)),
+		Use:     "consume ID",
+		Short:   "Take a handover: record the taking and print (or --out write) its body",
+		Example: `  paros mesh handover consume ID --session s2 --out notes.md`,
+		Args:    usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			e, err := o.resolve(cmd)
 			if err != nil {
@@ -402,9 +413,10 @@ func reviewCmd(o *options) *cobra.Command {
 	cmd := &cobra.Command{Use: "review", Short: "Request or answer reviews"}
 	var req mesh.ReviewRequest
 	request := &cobra.Command{
-		Use:   "request SUBJECT",
-		Short: "Ask for a review",
-		Args:  usageArgs(cobra.ExactArgs(1)),
+		Use:     "request SUBJECT",
+		Short:   "Ask for a review",
+		Example: `  paros mesh review request "the storage split" --session s1 --scope storage/`,
+		Args:    usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			e, err := o.resolve(cmd)
 			if err != nil {
@@ -426,9 +438,10 @@ func reviewCmd(o *options) *cobra.Command {
 	var ans mesh.AnswerRequest
 	var verdict string
 	answer := &cobra.Command{
-		Use:   "answer REVIEW_KEY",
-		Short: "Answer a review (approved, changes_requested or commented)",
-		Args:  usageArgs(cobra.ExactArgs(1)),
+		Use:     "answer REVIEW_KEY",
+		Short:   "Answer a review (approved, changes_requested or commented)",
+		Example: `  paros mesh review answer REVIEW_KEY --session s2 --verdict approved --note "reads well"`,
+		Args:    usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			e, err := o.resolve(cmd)
 			if err != nil {
@@ -453,9 +466,10 @@ func reviewCmd(o *options) *cobra.Command {
 
 func verifyCmd(o *options) *cobra.Command {
 	return &cobra.Command{
-		Use:   "verify",
-		Short: "Run a live round with every dialed peer and check that marks agree (exit 10 if not)",
-		Args:  usageArgs(cobra.NoArgs),
+		Use:     "verify",
+		Short:   "Run a live round with every dialed peer and check that marks agree (exit 10 if not)",
+		Example: `  paros mesh verify`,
+		Args:    usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			e, err := o.resolve(cmd)
 			if err != nil {
