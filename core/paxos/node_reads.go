@@ -1,6 +1,8 @@
 package paxos
 
 import (
+	"slices"
+
 	"github.com/parosdb/paros/core/quorum"
 )
 
@@ -143,25 +145,18 @@ func (n *Node) checkRead(r *quorumRead) {
 	r.settled = true
 }
 
-// widenRead asks again every member that has not answered a read in half
-// its TTL: the members its first addressees left out (one row of a grid),
-// and first addressees whose answer never came. A PreRead is dropped by a
-// member that does not serve the journal yet (one created a moment ago),
-// by one that has no read basis yet, and by the network; asked once only,
-// such a read would wait out its whole TTL and be answered unserved.
-// Asking twice is harmless: answers are a set, and a late duplicate of one
-// is ignored like any answer to a settled read.
+// widenRead asks the members a read's first addressees left out.
 func (n *Node) widenRead(r *quorumRead) {
 	r.widened = true
-	sent := false
-	for i, id := range n.sys.Members() {
-		if id != n.cfg.ID && !r.granted.Has(i) {
-			n.send(Message{Type: MsgPreRead, To: id, Ctx: r.ctx})
-			sent = true
-		}
+	first := n.sys.PreReadAddressees(r.ctx, n.matchmakers())
+	if len(first) == n.sys.Size() {
+		return
 	}
-	if sent {
-		n.counters.ReadsWidened++
+	n.counters.ReadsWidened++
+	for _, id := range n.sys.Members() {
+		if id != n.cfg.ID && !slices.Contains(first, id) {
+			n.send(Message{Type: MsgPreRead, To: id, Ctx: r.ctx})
+		}
 	}
 }
 
