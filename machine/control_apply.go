@@ -2,12 +2,14 @@ package machine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/parosdb/paros/core/journal"
 	"github.com/parosdb/paros/core/registry"
 	"github.com/parosdb/paros/host"
+	"github.com/parosdb/paros/runtime"
 	"github.com/parosdb/paros/storage"
 	"github.com/parosdb/paros/storage/machinerecord"
 )
@@ -44,7 +46,7 @@ func (m *Machine) applyPlacements(ctx context.Context, st *registry.State, at jo
 		listed[j.ID()] = true
 	}
 	step := m.follower.Next(st, at, registry.Holding{Node: rec.NodeID, Applied: journal.Seq(rec.ControlApplied),
-		Listed: func(id journal.ID) bool { return listed[id] }, Serving: serving})
+		Known: func(id journal.ID) bool { return listed[id] }, Serving: serving})
 	if step.Empty() {
 		return nil
 	}
@@ -79,6 +81,40 @@ func (m *Machine) applyPlacements(ctx context.Context, st *registry.State, at jo
 	}
 	// 2. Format and serve the new ones, all in one synced commit; stop and
 	// delete the removed ones.
+	startErr := m.startPlaced(ctx, rt, step, at)
+	if len(step.Remove) > 0 {
+		// Even when a start failed: the removals are recorded, and no later
+		// step would name them again.
+		if err := rt.RemoveJournals(ctx, step.Remove); err != nil {
+			return errors.Join(startErr, fmt.Errorf("paros/machine: remove %d deleted journals: %w", len(step.Remove), err))
+		}
+		m.log.Info("removed deleted journals", "journals", len(step.Remove))
+	}
+	return startErr
+}
+
+// startPlaced formats and starts a step's journals in one batch and tells
+// the Follower which started (marked formatted by the next record write)
+// and which did not (started again with the next page). A retried journal
+// the host holds already, down after its store refused to boot, is left
+// down until the process restarts, as any journal whose boot is refused;
+// it is neither started again nor marked formatted.
+func (m *Machine) startPlaced(ctx context.Context, rt *runtime.Runtime, step registry.Step, at journal.Seq) error {
+	if len(step.Start) == 0 {
+		return nil
+	}
+	held := map[journal.ID]bool{}
+	if len(step.Retry) > 0 {
+		ids := make([]journal.ID, len(step.Retry))
+		for i, j := range step.Retry {
+			ids[i] = j.ID
+		}
+		var err error
+		if held, err = rt.Holds(ctx, ids); err != nil {
+			m.follower.StartFailed(step)
+			return fmt.Errorf("paros/machine: start %d journals: %w", len(step.Start), err)
+		}
+	}
 	var start []host.JournalSpec
 	for _, j := range step.Start {
 		m.mu.Lock()
@@ -87,25 +123,31 @@ func (m *Machine) applyPlacements(ctx context.Context, st *registry.State, at jo
 		if hs.Claim != storage.ClaimFirstBoot {
 			continue // formatted by an earlier attempt: the next start adopts it
 		}
-		if _, served := rt.Spec(j.ID); served {
+		if _, served := rt.Spec(j.ID); served || held[j.ID] {
 			continue
 		}
 		start = append(start, hs)
 	}
-	if err := rt.AddJournals(ctx, start); err != nil {
-		m.follower.StartFailed(step)
+	err := rt.AddJournals(ctx, start)
+	// The journals served now are marked formatted by the next record
+	// write; the others (none unless err) are started again.
+	var started, failed registry.Step
+	for _, j := range step.Start {
+		if _, served := rt.Spec(j.ID); served {
+			started.Start = append(started.Start, j)
+		} else if !held[j.ID] {
+			failed.Start = append(failed.Start, j)
+		}
+	}
+	if err != nil {
+		m.follower.StartFailed(failed)
+	}
+	m.follower.Started(started, at)
+	if err != nil {
 		return fmt.Errorf("paros/machine: start %d journals: %w", len(start), err)
 	}
-	// 3. The next call marks them formatted and moves ControlApplied up.
-	m.follower.Started(step, at)
-	if len(step.Remove) > 0 {
-		if err := rt.RemoveJournals(ctx, step.Remove); err != nil {
-			return fmt.Errorf("paros/machine: remove %d deleted journals: %w", len(step.Remove), err)
-		}
-		m.log.Info("removed deleted journals", "journals", len(step.Remove))
-	}
-	if len(step.Start) > 0 {
-		m.log.Info("serving journals the control plane created", "journals", len(step.Start))
+	if len(started.Start) > 0 {
+		m.log.Info("serving journals the control plane created", "journals", len(started.Start))
 	}
 	return nil
 }

@@ -450,6 +450,27 @@ func (r *Runtime) AddJournals(ctx context.Context, specs []host.JournalSpec) err
 	})
 }
 
+// Holds reports which of ids the host holds in any status: served,
+// quarantined, or down after a store that refused to boot (adding one
+// again is refused: it stays as it is until the process restarts).
+func (r *Runtime) Holds(ctx context.Context, ids []journal.ID) (map[journal.ID]bool, error) {
+	res := make(chan map[journal.ID]bool, 1)
+	err := r.onLoop(ctx, func() error {
+		held := make(map[journal.ID]bool, len(ids))
+		for _, id := range ids {
+			if st, _ := r.h.Status(id); st != 0 {
+				held[id] = true
+			}
+		}
+		res <- held
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return <-res, nil
+}
+
 // RemoveJournal stops serving a deleted journal and deletes its store
 // (host.RemoveJournal), then forgets its spec.
 func (r *Runtime) RemoveJournal(ctx context.Context, id journal.ID) error {

@@ -46,10 +46,10 @@ type Holding struct {
 	// or retired. (One deleted before this member first applied it is
 	// neither, and is never started.)
 	Applied journal.Seq
-	// Listed reports whether the record lists a journal, served or
-	// retired.
-	Listed func(journal.ID) bool
-	// Serving is every journal the record lists as served.
+	// Known reports whether the record names a journal at all: listed as
+	// served, or retired.
+	Known func(journal.ID) bool
+	// Serving is every journal the record lists as served (not retired).
 	Serving []journal.ID
 }
 
@@ -58,12 +58,15 @@ type Step struct {
 	// Record is the journals to list, not yet formatted: live, placed
 	// here, created at or above the applied mark, and not listed.
 	Record []Journal
-	// Start is the journals to format and start: Record, and the ones an
-	// earlier Step listed but could not start.
+	// Retry is the journals an earlier Step listed and could not start,
+	// still listed as served and with no tombstone: started again.
+	Retry []Journal
+	// Start is the journals to format and start: Record, then Retry.
 	Start []Journal
 	// Remove is every served journal whose tombstone the registry holds.
-	// Only a sealed journal gets a tombstone, so none of them may still
-	// take a write.
+	// A single-writer journal gets one only once sealed, so it takes no
+	// write any more; a multi-writer journal has no fence and stops
+	// taking writes when its members remove it.
 	Remove []journal.ID
 	// Formatted is the journals an earlier Step started, to mark formatted
 	// in this Step's record write.
@@ -72,8 +75,9 @@ type Step struct {
 	AppliedTo journal.Seq
 }
 
-// Writes reports whether the Step needs a record write at all: a page that
-// places nothing here and removes nothing costs the member nothing.
+// Writes reports whether the Step needs a record write at all: one that
+// lists, retires or marks nothing (a page that places nothing here and
+// follows no start) costs the member no write.
 func (s Step) Writes() bool {
 	return len(s.Record) > 0 || len(s.Remove) > 0 || len(s.Formatted) > 0
 }
@@ -106,7 +110,7 @@ type Follower struct {
 func (f *Follower) Next(st *State, at journal.Seq, h Holding) Step {
 	var s Step
 	for _, j := range st.PlacedSince(h.Node, h.Applied) {
-		if j.Standing == StandingLive && !h.Listed(j.ID) {
+		if j.Standing == StandingLive && !h.Known(j.ID) {
 			s.Record = append(s.Record, j)
 		}
 	}
@@ -115,12 +119,20 @@ func (f *Follower) Next(st *State, at journal.Seq, h Holding) Step {
 			s.Remove = append(s.Remove, id)
 		}
 	}
-	s.Start = slices.Clone(s.Record)
-	for _, j := range f.unstarted {
-		if !st.Gone(j.ID) && !slices.Contains(s.Remove, j.ID) {
-			s.Start = append(s.Start, j)
+	if len(f.unstarted) > 0 {
+		// Only a journal still listed as served: one retired meanwhile
+		// (a reconfiguration moved it away) is never formatted again.
+		serving := make(map[journal.ID]bool, len(h.Serving))
+		for _, id := range h.Serving {
+			serving[id] = true
+		}
+		for _, j := range f.unstarted {
+			if serving[j.ID] && !st.Gone(j.ID) {
+				s.Retry = append(s.Retry, j)
+			}
 		}
 	}
+	s.Start = append(slices.Clone(s.Record), s.Retry...)
 	if len(f.started) > 0 {
 		s.Formatted, s.AppliedTo = f.started, f.startedAt
 	}
@@ -143,10 +155,12 @@ func (f *Follower) Recorded(s Step, err error) {
 	}
 }
 
-// Started reports that the Step's journals were formatted and started
-// (and its removals done): the next record write marks them formatted and
-// raises the applied mark to at, the position of the page this Step
-// applied.
+// Started reports that the journals of s.Start were formatted and
+// started: the next record write marks them formatted and raises the
+// applied mark to at, the position of the page this Step applied. The
+// caller passes in s.Start only the journals it started (a journal whose
+// store failed to format must never be marked formatted: a restart would
+// then refuse it as a member that lost its promises).
 func (f *Follower) Started(s Step, at journal.Seq) {
 	if len(s.Start) == 0 {
 		return
@@ -158,7 +172,9 @@ func (f *Follower) Started(s Step, at journal.Seq) {
 }
 
 // StartFailed reports that the Step's journals could not be started: they
-// are listed, and the next Step starts them again.
+// are listed, and the next Step starts them again (its Retry) unless they
+// were retired or tombstoned meanwhile. The caller skips a retried journal
+// it already holds, served or not.
 func (f *Follower) StartFailed(s Step) {
 	f.unstarted = append(f.unstarted, s.Start...)
 }

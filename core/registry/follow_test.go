@@ -51,7 +51,7 @@ func followDelete(t *testing.T, st *State, j Journal, gone bool) {
 // holds is node 1's record: its applied mark and what it lists and serves.
 func holds(applied journal.Seq, listed ...journal.ID) Holding {
 	return Holding{Node: 1, Applied: applied, Serving: listed,
-		Listed: func(id journal.ID) bool { return slices.Contains(listed, id) }}
+		Known: func(id journal.ID) bool { return slices.Contains(listed, id) }}
 }
 
 // idsOf is the ids of js, in order.
@@ -230,6 +230,26 @@ func TestFollowerRetriesAFailedStart(t *testing.T) {
 	}
 }
 
+// A journal retired without a tombstone (a reconfiguration moved it away
+// from this member, which deleted its store) is never formatted again,
+// even if its last start had failed.
+func TestFollowerDropsARetryOnceRetired(t *testing.T) {
+	// Arrange: a is listed and its start fails; then the record retires
+	// it (known, no longer served).
+	st := followState(t)
+	a := followCreate(t, st, 1, 1, 2)
+	f, _ := firstStep(st, false)
+	retired := Holding{Node: 1, Known: func(id journal.ID) bool { return id == a.ID }}
+
+	// Act.
+	s := f.Next(st, st.At(), retired)
+
+	// Check.
+	if len(s.Start) != 0 || len(s.Retry) != 0 {
+		t.Errorf("a retired journal is started again: Start %v, Retry %v", idsOf(s.Start), idsOf(s.Retry))
+	}
+}
+
 func TestFollowerDropsARetryOnceTombstoned(t *testing.T) {
 	// Arrange: a is listed, its start fails, and it is deleted and gone.
 	st := followState(t)
@@ -283,7 +303,7 @@ func (m *followModel) holding() Holding {
 		}
 	}
 	slices.SortFunc(serving, compareIDs)
-	return Holding{Node: 1, Applied: m.applied, Serving: serving, Listed: func(id journal.ID) bool { return m.listed[id] }}
+	return Holding{Node: 1, Applied: m.applied, Serving: serving, Known: func(id journal.ID) bool { return m.listed[id] }}
 }
 
 // restart begins a new Follower: a listed, unformatted journal is
