@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"maps"
 	"slices"
 
 	"github.com/parosdb/paros/client/checkpoint"
@@ -62,24 +63,9 @@ func (m *regMember) holding() registry.Holding {
 	for id := range m.listed {
 		serving = append(serving, id)
 	}
-	slices.SortFunc(serving, func(a, b journal.ID) int {
-		if a.Tenant != b.Tenant {
-			return cmpU64(a.Tenant, b.Tenant)
-		}
-		return cmpU64(a.Journal, b.Journal)
-	})
-	return registry.Holding{Node: m.node, Applied: m.applied, Listed: func(id journal.ID) bool { return m.listed[id] || m.retired[id] },
+	slices.SortFunc(serving, journal.ID.Compare)
+	return registry.Holding{Node: m.node, Applied: m.applied, Known: func(id journal.ID) bool { return m.listed[id] || m.retired[id] },
 		Serving: serving}
-}
-
-func cmpU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // memberApply carries out the Follower's step for the page the folder of
@@ -112,20 +98,26 @@ func (cs *clients) memberApply(c *client) {
 			return
 		}
 	}
-	if w.g.pct(3) && len(step.Start) > 0 {
+	startFailed := w.g.pct(3) && len(step.Start) > 0
+	if startFailed {
 		m.f.StartFailed(step)
 		w.audit.gate("member: a failed start is tried again at the next page")
-		return
-	}
-	for _, j := range step.Start {
-		cs.memberFormat(c, j.ID)
-		if len(step.Record) == 0 || !slices.ContainsFunc(step.Record, func(r registry.Journal) bool { return r.ID == j.ID }) {
+	} else {
+		for _, j := range step.Start {
+			cs.memberFormat(c, j.ID)
+		}
+		for range step.Retry {
 			w.audit.gate("member: a journal whose start failed is started at a later page")
 		}
 	}
+	// The removals are carried out whether or not the starts failed: they
+	// are recorded, and no later step names them again.
 	for _, id := range step.Remove {
 		delete(m.stores, id)
 		w.audit.gate("member: a member removes a journal with a tombstone")
+	}
+	if startFailed {
+		return
 	}
 	m.f.Started(step, at)
 	cs.judgeMember(c, st)
@@ -192,8 +184,9 @@ func (cs *clients) judgeMember(c *client, st *registry.State) {
 				"c%d (n%d) at %d does not serve %s (listed %v, store %v)", c.idx, m.node, st.At(), short(j.ID), m.listed[j.ID], m.stores[j.ID])
 		}
 	}
-	for id := range m.listed {
-		if st.Gone(id) && m.stores[id] {
+	// In id order: a seed's report replays bit for bit.
+	for _, id := range slices.SortedFunc(maps.Keys(m.stores), journal.ID.Compare) {
+		if st.Gone(id) {
 			w.audit.violation("member: a member serves no journal with a tombstone", "c%d (n%d) serves %s", c.idx, m.node, short(id))
 		}
 	}
