@@ -98,7 +98,13 @@ func (cs *clients) memberApply(c *client) {
 			return
 		}
 	}
-	startFailed := w.g.pct(3) && len(step.Start) > 0
+	// A start fails now and then; more often on a page that also removes,
+	// so that the removals of a page whose starts failed are exercised.
+	failPct := 3
+	if len(step.Remove) > 0 {
+		failPct = 25
+	}
+	startFailed := len(step.Start) > 0 && w.g.pct(failPct)
 	if startFailed {
 		m.f.StartFailed(step)
 		w.audit.gate("member: a failed start is tried again at the next page")
