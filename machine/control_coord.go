@@ -32,9 +32,8 @@ import (
 // DefaultTenant is registry.DefaultTenant.
 const DefaultTenant = registry.DefaultTenant
 
-// deskBatchMax bounds the requests one append carries: 256 creations are a
-// few tens of KiB, well inside one write.
-const deskBatchMax = 256
+// deskBatchMax bounds the requests one append carries.
+const deskBatchMax = registry.BatchMax
 
 // deskTick is how often the desk checks its leadership, checkpoints and
 // finishes deletions left half done.

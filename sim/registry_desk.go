@@ -22,7 +22,7 @@ import (
 // ambiguous answer, often through the other coordinator.
 
 // deskBatchMax bounds the entries of one append, as the machine's desk.
-const deskBatchMax = 256
+const deskBatchMax = registry.BatchMax
 
 // Pools the desk's ids are drawn from: small enough that the two
 // coordinators' lagging folds draw colliding ids (the fold refuses the

@@ -15,6 +15,10 @@ import (
 // the fold's alone (State.Fold): the desk only avoids writing what is
 // decided already, and answers each request with the fold's outcome.
 
+// BatchMax bounds the requests (and so the entries) one registry append
+// carries: 256 creations are a few tens of KiB, well inside one write.
+const BatchMax = 256
+
 // Pending counts the journals a batch has placed so far on each machine,
 // so that the creations of one append spread as if each were folded.
 type Pending map[uint64]int
