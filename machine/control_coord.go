@@ -256,10 +256,7 @@ func (cp *controlPlane) serveBatch(ctx context.Context, ck *checkpoint.Checkpoin
 	if len(entries) == 0 {
 		return nil
 	}
-	recs := make([][]byte, len(entries))
-	for i, e := range entries {
-		recs[i] = registrypb.Encode(registrypb.EntryToPB(e))
-	}
+	recs := registrypb.EncodeEntries(entries)
 	if _, err := ck.Append(ctx, recs...); err != nil {
 		for _, r := range written {
 			r.reply <- &pb.ControlReply{Refusal: "unavailable", Detail: err.Error()}
@@ -344,10 +341,7 @@ func (cp *controlPlane) finishDeletions(ctx context.Context, ck *checkpoint.Chec
 		}
 	}
 	for _, es := range registry.Tombstones(gone, deskBatchMax) {
-		recs := make([][]byte, len(es))
-		for i, e := range es {
-			recs[i] = registrypb.Encode(registrypb.EntryToPB(e))
-		}
+		recs := registrypb.EncodeEntries(es)
 		if _, err := ck.Append(ctx, recs...); err != nil {
 			return fmt.Errorf("write %d tombstones: %w", len(recs), err)
 		}

@@ -179,10 +179,7 @@ func (cs *clients) finishDeletions(c *client) {
 		return
 	}
 	for _, es := range registry.Tombstones(gone, deskBatchMax) {
-		recs := make([][]byte, len(es))
-		for i, e := range es {
-			recs[i] = registrypb.Encode(registrypb.EntryToPB(e))
-		}
+		recs := registrypb.EncodeEntries(es)
 		if id, _, err := c.p.Append(recs); err == nil {
 			c.appends[id] = recs
 		}

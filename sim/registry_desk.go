@@ -52,11 +52,7 @@ func (cs *clients) regRecords(c *client) [][]byte {
 			cs.judgeVerdict(c, reqs[i], v)
 		}
 	}
-	out := make([][]byte, len(es))
-	for i, e := range es {
-		out[i] = registrypb.Encode(registrypb.EntryToPB(e))
-	}
-	return out
+	return registrypb.EncodeEntries(es)
 }
 
 // regBootstrap registers the world's servers, creates the tenant the

@@ -117,6 +117,15 @@ func oneofSet(e *pb.RegistryEntry) bool {
 // caller builds e from decoded, hence valid, input.
 func Encode(e *pb.RegistryEntry) []byte { return marshal(e) }
 
+// EncodeEntries encodes registry entries as the records of one append.
+func EncodeEntries(es []registry.Entry) [][]byte {
+	recs := make([][]byte, len(es))
+	for i, e := range es {
+		recs[i] = Encode(EntryToPB(e))
+	}
+	return recs
+}
+
 // DecodeState decodes a checkpoint strictly.
 func DecodeState(b []byte) (*pb.RegistryState, error) {
 	st := &pb.RegistryState{}

@@ -222,3 +222,25 @@ func TestEmptyCheckpoint(t *testing.T) {
 		t.Errorf("restore of nothing: %v, At %d", err, s.At())
 	}
 }
+
+// EncodeEntries is the records of one append, in order, each decoding to
+// its entry.
+func TestEncodeEntriesDecodesBackInOrder(t *testing.T) {
+	es := []registry.Entry{
+		registry.RegisterMachine(7, "m7:7400", "rack-1"),
+		registry.JournalGone(journal.ID{Tenant: 3, Journal: 9}),
+	}
+	recs := EncodeEntries(es)
+	if len(recs) != len(es) {
+		t.Fatalf("%d records for %d entries", len(recs), len(es))
+	}
+	for i, rec := range recs {
+		pe, err := Decode(rec)
+		if err != nil {
+			t.Fatalf("record %d: %v", i, err)
+		}
+		if got := EntryFromPB(pe); !reflect.DeepEqual(got, es[i]) {
+			t.Errorf("record %d decodes to %+v, want %+v", i, got, es[i])
+		}
+	}
+}
